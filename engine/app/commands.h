@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mrct::app {
+
+// Exit codes shared by every command (docs/cli.md).
+inline constexpr int k_exit_ok = 0;
+inline constexpr int k_exit_fail = 1;
+inline constexpr int k_exit_usage = 2;
+inline constexpr int k_exit_infra = 3;
+
+std::string_view version_string();
+
+struct decode_args {
+    std::string path;
+    bool json = false;
+    bool payload = false;
+    bool no_icrc = false;
+    std::uint64_t count = 0;
+};
+int run_decode(const decode_args& a);
+
+struct samples_args {
+    std::string path;
+    unsigned random = 0;
+    std::uint64_t seed = 1;
+    unsigned ip_version = 4;
+    std::vector<std::string> opcodes;
+};
+int run_samples(const samples_args& a);
+
+}  // namespace mrct::app

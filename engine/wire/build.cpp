@@ -1,0 +1,256 @@
+#include "wire/build.h"
+
+#include <cassert>
+
+#include "wire/icrc.h"
+#include "wire/protocol.h"
+
+namespace mrct::wire {
+
+namespace {
+
+using core::byte_writer;
+
+void write_mrh(byte_writer& w, const struct mrh& m) {
+    w.u8(static_cast<std::uint8_t>((m.ver << 4) | (m.path_epoch & 0xF)));
+    w.u8(m.flags);
+    w.u8(m.path_id);
+    w.u8(static_cast<std::uint8_t>((m.attempt << 4) | (m.resv & 0xF)));
+    w.u16(m.stream_id);
+    w.u16(m.tag);
+    w.u32(m.stream_seq);
+    w.u32(m.msg_offset);
+}
+
+void write_ackh(byte_writer& w, const struct ackh& a) {
+    w.u8(static_cast<std::uint8_t>((a.ver << 4) | (a.path_epoch & 0xF)));
+    w.u8(a.flags);
+    w.u8(a.path_id);
+    w.u8(a.resv);
+    w.u32(a.trig_ppsn.raw);
+    std::array<std::uint8_t, sack256::k_wire_len> s;
+    a.sack.to_wire(s);
+    w.bytes(s);
+    w.u16(a.ce_count);
+    w.u16(a.grant_rate);
+    w.u16(a.rnr_count);
+    w.u16(a.resv2);
+}
+
+void write_nakh(byte_writer& w, const struct nakh& n) {
+    w.u8(static_cast<std::uint8_t>((n.ver << 4) | (n.epoch & 0xF)));
+    w.u8(n.code);
+    w.u8(n.path_id);
+    w.u8(n.resv);
+    w.u32(n.nak_ppsn.raw);
+    w.u16(n.stream_id);
+    w.u16(n.tag);
+    w.u32(n.stream_seq);
+}
+
+void write_rnrh(byte_writer& w, const struct rnrh& n) {
+    w.u8(static_cast<std::uint8_t>((n.ver << 4) | (n.epoch & 0xF)));
+    w.u8(static_cast<std::uint8_t>((n.timer_code << 3) | (n.resv_timer & 7)));
+    w.u8(n.path_id);
+    w.u8(static_cast<std::uint8_t>((n.attempt << 4) | (n.resv_attempt & 0xF)));
+    w.u32(n.ppsn.raw);
+    w.u16(n.stream_id);
+    w.u16(n.tag);
+    w.u32(n.stream_seq);
+    w.u16(n.rnr_seq);
+    w.u16(n.resv);
+}
+
+std::size_t tlv_bytes(const std::vector<tlv_spec>& tlvs) {
+    std::size_t n = 0;
+    for (const auto& t : tlvs) n += k_tlv_hdr_len + t.value.size();
+    return n;
+}
+
+// Everything after the BTH except pad and ICRC, for computing PadCnt.
+std::size_t after_bth_len(const frame_spec& s) {
+    std::size_t n = 0;
+    if (s.mrh) n += k_mrh_len;
+    if (s.reth) n += k_reth_len;
+    if (s.seth) n += k_seth_len;
+    if (s.immdt) n += k_immdt_len;
+    if (s.ackh) n += k_ackh_len;
+    if (s.nakh) n += k_nakh_len;
+    if (s.rnrh) n += k_rnrh_len;
+    if (s.ctrlh) n += k_ctrlh_len + tlv_bytes(s.tlvs);
+    return n + s.payload.size();
+}
+
+}  // namespace
+
+std::uint16_t internet_checksum(core::bytes_view data, std::uint32_t sum) {
+    for (std::size_t i = 0; i + 1 < data.size(); i += 2) sum += (data[i] << 8) | data[i + 1];
+    if (data.size() & 1) sum += data.back() << 8;
+    while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+    return static_cast<std::uint16_t>(~sum);
+}
+
+void build_into(const frame_spec& s, core::byte_buffer& out) {
+    assert(s.ip_version == 4 || s.ip_version == 6);
+    const auto& ov = s.ov;
+    out.clear();
+    byte_writer w(out);
+    if (s.with_ethernet) {
+        w.bytes(s.eth.dst);
+        w.bytes(s.eth.src);
+        if (s.eth.has_vlan) {
+            w.u16(k_ethertype_vlan);
+            w.u16(static_cast<std::uint16_t>((s.eth.vlan.pcp << 13) | (s.eth.vlan.dei ? 0x1000 : 0) |
+                                             (s.eth.vlan.vid & 0xFFF)));
+        }
+        w.u16(ov.ethertype.value_or(s.ip_version == 4 ? k_ethertype_ipv4 : k_ethertype_ipv6));
+    }
+    const std::size_t ip_off = out.size();
+    std::size_t ip_hlen;
+    if (s.ip_version == 4) {
+        const auto& h = s.ipv4;
+        ip_hlen = k_ipv4_min_len + s.ipv4_options.size();
+        std::uint8_t ihl = ov.ipv4_ihl.value_or(static_cast<std::uint8_t>(ip_hlen / 4));
+        w.u8(static_cast<std::uint8_t>(0x40 | (ihl & 0xF)));
+        w.u8(static_cast<std::uint8_t>((h.dscp << 2) | (h.ecn & 3)));
+        w.u16(0);  // total length, patched
+        w.u16(h.identification);
+        w.u16(static_cast<std::uint16_t>((h.flag_reserved ? 0x8000 : 0) | (h.df ? 0x4000 : 0) | (h.mf ? 0x2000 : 0) |
+                                         (h.frag_offset & 0x1FFF)));
+        w.u8(h.ttl);
+        w.u8(h.protocol);
+        w.u16(0);  // checksum, patched
+        w.bytes(h.src);
+        w.bytes(h.dst);
+        w.bytes(s.ipv4_options);
+    } else {
+        const auto& h = s.ipv6;
+        ip_hlen = k_ipv6_len;
+        std::uint8_t tc = static_cast<std::uint8_t>((h.dscp << 2) | (h.ecn & 3));
+        w.u32((6u << 28) | (std::uint32_t{tc} << 20) | (h.flow_label & 0xFFFFF));
+        w.u16(0);  // payload length, patched
+        w.u8(h.next_header);
+        w.u8(h.hop_limit);
+        w.bytes(h.src);
+        w.bytes(h.dst);
+    }
+    const std::size_t udp_off = out.size();
+    w.u16(s.udp.sport);
+    w.u16(s.udp.dport);
+    w.u16(0);  // length, patched
+    w.u16(0);  // checksum, patched
+
+    const std::size_t body = after_bth_len(s);
+    const std::uint8_t pad = static_cast<std::uint8_t>((4 - body % 4) % 4);
+    const auto& b = s.bth;
+    w.u8(b.opcode);
+    w.u8(static_cast<std::uint8_t>((b.se ? 0x80 : 0) | (b.m ? 0x40 : 0) | ((ov.pad_cnt.value_or(pad) & 3) << 4) |
+                                   (b.tver & 0xF)));
+    w.u16(b.p_key);
+    w.u8(static_cast<std::uint8_t>((b.fecn ? 0x80 : 0) | (b.becn ? 0x40 : 0) | (b.resv6 & 0x3F)));
+    w.u24(b.dest_qp);
+    w.u8(static_cast<std::uint8_t>((b.ack_req ? 0x80 : 0) | (b.resv7 & 0x7F)));
+    w.u24(b.psn);
+
+    if (s.mrh) write_mrh(w, *s.mrh);
+    if (s.reth) {
+        w.u64(s.reth->va);
+        w.u32(s.reth->r_key);
+        w.u32(s.reth->dma_len);
+    }
+    if (s.seth) {
+        w.u32(s.seth->recv_idx);
+        w.u32(s.seth->msg_len);
+    }
+    if (s.immdt) w.u32(*s.immdt);
+    if (s.ackh) write_ackh(w, *s.ackh);
+    if (s.nakh) write_nakh(w, *s.nakh);
+    if (s.rnrh) write_rnrh(w, *s.rnrh);
+    if (s.ctrlh) {
+        const auto& c = *s.ctrlh;
+        w.u8(static_cast<std::uint8_t>((c.ver << 4) | (c.resv & 0xF)));
+        w.u8(c.type);
+        w.u16(ov.ctrl_tlv_length.value_or(static_cast<std::uint16_t>(tlv_bytes(s.tlvs))));
+        for (const auto& t : s.tlvs) {
+            w.u8(t.type);
+            w.u16(t.length.value_or(static_cast<std::uint16_t>(t.value.size())));
+            w.bytes(t.value);
+        }
+    }
+    w.bytes(s.payload);
+    if (ov.pad_bytes)
+        w.bytes(*ov.pad_bytes);
+    else
+        w.zeros(pad);
+
+    const std::size_t icrc_len = ov.omit_icrc ? 0 : k_icrc_len;
+    const std::size_t udp_len = out.size() - udp_off + icrc_len;
+    w.patch_u16(udp_off + 4, ov.udp_length.value_or(static_cast<std::uint16_t>(udp_len)));
+    if (s.ip_version == 4) {
+        w.patch_u16(ip_off + 2, ov.ip_total_length.value_or(static_cast<std::uint16_t>(ip_hlen + udp_len)));
+        std::uint16_t ck = internet_checksum(core::bytes_view(out).subspan(ip_off, ip_hlen));
+        w.patch_u16(ip_off + 10, ov.ipv4_checksum.value_or(ck));
+    } else {
+        w.patch_u16(ip_off + 4, ov.ipv6_payload_length.value_or(static_cast<std::uint16_t>(udp_len)));
+    }
+    if (!ov.omit_icrc) {
+        std::uint32_t icrc = ov.icrc.value_or(
+            icrc_compute(core::bytes_view(out).subspan(ip_off), s.ip_version, ip_hlen).value_or(0));
+        out.resize(out.size() + k_icrc_len);
+        icrc_write(out.data() + out.size() - k_icrc_len, icrc);
+    }
+    std::uint16_t udp_ck = 0;
+    if (s.ip_version == 6) {
+        // RFC 8200 §8.1 pseudo-header: src, dst, upper-layer length, next header.
+        std::uint32_t sum = 0;
+        for (std::size_t i = 0; i < 32; i += 2) sum += (out[ip_off + 8 + i] << 8) | out[ip_off + 9 + i];
+        const std::size_t ulen = out.size() - udp_off;
+        sum += static_cast<std::uint32_t>(ulen >> 16) + static_cast<std::uint32_t>(ulen & 0xFFFF) + k_ip_proto_udp;
+        udp_ck = internet_checksum(core::bytes_view(out).subspan(udp_off), sum);
+        if (udp_ck == 0) udp_ck = 0xFFFF;
+    }
+    w.patch_u16(udp_off + 6, ov.udp_checksum.value_or(udp_ck));
+    w.bytes(ov.trailer);
+    if (ov.truncate_to && *ov.truncate_to < out.size()) out.resize(*ov.truncate_to);
+}
+
+core::byte_buffer build(const frame_spec& spec) {
+    core::byte_buffer out;
+    build_into(spec, out);
+    return out;
+}
+
+frame_spec to_spec(const frame& f) {
+    frame_spec s;
+    s.with_ethernet = f.has(has_eth);
+    s.eth = f.eth;
+    s.ip_version = f.ip_version() == 6 ? 6 : 4;
+    s.ipv4 = f.ipv4;
+    s.ipv4_options.assign(f.ip_options.begin(), f.ip_options.end());
+    s.ipv6 = f.ipv6;
+    s.udp = f.udp;
+    s.bth = f.bth;
+    if (f.has(has_mrh)) s.mrh = f.mrh;
+    if (f.has(has_reth)) s.reth = f.reth;
+    if (f.has(has_seth)) s.seth = f.seth;
+    if (f.has(has_immdt)) s.immdt = f.immdt;
+    if (f.has(has_ackh)) s.ackh = f.ackh;
+    if (f.has(has_nakh)) s.nakh = f.nakh;
+    if (f.has(has_rnrh)) s.rnrh = f.rnrh;
+    if (f.has(has_ctrlh)) {
+        s.ctrlh = f.ctrlh;
+        tlv_iterator it(f.tlvs);
+        while (auto t = it.next()) s.tlvs.push_back({t->type, {t->value.begin(), t->value.end()}, {}});
+    }
+    s.payload.assign(f.payload.begin(), f.payload.end());
+    for (auto b : f.pad) {
+        if (b != 0) {
+            s.ov.pad_bytes = core::byte_buffer(f.pad.begin(), f.pad.end());
+            break;
+        }
+    }
+    s.ov.trailer.assign(f.trailer.begin(), f.trailer.end());
+    return s;
+}
+
+}  // namespace mrct::wire

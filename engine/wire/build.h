@@ -1,0 +1,73 @@
+// Building frames, with every computed field overridable (STYLE habit 1): a
+// conformance tester must be able to send broken packets on purpose.
+//
+// By default the builder computes: EtherType, IPv4 total length and header
+// checksum, IPv6 payload length, UDP length, UDP checksum (0 over IPv4, computed
+// over IPv6), BTH PadCnt and the zero pad bytes, CTRLH TLV length, each TLV's
+// Length, and the ICRC. Each has an override in frame_spec::overrides.
+// Op headers are written when present in the spec, in the canonical order
+// MRH, RETH, SETH, ImmDt, ACKH, NAKH, RNRH, CTRLH+TLVs, whatever the opcode, so a
+// test can also build a frame whose headers disagree with its opcode.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/bytes.h"
+#include "wire/ctrl.h"
+#include "wire/frame.h"
+#include "wire/headers.h"
+
+namespace mrct::wire {
+
+struct frame_spec {
+    bool with_ethernet = true;
+    eth_header eth{};     // ethertype computed unless overridden
+    unsigned ip_version = 4;
+    ipv4_header ipv4{};   // total_length, checksum computed; ihl from options
+    core::byte_buffer ipv4_options;  // multiple of 4 bytes, at most 40
+    ipv6_header ipv6{};   // payload_length computed
+    udp_header udp{};     // length, checksum computed
+    struct bth bth{};     // pad_cnt computed
+    std::optional<struct mrh> mrh;
+    std::optional<struct reth> reth;
+    std::optional<struct seth> seth;
+    std::optional<std::uint32_t> immdt;
+    std::optional<struct ackh> ackh;
+    std::optional<struct nakh> nakh;
+    std::optional<struct rnrh> rnrh;
+    std::optional<struct ctrlh> ctrlh;  // tlv_length computed
+    std::vector<tlv_spec> tlvs;
+    core::byte_buffer payload;
+
+    struct overrides {
+        std::optional<std::uint16_t> ethertype;
+        std::optional<std::uint8_t> ipv4_ihl;
+        std::optional<std::uint16_t> ip_total_length;      // IPv4 total length
+        std::optional<std::uint16_t> ipv4_checksum;
+        std::optional<std::uint16_t> ipv6_payload_length;
+        std::optional<std::uint16_t> udp_length;
+        std::optional<std::uint16_t> udp_checksum;
+        std::optional<std::uint8_t> pad_cnt;
+        std::optional<core::byte_buffer> pad_bytes;        // replaces the zero pad
+        std::optional<std::uint16_t> ctrl_tlv_length;
+        std::optional<std::uint32_t> icrc;
+        bool omit_icrc = false;
+        core::byte_buffer trailer;                          // after the IP packet
+        std::optional<std::size_t> truncate_to;             // cut the finished frame
+    } ov;
+};
+
+// Builds the frame into `out` (cleared first).
+void build_into(const frame_spec& spec, core::byte_buffer& out);
+core::byte_buffer build(const frame_spec& spec);
+
+// The spec that builds `f` again: header fields, reserved bits and non-zero
+// pad bytes are kept; computed fields are left to the builder. For any frame the
+// builder made without overrides, build(to_spec(decode(build(s)))) == build(s).
+frame_spec to_spec(const frame& f);
+
+// Internet checksum (RFC 1071) helpers, exposed for the fabric (TTL/ECN rewrite).
+std::uint16_t internet_checksum(core::bytes_view data, std::uint32_t initial = 0);
+
+}  // namespace mrct::wire
