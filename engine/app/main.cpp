@@ -54,7 +54,12 @@ int main(int argc, char** argv) {
     samples->add_option("--ip", smp.ip_version, "IP version for --random (4 or 6)")->check(CLI::IsMember({4, 6}));
     samples->add_option("--opcode", smp.opcodes, "Opcodes for --random (names, e.g. WRITE ACK; default all)");
 
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        // CLI11 prints help/version/errors; its own codes (100+) map to ours.
+        return app.exit(e) == 0 ? mrct::app::k_exit_ok : mrct::app::k_exit_usage;
+    }
     setup_logging(verbose, quiet);
     try {
         if (*decode) return mrct::app::run_decode(dec);

@@ -20,7 +20,7 @@ using core::bytes_view;
 struct decoder {
     bytes_view all;
     const decode_options& opt;
-    decode_result res{};
+    decode_result& res;  // the caller's, so that it is returned without a copy
 
     decode_result& fail(drop_reason why, layer where, std::size_t off) {
         res.dropped = drop{why, where, off};
@@ -368,15 +368,15 @@ std::optional<tlv_view> tlv_iterator::next() {
 }
 
 decode_result decode_ethernet(core::bytes_view bytes, const decode_options& opt) {
-    decoder d{bytes, opt};
-    d.ethernet();
-    return d.res;
+    decode_result res;
+    decoder{bytes, opt, res}.ethernet();
+    return res;
 }
 
 decode_result decode_ip(core::bytes_view bytes, const decode_options& opt) {
-    decoder d{bytes, opt};
-    d.ip(0);
-    return d.res;
+    decode_result res;
+    decoder{bytes, opt, res}.ip(0);
+    return res;
 }
 
 }  // namespace mrct::wire

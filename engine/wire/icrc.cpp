@@ -3,6 +3,10 @@
 #include <array>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "wire/crc32.h"
 #include "wire/protocol.h"
 
@@ -34,6 +38,65 @@ std::size_t masked_headers(core::bytes_view src, unsigned ip_version, std::size_
     bth[4] = 0xFF;  // FECN, BECN, Resv6
     return 8 + hdr_len;
 }
+#if defined(__SSE2__)
+// Fast path. The masked header is built in 16-byte registers and stored with
+// 16-byte stores at the offsets where the CRC routine loads it again: byte
+// stores followed by wide loads stall store-to-load forwarding, which cost more
+// than the CRC itself for small packets (docs/performance.md).
+//
+// The stream is 0xFF*8 followed by the packet from the IP header on; chunk j
+// holds stream bytes [16j, 16j+16). The variant fields are ORed with ones.
+struct mask_table {
+    alignas(16) std::array<std::uint8_t, 96> m{};
+    std::size_t chunks = 0;
+};
+
+constexpr mask_table make_masks(unsigned ip_version) {
+    mask_table t;
+    const std::size_t ip_len = ip_version == 4 ? 20 : 40;
+    const std::size_t stream = 8 + ip_len + k_udp_len + k_bth_len;
+    t.chunks = (stream + 15) / 16;
+    for (std::size_t i = 0; i < 8; ++i) t.m[i] = 0xFF;
+    auto set = [&](std::size_t ip_off, std::uint8_t v) { t.m[8 + ip_off] |= v; };
+    if (ip_version == 4) {
+        set(1, 0xFF);
+        set(8, 0xFF);
+        set(10, 0xFF);
+        set(11, 0xFF);
+    } else {
+        set(0, 0x0F);
+        set(1, 0xFF);
+        set(2, 0xFF);
+        set(3, 0xFF);
+        set(7, 0xFF);
+    }
+    set(ip_len + 6, 0xFF);
+    set(ip_len + 7, 0xFF);
+    set(ip_len + k_udp_len + 4, 0xFF);
+    return t;
+}
+constexpr mask_table k_masks_v4 = make_masks(4);
+constexpr mask_table k_masks_v6 = make_masks(6);
+
+// Returns the CRC over the first 16*chunks stream bytes, masked, or nullopt if
+// the packet is too short for whole chunks (the caller then takes the byte path).
+std::optional<std::uint32_t> masked_prefix_crc(core::bytes_view src, const mask_table& t, std::size_t& consumed) {
+    const std::size_t bytes = t.chunks * 16 - 8;  // packet bytes covered by the chunks
+    if (src.size() < bytes) return std::nullopt;
+    alignas(16) std::uint8_t out[96];
+    const auto* m = reinterpret_cast<const __m128i*>(t.m.data());
+    const std::uint8_t* p = src.data();
+    __m128i c0 = _mm_slli_si128(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)), 8);
+    _mm_store_si128(reinterpret_cast<__m128i*>(out), _mm_or_si128(c0, _mm_load_si128(m)));
+    for (std::size_t j = 1; j < t.chunks; ++j) {
+        __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * j - 8));
+        _mm_store_si128(reinterpret_cast<__m128i*>(out + 16 * j), _mm_or_si128(c, _mm_load_si128(m + j)));
+    }
+    consumed = bytes;
+    return crc32_update(0, core::bytes_view(out, t.chunks * 16));
+}
+#endif
+
 }  // namespace
 
 std::optional<std::uint32_t> icrc_compute(core::bytes_view ip_to_icrc, unsigned ip_version,
@@ -43,6 +106,13 @@ std::optional<std::uint32_t> icrc_compute(core::bytes_view ip_to_icrc, unsigned 
     if (ip_version == 6 && ip_header_len != 40) return std::nullopt;
     const std::size_t hdr_len = ip_header_len + k_udp_len + k_bth_len;
     if (ip_to_icrc.size() < hdr_len) return std::nullopt;
+#if defined(__SSE2__)
+    if (ip_header_len == 20 || ip_version == 6) {
+        std::size_t used = 0;
+        if (auto c = masked_prefix_crc(ip_to_icrc, ip_version == 4 ? k_masks_v4 : k_masks_v6, used))
+            return crc32_update(*c, ip_to_icrc.subspan(used));
+    }
+#endif
     std::array<std::uint8_t, k_max_masked> buf;
     std::size_t n = masked_headers(ip_to_icrc, ip_version, ip_header_len, buf);
     std::uint32_t crc = crc32_update(0, core::bytes_view(buf.data(), n));

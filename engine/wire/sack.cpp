@@ -1,6 +1,7 @@
 #include "wire/sack.h"
 
 #include <bit>
+#include <cstring>
 
 namespace mrct::wire {
 
@@ -35,18 +36,25 @@ unsigned sack256::next_clear(unsigned from) const {
     return k_bits;
 }
 
+// Words are big-endian on the wire (§4).
+static std::uint64_t to_big(std::uint64_t v) {
+    if constexpr (std::endian::native == std::endian::little) return __builtin_bswap64(v);
+    return v;
+}
+
 void sack256::to_wire(std::span<std::uint8_t, k_wire_len> out) const {
     for (unsigned w = 0; w < 4; ++w) {
-        for (unsigned b = 0; b < 8; ++b) out[w * 8 + b] = static_cast<std::uint8_t>(words_[w] >> (56 - 8 * b));
+        std::uint64_t v = to_big(words_[w]);
+        std::memcpy(out.data() + 8 * w, &v, 8);
     }
 }
 
 sack256 sack256::from_wire(std::span<const std::uint8_t, k_wire_len> in) {
     sack256 s;
     for (unsigned w = 0; w < 4; ++w) {
-        std::uint64_t v = 0;
-        for (unsigned b = 0; b < 8; ++b) v = (v << 8) | in[w * 8 + b];
-        s.words_[w] = v;
+        std::uint64_t v;
+        std::memcpy(&v, in.data() + 8 * w, 8);
+        s.words_[w] = to_big(v);
     }
     return s;
 }

@@ -154,7 +154,7 @@ frame_spec random_spec(core::rng& r, opcode op, unsigned ip_version) {
     s.ipv6.hop_limit = u8();
     for (auto& x : s.ipv6.src) x = u8();
     for (auto& x : s.ipv6.dst) x = u8();
-    s.udp.sport = u16();
+    s.udp.sport = static_cast<std::uint16_t>(k_entropy_base | (u16() & 0x3FFF));  // §2: 0xC000 | 14-bit entropy
     s.bth.opcode = static_cast<std::uint8_t>(op);
     s.bth.se = r.chance(0.5);
     s.bth.m = r.chance(0.5);

@@ -110,3 +110,17 @@ TEST_CASE("ICRC is sent least significant byte first") {
     CHECK(f[f.size() - 4] == 0x44);
     CHECK(f[f.size() - 1] == 0x11);
 }
+
+TEST_CASE("ICRC over IPv4 with options and over short IPv6 frames takes the byte path correctly") {
+    auto s = sample_catalog()[0].spec;
+    s.ipv4_options = {0x94, 0x04, 0x00, 0x00};  // Router Alert
+    auto f = build(s);
+    auto d = decode_ethernet(f);
+    REQUIRE(d.ok());
+    CHECK(d.f.ipv4.ihl == 6);
+    CHECK(carried_icrc(f) == reference_icrc(f, 14, 4));
+    auto c = ctrl_spec(ctrl_type::close, {}, 6);  // 4 bytes after the BTH: too short for whole chunks
+    auto g = build(c);
+    CHECK(carried_icrc(g) == reference_icrc(g, 14, 6));
+    CHECK(decode_ethernet(g).ok());
+}
