@@ -3,6 +3,7 @@
 #include <cassert>
 
 #include "wire/icrc.h"
+#include "wire/policy.h"
 #include "wire/protocol.h"
 
 namespace mrct::wire {
@@ -200,7 +201,7 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
         icrc_write(out.data() + out.size() - k_icrc_len, icrc);
     }
     std::uint16_t udp_ck = 0;
-    if (s.ip_version == 6) {
+    if (s.ip_version == 6 && policy::k_udp_checksum_ipv6) {
         // RFC 8200 §8.1 pseudo-header: src, dst, upper-layer length, next header.
         std::uint32_t sum = 0;
         for (std::size_t i = 0; i < 32; i += 2) sum += (out[ip_off + 8 + i] << 8) | out[ip_off + 9 + i];

@@ -8,6 +8,7 @@
 
 #include "wire/frame.h"
 #include "wire/icrc.h"
+#include "wire/policy.h"
 #include "wire/protocol.h"
 
 namespace mrct::wire {
@@ -96,7 +97,7 @@ struct decoder {
         f.ip_options = *r.take(hlen - k_ipv4_min_len);
         if (h.total_length < hlen) return fail(drop_reason::bad_length, layer::ipv4, off);
         if (h.total_length > all.size() - off) return fail(drop_reason::truncated, layer::ipv4, off);
-        if (ipv4_checksum(all.subspan(off, hlen)) != 0) return fail(drop_reason::bad_checksum, layer::ipv4, off);
+        if (policy::k_verify_ipv4_checksum && ipv4_checksum(all.subspan(off, hlen)) != 0) return fail(drop_reason::bad_checksum, layer::ipv4, off);
         if (h.mf || h.frag_offset) return fail(drop_reason::fragmented, layer::ipv4, off);
         f.trailer = all.subspan(off + h.total_length);
         if (h.protocol != k_ip_proto_udp) return fail(drop_reason::not_udp, layer::ipv4, off);
@@ -182,7 +183,7 @@ struct decoder {
         read_bth(r, f.bth);
         f.layers |= has_bth;
         const std::uint8_t op = f.bth.opcode;
-        if (f.bth.tver != k_bth_tver) return fail(drop_reason::bad_transport_version, layer::bth, base);
+        if (policy::k_drop_nonzero_tver && f.bth.tver != k_bth_tver) return fail(drop_reason::bad_transport_version, layer::bth, base);
         if (!is_known_opcode(op)) return fail(drop_reason::reserved_opcode, layer::bth, base);
 
         auto hdr = [&](std::size_t len, layer l) -> std::optional<bytes_view> {
@@ -192,6 +193,7 @@ struct decoder {
         };
         auto bad_ver = [&](std::uint8_t ver, layer l, std::size_t len) -> bool {
             if (ver == k_mr_version) return false;
+            if (l != layer::mrh && !policy::k_check_ver_on_all_mr_headers) return false;
             fail(drop_reason::bad_version, l, base + r.offset() - len);
             return true;
         };
@@ -301,7 +303,7 @@ struct decoder {
         const std::size_t rest = r.remaining();
         const std::size_t at = base + r.offset();
         if (f.bth.pad_cnt > rest) return fail(drop_reason::pad_overrun, what, at);
-        if (rest % 4 != 0) return fail(drop_reason::misaligned, what, at);
+        if (policy::k_require_4byte_alignment && rest % 4 != 0) return fail(drop_reason::misaligned, what, at);
         const std::size_t body = rest - f.bth.pad_cnt;
         bytes_view content = *r.take(body);
         f.pad = *r.take(f.bth.pad_cnt);

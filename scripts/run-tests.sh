@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The whole test suite: install what is missing, then
+#   1. build and run every test (ctest),
+#   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer,
+#   3. the decoder fuzz target (clang/libFuzzer): replay the corpus, then fuzz
+#      for MRCT_FUZZ_SECONDS (default 60).
+# Ends with one line "N passed, M failed" over all steps.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh || exit 1
+
+passed=0
+failed=0
+step() {  # step NAME CMD...: run, count, keep going
+  local name=$1
+  shift
+  echo "=== $name"
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    echo "=== $name: FAILED"
+    failed=$((failed + 1))
+  fi
+}
+ctest_in() {  # runs ctest in a build dir and adds its test counts
+  local log
+  log=$(mktemp)
+  (cd "$1" && ctest --output-on-failure -j "$(nproc)") | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  local line
+  line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" | tail -1)
+  rm -f "$log"
+  if [[ $line =~ ([0-9]+)\ tests\ failed\ out\ of\ ([0-9]+) ]]; then
+    passed=$((passed + BASH_REMATCH[2] - BASH_REMATCH[1]))
+    failed=$((failed + BASH_REMATCH[1]))
+  else
+    failed=$((failed + 1))
+  fi
+  return "$rc"
+}
+
+if ./scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+  echo "=== tests (RelWithDebInfo)"
+  ctest_in build
+else
+  failed=$((failed + 1))
+fi
+
+if ./scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DMRCT_SANITIZE=ON -DMRCT_BENCH=OFF; then
+  echo "=== tests (ASan + UBSan)"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest_in build-asan
+else
+  failed=$((failed + 1))
+fi
+
+fuzz_seconds=${MRCT_FUZZ_SECONDS:-60}
+if CC=clang CXX=clang++ ./scripts/build.sh build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMRCT_FUZZ=ON -DMRCT_TESTS=OFF; then
+  work=$(mktemp -d)
+  cp -r fuzz/corpus/. "$work/"
+  step "fuzz corpus replay (libFuzzer)" build-fuzz/fuzz/decode_fuzz -runs=0 "$work"
+  step "fuzz ${fuzz_seconds}s" build-fuzz/fuzz/decode_fuzz -max_total_time="$fuzz_seconds" -print_final_stats=1 \
+    -artifact_prefix="$work/" "$work"
+  rm -rf "$work"
+else
+  failed=$((failed + 1))
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
