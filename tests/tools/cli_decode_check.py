@@ -52,6 +52,13 @@ r = mrct("decode", "-c", "3", catalog)
 if len(r.stdout.splitlines()) != 3:
     fails.add("-c 3 did not stop after 3 frames")
 
+# pcapng (converted by Wireshark's editcap) decodes the same.
+ng = f"{args.workdir}/cli_catalog.pcapng"
+subprocess.run(["editcap", "-F", "pcapng", catalog, ng], check=True, capture_output=True)
+r_ng = mrct("-q", "decode", "--json", ng)
+if [json.loads(x)["bth"] for x in r_ng.stdout.splitlines()] != [o["bth"] for o in objs]:
+    fails.add("pcapng decode differs from pcap decode")
+
 # A corrupted frame is reported as a drop, the run still succeeds.
 data = bytearray(open(catalog, "rb").read())
 first_len = int.from_bytes(data[32:36], "little")
