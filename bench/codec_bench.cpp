@@ -21,9 +21,9 @@
 
 #ifdef MRCT_HAVE_DPDK
 #include <rte_net_crc.h>
-// rte_vect.h declares this experimental symbol without C linkage guards.
-extern "C" int rte_vect_set_max_simd_bitwidth(uint16_t bitwidth);
+extern "C" {  // rte_vect.h has no C linkage guards of its own
 #include <rte_vect.h>
+}
 #endif
 
 using namespace mrct;

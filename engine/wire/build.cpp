@@ -84,13 +84,6 @@ std::size_t after_bth_len(const frame_spec& s) {
 
 }  // namespace
 
-std::uint16_t internet_checksum(core::bytes_view data, std::uint32_t sum) {
-    for (std::size_t i = 0; i + 1 < data.size(); i += 2) sum += (data[i] << 8) | data[i + 1];
-    if (data.size() & 1) sum += data.back() << 8;
-    while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
-    return static_cast<std::uint16_t>(~sum);
-}
-
 void build_into(const frame_spec& s, core::byte_buffer& out) {
     assert(s.ip_version == 4 || s.ip_version == 6);
     const auto& ov = s.ov;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/bytes.h"
+#include "wire/checksum.h"
 #include "wire/ctrl.h"
 #include "wire/frame.h"
 #include "wire/headers.h"
@@ -66,8 +67,5 @@ core::byte_buffer build(const frame_spec& spec);
 // pad bytes are kept; computed fields are left to the builder. For any frame the
 // builder made without overrides, build(to_spec(decode(build(s)))) == build(s).
 frame_spec to_spec(const frame& f);
-
-// Internet checksum (RFC 1071) helpers, exposed for the fabric (TTL/ECN rewrite).
-std::uint16_t internet_checksum(core::bytes_view data, std::uint32_t initial = 0);
 
 }  // namespace mrct::wire

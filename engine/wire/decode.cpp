@@ -6,6 +6,7 @@
 // op-header structure and versions, pad and TLV structure.
 #include <array>
 
+#include "wire/checksum.h"
 #include "wire/frame.h"
 #include "wire/icrc.h"
 #include "wire/policy.h"
@@ -26,13 +27,6 @@ struct decoder {
     decode_result& fail(drop_reason why, layer where, std::size_t off) {
         res.dropped = drop{why, where, off};
         return res;
-    }
-
-    static std::uint16_t ipv4_checksum(bytes_view hdr) {
-        std::uint32_t sum = 0;
-        for (std::size_t i = 0; i + 1 < hdr.size(); i += 2) sum += (hdr[i] << 8) | hdr[i + 1];
-        while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
-        return static_cast<std::uint16_t>(~sum);
     }
 
     decode_result& ethernet() {
@@ -97,7 +91,7 @@ struct decoder {
         f.ip_options = *r.take(hlen - k_ipv4_min_len);
         if (h.total_length < hlen) return fail(drop_reason::bad_length, layer::ipv4, off);
         if (h.total_length > all.size() - off) return fail(drop_reason::truncated, layer::ipv4, off);
-        if (policy::k_verify_ipv4_checksum && ipv4_checksum(all.subspan(off, hlen)) != 0) return fail(drop_reason::bad_checksum, layer::ipv4, off);
+        if (policy::k_verify_ipv4_checksum && internet_checksum(all.subspan(off, hlen)) != 0) return fail(drop_reason::bad_checksum, layer::ipv4, off);
         if (h.mf || h.frag_offset) return fail(drop_reason::fragmented, layer::ipv4, off);
         f.trailer = all.subspan(off + h.total_length);
         if (h.protocol != k_ip_proto_udp) return fail(drop_reason::not_udp, layer::ipv4, off);
