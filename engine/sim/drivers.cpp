@@ -1,0 +1,94 @@
+#include "sim/drivers.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+namespace mrct::sim {
+
+std::uint64_t virtual_driver::run_until(nanos t) {
+    std::uint64_t n = 0;
+    while (s_.run_one(t)) ++n;
+    if (t != core::k_never && t > s_.now()) s_.advance_to(t);
+    return n;
+}
+
+std::uint64_t virtual_driver::run(std::uint64_t max_events) {
+    std::uint64_t n = 0;
+    while (n < max_events && s_.run_one()) ++n;
+    return n;
+}
+
+struct realtime_driver::impl {
+    boost::asio::io_context io;
+    boost::asio::steady_timer wake{io};
+    std::atomic<bool> stopping{false};
+    std::chrono::steady_clock::time_point origin_wall;
+    nanos origin_sim{0};
+    std::vector<std::int64_t> lateness_ns;  // bounded sample of how late events ran
+    static constexpr std::size_t k_max_samples = 1 << 20;
+
+    nanos sim_now() const {
+        return origin_sim + std::chrono::duration_cast<nanos>(std::chrono::steady_clock::now() - origin_wall);
+    }
+};
+
+realtime_driver::realtime_driver(scheduler& s) : s_(s), impl_(std::make_unique<impl>()) {}
+realtime_driver::~realtime_driver() = default;
+
+void realtime_driver::post(callback cb) {
+    boost::asio::post(impl_->io, [this, cb = std::move(cb)]() mutable {
+        nanos t = impl_->sim_now();
+        if (t > s_.now()) s_.advance_to(t);
+        cb();
+    });
+}
+
+void realtime_driver::stop() {
+    impl_->stopping = true;
+    boost::asio::post(impl_->io, [] {});
+}
+
+void realtime_driver::run_for(nanos d) {
+    impl& m = *impl_;
+    m.stopping = false;
+    m.origin_wall = std::chrono::steady_clock::now();
+    m.origin_sim = s_.now();
+    const auto end_wall = m.origin_wall + d;
+    m.io.restart();
+    while (!m.stopping) {
+        const nanos t = m.sim_now();
+        if (t > s_.now()) s_.advance_to(t);
+        while (true) {
+            nanos due = s_.next_time();
+            if (due > t) break;
+            if (m.lateness_ns.size() < impl::k_max_samples) m.lateness_ns.push_back((t - due).count());
+            s_.run_one(t);
+        }
+        m.io.poll();
+        m.io.restart();
+        if (std::chrono::steady_clock::now() >= end_wall || m.stopping) break;
+        const nanos next = s_.next_time();
+        auto deadline = end_wall;
+        if (next != core::k_never) {
+            auto at = m.origin_wall + std::chrono::duration_cast<std::chrono::steady_clock::duration>(next - m.origin_sim);
+            deadline = std::min(deadline, at);
+        }
+        m.wake.expires_at(deadline);
+        m.wake.async_wait([](const boost::system::error_code&) {});
+        m.io.run_one();
+    }
+    m.wake.cancel();
+    m.io.poll();
+    m.io.restart();
+}
+
+std::uint64_t realtime_driver::late_events(nanos threshold) const {
+    return static_cast<std::uint64_t>(std::count_if(impl_->lateness_ns.begin(), impl_->lateness_ns.end(),
+                                                    [&](std::int64_t l) { return l > threshold.count(); }));
+}
+
+}  // namespace mrct::sim

@@ -1,0 +1,130 @@
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/drivers.h"
+#include "sim/scheduler.h"
+
+using namespace mrct::sim;
+using namespace std::chrono_literals;
+
+TEST_CASE("events run in (time, insertion) order and the clock jumps to them") {
+    scheduler s;
+    virtual_driver d(s);
+    std::vector<std::string> log;
+    s.at(30us, [&] { log.push_back("c@" + std::to_string(s.now().count())); });
+    s.at(10us, [&] { log.push_back("a1"); });
+    s.at(10us, [&] { log.push_back("a2"); });  // same time: after a1
+    s.at(20us, [&] { log.push_back("b"); });
+    CHECK(d.run() == 4);
+    CHECK(log == std::vector<std::string>{"a1", "a2", "b", "c@30000"});
+    CHECK(s.now() == 30us);
+    CHECK(s.events_run() == 4);
+}
+
+TEST_CASE("events scheduled from callbacks, including at the current time") {
+    scheduler s;
+    virtual_driver d(s);
+    std::vector<int> log;
+    s.at(5us, [&] {
+        log.push_back(1);
+        s.after(0ns, [&] { log.push_back(3); });
+        s.at(1us, [&] { log.push_back(4); });  // in the past: runs now, after 3
+        log.push_back(2);
+    });
+    d.run();
+    CHECK(log == std::vector<int>{1, 2, 3, 4});
+    CHECK(s.now() == 5us);
+}
+
+TEST_CASE("cancel removes a pending event; stale ids are harmless") {
+    scheduler s;
+    virtual_driver d(s);
+    int ran = 0;
+    auto a = s.at(1us, [&] { ran += 1; });
+    auto b = s.at(2us, [&] { ran += 10; });
+    CHECK(s.pending(a));
+    CHECK(s.cancel(a));
+    CHECK_FALSE(s.cancel(a));
+    CHECK(s.size() == 1);
+    d.run();
+    CHECK(ran == 10);
+    CHECK_FALSE(s.cancel(b));  // already ran
+    auto c = s.at(3us, [&] { ran += 100; });  // reuses a slot; old ids stay stale
+    CHECK_FALSE(s.pending(a));
+    CHECK(s.pending(c));
+    d.run();
+    CHECK(ran == 110);
+}
+
+TEST_CASE("run_until runs what is due and stops the clock at the limit") {
+    scheduler s;
+    virtual_driver d(s);
+    int ran = 0;
+    s.at(10us, [&] { ++ran; });
+    s.at(50us, [&] { ++ran; });
+    CHECK(d.run_until(20us) == 1);
+    CHECK(s.now() == 20us);
+    CHECK(s.next_time() == 50us);
+    CHECK(d.run_until(50us) == 1);
+    CHECK(ran == 2);
+    CHECK(s.next_time() == mrct::core::k_never);
+}
+
+TEST_CASE("timer re-arming cancels the previous deadline") {
+    scheduler s;
+    virtual_driver d(s);
+    timer t(s);
+    std::vector<long> fired;
+    t.arm_in(100us, [&] { fired.push_back(s.now().count()); });
+    d.run_until(40us);
+    t.arm_in(100us, [&] { fired.push_back(s.now().count()); });  // restart at 40 -> 140
+    CHECK(t.armed());
+    CHECK(t.deadline() == 140us);
+    d.run();
+    CHECK(fired == std::vector<long>{140000});
+    CHECK_FALSE(t.armed());
+    t.arm_in(1us, [&] { fired.push_back(-1); });
+    t.cancel();
+    d.run();
+    CHECK(fired.size() == 1);
+}
+
+TEST_CASE("a large run is deterministic") {
+    auto trace = [] {
+        scheduler s;
+        virtual_driver d(s);
+        std::uint64_t h = 0;
+        std::function<void(int)> tick = [&](int k) {
+            h = h * 31 + static_cast<std::uint64_t>(s.now().count()) + static_cast<std::uint64_t>(k);
+            if (k < 20000) s.after(std::chrono::nanoseconds((k * 7919) % 1000), [&tick, k] { tick(k + 1); });
+        };
+        s.at(0ns, [&] { tick(0); });
+        s.at(0ns, [&] { tick(10000); });
+        d.run();
+        return h;
+    };
+    CHECK(trace() == trace());
+}
+
+TEST_CASE("realtime driver waits for the wall clock and runs posted work on its thread") {
+    scheduler s;
+    realtime_driver rt(s);
+    std::vector<int> log;
+    s.after(5ms, [&] { log.push_back(1); });
+    s.after(200ms, [&] { log.push_back(99); });  // beyond the run: must not run
+    const auto start = std::chrono::steady_clock::now();
+    std::thread other([&] { rt.post([&] { log.push_back(0); }); });
+    rt.run_for(30ms);
+    other.join();
+    const auto took = std::chrono::steady_clock::now() - start;
+    // Lower bounds only: a loaded machine can be slow, never early.
+    CHECK(took >= 30ms);
+    CHECK(s.now() >= 5ms);
+    REQUIRE(log.size() == 2);
+    CHECK((log == std::vector<int>{0, 1} || log == std::vector<int>{1, 0}));
+    CHECK(s.size() == 1);
+}
