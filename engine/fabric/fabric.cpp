@@ -1,0 +1,133 @@
+#include "fabric/fabric.h"
+
+#include "wire/protocol.h"
+
+namespace mrct::fabric {
+
+path::path(sim::scheduler& s, packet_pool& pool, std::vector<std::unique_ptr<stage>> stages,
+           std::function<void(handle)> deliver)
+    : s_(s), pool_(pool), stages_(std::move(stages)), deliver_(std::move(deliver)), timer_(s) {
+    a_.reserve(64);
+    b_.reserve(64);
+}
+
+stage* path::find(std::string_view kind) const {
+    for (const auto& st : stages_)
+        if (st->kind() == kind) return st.get();
+    return nullptr;
+}
+
+void path::send(handle h) {
+    if (failed_) {
+        ++dropped_failed_;
+        pool_.release(h);
+        return;
+    }
+    std::vector<handle> burst{h};
+    run_from(0, burst);
+    rearm();
+}
+
+// Pushes `burst` through stages first..end and delivers what comes out.
+void path::run_from(std::size_t first, std::vector<handle>& burst) {
+    std::vector<handle> next;
+    for (std::size_t i = first; i < stages_.size() && !burst.empty(); ++i) {
+        next.clear();
+        stages_[i]->push(s_.now(), burst, next);
+        burst.swap(next);
+    }
+    for (handle h : burst) {
+        ++delivered_;
+        deliver_(h);
+    }
+    burst.clear();
+}
+
+void path::wake() {
+    const core::nanos now = s_.now();
+    for (std::size_t i = 0; i < stages_.size(); ++i) {
+        std::vector<handle> out;
+        stages_[i]->poll(now, out);
+        if (!out.empty()) run_from(i + 1, out);
+    }
+    rearm();
+}
+
+void path::rearm() {
+    core::nanos next = core::k_never;
+    for (const auto& st : stages_) next = std::min(next, st->next_event());
+    if (next == core::k_never) {
+        timer_.cancel();
+    } else if (!timer_.armed() || timer_.deadline() != next) {
+        timer_.arm_at(next, [this] { wake(); });
+    }
+}
+
+core::result<std::unique_ptr<fabric>> fabric::create(sim::scheduler& s, const fabric_config& cfg) {
+    if (cfg.paths < 1 || cfg.paths > 256) return core::error{"fabric: paths must be 1..256"};
+    std::unique_ptr<fabric> f(new fabric(s, cfg));
+    for (int d = 0; d < 2; ++d) {
+        const auto& per = d == 0 ? cfg.path_stages_ab : cfg.path_stages_ba;
+        for (unsigned p = 0; p < cfg.paths; ++p) {
+            auto it = per.find(p);
+            const auto& specs = it == per.end() ? cfg.default_stages : it->second;
+            std::vector<std::unique_ptr<stage>> stages;
+            for (std::size_t i = 0; i < specs.size(); ++i) {
+                const std::string stream = std::string(d == 0 ? "ab" : "ba") + "/path" + std::to_string(p) + "/" +
+                                           std::to_string(i) + "/" + specs[i].kind;
+                auto st = make_stage(specs[i].kind, specs[i].params, f->pool_, core::rng(cfg.seed, stream));
+                if (!st) return core::error{std::string(d == 0 ? "A->B" : "B->A") + " path " + std::to_string(p) + ": " +
+                                            st.err().message};
+                stages.push_back(std::move(*st));
+            }
+            fabric* self = f.get();
+            const auto dir = static_cast<direction>(d);
+            f->paths_[d].push_back(std::make_unique<path>(s, f->pool_, std::move(stages), [self, dir](handle h) {
+                auto& r = self->receivers_[static_cast<int>(dir)];
+                if (r) r(self->pool_.view(h), self->pool_.meta(h));
+                self->pool_.release(h);
+            }));
+        }
+    }
+    return f;
+}
+
+unsigned fabric::path_of(std::uint16_t sport) const {
+    if (auto it = pins_.find(sport); it != pins_.end()) return it->second % cfg_.paths;
+    std::uint64_t h = core::rng::fnv1a("ecmp") ^ cfg_.seed;
+    h = (h ^ sport) * 0x100000001b3ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    return static_cast<unsigned>(h % cfg_.paths);
+}
+
+void fabric::send(direction d, core::bytes_view frame) {
+    const std::uint16_t sport = frame_sport(frame);
+    const unsigned p = path_of(sport);
+    handle h = pool_.alloc(frame);
+    auto& m = pool_.meta(h);
+    m.path = static_cast<std::uint16_t>(p);
+    m.direction = static_cast<std::uint8_t>(d);
+    m.sent = s_.now();
+    m.id = ++sent_;
+    paths_[static_cast<int>(d)][p]->send(h);
+}
+
+std::uint16_t frame_sport(core::bytes_view f) {
+    if (f.size() < 14) return 0;
+    std::size_t off = 14;
+    std::uint16_t type = static_cast<std::uint16_t>((f[12] << 8) | f[13]);
+    if (type == wire::k_ethertype_vlan) {
+        if (f.size() < 18) return 0;
+        type = static_cast<std::uint16_t>((f[16] << 8) | f[17]);
+        off = 18;
+    }
+    if (type == wire::k_ethertype_ipv4 && f.size() > off) off += std::size_t(f[off] & 0xF) * 4;
+    else if (type == wire::k_ethertype_ipv6) off += 40;
+    else return 0;
+    if (f.size() < off + 2) return 0;
+    return static_cast<std::uint16_t>((f[off] << 8) | f[off + 1]);
+}
+
+}  // namespace mrct::fabric

@@ -1,0 +1,95 @@
+// The multi-path fabric between two endpoints, A and B.
+//
+// Each direction has N paths (up to 256); each path is a chain of stages. A
+// frame picks its path by its UDP source port, as ECMP does: a port pinned to a
+// path goes there, any other port is hashed (seeded). So when an endpoint moves
+// a path to a new source port, its traffic moves to another fabric path.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/result.h"
+#include "fabric/stage.h"
+#include "sim/scheduler.h"
+
+namespace mrct::fabric {
+
+enum class direction : std::uint8_t { a_to_b = 0, b_to_a = 1 };
+
+struct stage_spec {
+    std::string kind;
+    param_map params;
+};
+
+struct fabric_config {
+    unsigned paths = 8;
+    std::uint64_t seed = 1;
+    // Stages per path and direction; a path with no entry gets `default_stages`.
+    std::vector<stage_spec> default_stages = {{"delay", {{"delay", "2us"}}}};
+    std::map<unsigned, std::vector<stage_spec>> path_stages_ab, path_stages_ba;
+};
+
+class path {
+public:
+    path(sim::scheduler& s, packet_pool& pool, std::vector<std::unique_ptr<stage>> stages,
+         std::function<void(handle)> deliver);
+    void send(handle h);
+    // Ingress switch for plan steps ("fail path 3"): a failed path drops everything.
+    void set_failed(bool f) { failed_ = f; }
+    bool failed() const { return failed_; }
+    std::uint64_t delivered() const { return delivered_; }
+    std::uint64_t dropped_failed() const { return dropped_failed_; }
+    const std::vector<std::unique_ptr<stage>>& stages() const { return stages_; }
+    stage* find(std::string_view kind) const;
+
+private:
+    void run_from(std::size_t first, std::vector<handle>& burst);
+    void wake();
+    void rearm();
+
+    sim::scheduler& s_;
+    packet_pool& pool_;
+    std::vector<std::unique_ptr<stage>> stages_;
+    std::function<void(handle)> deliver_;
+    sim::timer timer_;
+    std::vector<handle> a_, b_;  // reused burst buffers
+    bool failed_ = false;
+    std::uint64_t delivered_ = 0, dropped_failed_ = 0;
+};
+
+class fabric {
+public:
+    using receiver = std::function<void(core::bytes_view frame, const packet_meta& meta)>;
+
+    static core::result<std::unique_ptr<fabric>> create(sim::scheduler& s, const fabric_config& cfg);
+
+    void set_receiver(direction d, receiver r) { receivers_[static_cast<int>(d)] = std::move(r); }
+    // Injects a frame now; it travels the path its UDP source port maps to.
+    void send(direction d, core::bytes_view frame);
+    void pin(std::uint16_t sport, unsigned path_index) { pins_[sport] = path_index; }
+    unsigned path_of(std::uint16_t sport) const;
+    path& at(direction d, unsigned index) { return *paths_[static_cast<int>(d)][index]; }
+    unsigned size() const { return cfg_.paths; }
+    packet_pool& pool() { return pool_; }
+    std::uint64_t sent() const { return sent_; }
+
+private:
+    fabric(sim::scheduler& s, const fabric_config& cfg) : s_(s), cfg_(cfg) {}
+    sim::scheduler& s_;
+    fabric_config cfg_;
+    packet_pool pool_;
+    std::array<std::vector<std::unique_ptr<path>>, 2> paths_;
+    std::array<receiver, 2> receivers_;
+    std::unordered_map<std::uint16_t, unsigned> pins_;
+    std::uint64_t sent_ = 0;
+};
+
+// The UDP source port of an Ethernet/IP/UDP frame, or 0.
+std::uint16_t frame_sport(core::bytes_view frame);
+
+}  // namespace mrct::fabric

@@ -1,0 +1,80 @@
+// Packet storage for the fabric: fixed-size buffers addressed by handles.
+//
+// Stages and delay lines hold handles, never copies of the payload; the pool
+// grows in blocks, so steady-state forwarding allocates nothing per packet
+// (the same stages are meant to run on DPDK mbufs later).
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/bytes.h"
+#include "core/time.h"
+
+namespace mrct::fabric {
+
+using handle = std::uint32_t;
+inline constexpr handle k_no_packet = ~0u;
+
+struct packet_meta {
+    std::uint32_t len = 0;
+    std::uint16_t path = 0;     // fabric path it travels
+    std::uint8_t direction = 0; // 0: A->B, 1: B->A
+    core::nanos sent{0};        // when it entered the fabric
+    std::uint64_t id = 0;       // unique per injected packet (duplicates keep their original's)
+};
+
+class packet_pool {
+public:
+    static constexpr std::size_t k_capacity = 9216;  // jumbo frame
+
+    handle alloc() {
+        if (free_.empty()) grow();
+        handle h = free_.back();
+        free_.pop_back();
+        meta_[h] = {};
+        ++in_use_;
+        return h;
+    }
+    handle alloc(core::bytes_view frame) {
+        assert(frame.size() <= k_capacity);
+        handle h = alloc();
+        std::memcpy(buf(h), frame.data(), frame.size());
+        meta_[h].len = static_cast<std::uint32_t>(frame.size());
+        return h;
+    }
+    handle clone(handle h) {
+        handle c = alloc();
+        std::memcpy(buf(c), buf(h), meta_[h].len);
+        meta_[c] = meta_[h];
+        return c;
+    }
+    void release(handle h) {
+        free_.push_back(h);
+        --in_use_;
+    }
+    std::uint8_t* buf(handle h) { return blocks_[h / k_block].get() + std::size_t(h % k_block) * k_capacity; }
+    std::span<std::uint8_t> data(handle h) { return {buf(h), meta_[h].len}; }
+    core::bytes_view view(handle h) { return {buf(h), meta_[h].len}; }
+    packet_meta& meta(handle h) { return meta_[h]; }
+    std::size_t in_use() const { return in_use_; }
+
+private:
+    static constexpr std::size_t k_block = 256;
+    void grow() {
+        const auto base = static_cast<handle>(blocks_.size() * k_block);
+        blocks_.push_back(std::make_unique<std::uint8_t[]>(k_block * k_capacity));
+        meta_.resize(meta_.size() + k_block);
+        for (std::size_t i = k_block; i-- > 0;) free_.push_back(base + static_cast<handle>(i));
+    }
+    std::vector<std::unique_ptr<std::uint8_t[]>> blocks_;
+    std::vector<packet_meta> meta_;
+    std::vector<handle> free_;
+    std::size_t in_use_ = 0;
+};
+
+}  // namespace mrct::fabric

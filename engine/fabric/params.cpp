@@ -1,0 +1,137 @@
+#include "fabric/params.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+namespace mrct::fabric {
+
+namespace {
+std::optional<double> number_prefix(const std::string& t, std::string& unit) {
+    if (t.empty()) return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    double v = std::strtod(t.c_str(), &end);
+    if (end == t.c_str() || errno == ERANGE || !std::isfinite(v)) return std::nullopt;
+    unit.assign(end);
+    return v;
+}
+}  // namespace
+
+std::optional<std::int64_t> parse_duration_ns(const std::string& text) {
+    if (text == "never") return std::numeric_limits<std::int64_t>::max();
+    std::string unit;
+    auto v = number_prefix(text, unit);
+    if (!v || *v < 0) return std::nullopt;
+    double scale;
+    if (unit.empty() || unit == "ns") scale = 1;
+    else if (unit == "us") scale = 1e3;
+    else if (unit == "ms") scale = 1e6;
+    else if (unit == "s") scale = 1e9;
+    else return std::nullopt;
+    double ns = *v * scale;
+    if (ns > 9.2e18) return std::nullopt;
+    return static_cast<std::int64_t>(std::llround(ns));
+}
+
+std::optional<double> parse_rate_bps(const std::string& text) {
+    std::string unit;
+    auto v = number_prefix(text, unit);
+    if (!v || *v < 0) return std::nullopt;
+    if (unit.ends_with("bps")) unit.resize(unit.size() - 3);
+    if (unit.empty()) return *v;
+    if (unit == "K" || unit == "k") return *v * 1e3;
+    if (unit == "M") return *v * 1e6;
+    if (unit == "G") return *v * 1e9;
+    if (unit == "T") return *v * 1e12;
+    return std::nullopt;
+}
+
+core::result<params> params::parse(const std::string& stage, const std::vector<param_decl>& decls,
+                                   const param_map& given) {
+    params out;
+    for (const auto& [name, text] : given) {
+        bool known = false;
+        for (const auto& d : decls) known |= d.name == name;
+        if (!known) {
+            std::string names;
+            for (const auto& d : decls) names += (names.empty() ? "" : ", ") + d.name;
+            return core::error{"stage '" + stage + "': unknown parameter '" + name + "' (expected one of: " + names + ")"};
+        }
+    }
+    for (const auto& d : decls) {
+        auto it = given.find(d.name);
+        const std::string& text = it == given.end() ? d.default_value : it->second;
+        auto bad = [&](const std::string& what) {
+            return core::error{"stage '" + stage + "': parameter '" + d.name + "' = '" + text + "': " + what};
+        };
+        auto range_ok = [&](double v) { return d.max < d.min || (v >= d.min && v <= d.max); };
+        std::ostringstream range;
+        range << "[" << d.min << ", " << d.max << "]";
+        switch (d.type) {
+        case param_type::integer: {
+            char* end = nullptr;
+            long long v = std::strtoll(text.c_str(), &end, 10);
+            if (text.empty() || *end) return bad("expected an integer");
+            if (!range_ok(static_cast<double>(v))) return bad("out of range " + range.str());
+            out.v_[d.name] = static_cast<std::int64_t>(v);
+            break;
+        }
+        case param_type::real: {
+            std::string unit;
+            auto v = number_prefix(text, unit);
+            if (!v || !unit.empty()) return bad("expected a number");
+            if (!range_ok(*v)) return bad("out of range " + range.str());
+            out.v_[d.name] = *v;
+            break;
+        }
+        case param_type::duration: {
+            auto v = parse_duration_ns(text);
+            if (!v) return bad("expected a duration such as 150ns, 10us, 1.5ms, 2s");
+            if (!range_ok(static_cast<double>(*v))) return bad("out of range " + range.str() + " ns");
+            out.v_[d.name] = *v;
+            break;
+        }
+        case param_type::rate: {
+            auto v = parse_rate_bps(text);
+            if (!v) return bad("expected a rate such as 100Gbps, 400G, 25Mbps");
+            if (!range_ok(*v)) return bad("out of range " + range.str() + " bit/s");
+            out.v_[d.name] = *v;
+            break;
+        }
+        case param_type::boolean:
+            if (text != "true" && text != "false") return bad("expected true or false");
+            out.v_[d.name] = text == "true";
+            break;
+        case param_type::choice: {
+            bool ok = false;
+            std::string all;
+            for (const auto& c : d.choices) {
+                ok |= c == text;
+                all += (all.empty() ? "" : ", ") + c;
+            }
+            if (!ok) return bad("expected one of: " + all);
+            out.v_[d.name] = text;
+            break;
+        }
+        case param_type::int_list: {
+            std::vector<std::int64_t> list;
+            std::stringstream ss(text);
+            std::string item;
+            while (std::getline(ss, item, ',')) {
+                char* end = nullptr;
+                long long v = std::strtoll(item.c_str(), &end, 0);
+                if (item.empty() || *end) return bad("expected a comma-separated list of integers");
+                list.push_back(v);
+            }
+            out.v_[d.name] = std::move(list);
+            break;
+        }
+        }
+    }
+    return out;
+}
+
+}  // namespace mrct::fabric
