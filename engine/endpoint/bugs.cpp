@@ -1,0 +1,46 @@
+#include "endpoint/config.h"
+
+namespace mrct::endpoint {
+
+const std::vector<bug_info>& bug_profiles() {
+    static const std::vector<bug_info> k_bugs = {
+        {bug::frozen_rnr, "frozen-rnr", "MR-RNR-4", "pauses a tag on RNR and never resumes it"},
+        {bug::rnr_pauses_all, "rnr-pauses-all", "MR-RNR-2, MR-RNR-3", "an RNR on one tag pauses every tag"},
+        {bug::shared_rto, "shared-rto", "MR-RTO-1, MR-RTO-2", "one retransmission timer and RTT estimate per connection"},
+        {bug::no_fast_retx, "no-fast-retx", "MR-SACK-3", "ignores SACK gaps; only the RTO resends"},
+        {bug::go_back_n, "go-back-n", "MR-SACK-4", "on a loss resends every unacknowledged PPSN from the lost one on"},
+        {bug::retx_other_path, "retx-other-path", "MR-SACK-3", "resends a lost packet on another path with a new PPSN"},
+        {bug::karn_violation, "karn-violation", "MR-RTO-3", "takes RTT samples from retransmitted packets"},
+        {bug::same_entropy, "same-entropy", "MR-PATH-1", "every path uses the same UDP source port"},
+        {bug::no_epoch_bump, "no-epoch-bump", "MR-PATH-2", "moves a path to a new port without incrementing PathEpoch"},
+        {bug::no_port_move, "no-port-move", "MR-PATH-4", "never moves a path after consecutive RTO expiries"},
+        {bug::ignore_ecn, "ignore-ecn", "MR-CC-2", "never reduces a window on ECE"},
+        {bug::shared_cwnd, "shared-cwnd", "MR-CC-3", "an ECE on one path cuts every path's window"},
+        {bug::ignore_grant, "ignore-grant", "MR-GR-2", "ignores GrantRate: no pacing"},
+        {bug::window_overrun, "window-overrun", "MR-CC-4, MR-SACK-5", "ignores cwnd and the 256 limit: up to 300 in flight per path"},
+        {bug::stream_order, "stream-order", "MR-STR-1", "completes messages as they finish, not in StreamSeq order"},
+        {bug::accept_bad_icrc, "accept-bad-icrc", "MR-HDR-2", "does not verify ICRCs"},
+        {bug::early_completion, "early-completion", "MR-OOO-3", "completes a message when its EOM packet arrives"},
+        {bug::no_retry_limit, "no-retry-limit", "MR-SACK-6", "retransmits forever"},
+        {bug::ecn_not_ect, "ecn-not-ect", "MR-HDR-4", "sends data packets as Not-ECT"},
+    };
+    return k_bugs;
+}
+
+core::result<bug> bug_by_name(std::string_view name) {
+    if (name.empty() || name == "none") return bug::none;
+    std::string all;
+    for (const auto& b : bug_profiles()) {
+        if (b.name == name) return b.id;
+        all += (all.empty() ? "" : ", ") + std::string(b.name);
+    }
+    return core::error{"unknown bug profile '" + std::string(name) + "' (expected one of: " + all + ")"};
+}
+
+std::string_view bug_name(bug b) {
+    for (const auto& i : bug_profiles())
+        if (i.id == b) return i.name;
+    return "none";
+}
+
+}  // namespace mrct::endpoint

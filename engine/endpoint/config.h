@@ -1,0 +1,69 @@
+// Endpoint parameters (spec model §5 defaults) and bug profiles.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "core/time.h"
+
+namespace mrct::endpoint {
+
+using core::nanos;
+using namespace std::chrono_literals;
+
+// Bug profiles: each breaks one clause the way real silicon does, so that every
+// assertion can be shown to catch what it claims to (docs/bug-profiles.md).
+enum class bug : std::uint8_t {
+    none,
+    frozen_rnr,      // MR-RNR-4: pauses the tag on RNR, never resumes it
+    rnr_pauses_all,  // MR-RNR-2/3: an RNR pauses every tag
+    shared_rto,      // MR-RTO-1/2: one retransmission timer per connection
+    no_fast_retx,    // MR-SACK-3: ignores SACK gaps, waits for the RTO
+    go_back_n,       // MR-SACK-4: on loss resends everything from the lost PPSN on
+    retx_other_path, // MR-SACK-3: resends a lost packet on another path (new PPSN)
+    karn_violation,  // MR-RTO-3: takes RTT samples from retransmitted packets
+    same_entropy,    // MR-PATH-1: every path uses one UDP source port
+    no_epoch_bump,   // MR-PATH-2: moves a path's port without incrementing PathEpoch
+    no_port_move,    // MR-PATH-4: never moves a path after consecutive RTOs
+    ignore_ecn,      // MR-CC-2: never reduces cwnd on ECE
+    shared_cwnd,     // MR-CC-3: an ECE on one path cuts every path's window
+    ignore_grant,    // MR-GR-2: ignores GrantRate (no pacing)
+    window_overrun,  // MR-CC-4/MR-SACK-5: ignores cwnd, sends up to 300 in flight per path
+    stream_order,    // MR-STR-1: completes messages as soon as they finish, not in StreamSeq order
+    accept_bad_icrc, // MR-HDR-2: does not check ICRCs
+    early_completion,// MR-OOO-3: completes a message when its EOM packet arrives
+    no_retry_limit,  // MR-SACK-6: retransmits forever
+    ecn_not_ect,     // MR-HDR-4: sends data as Not-ECT
+};
+
+struct bug_info {
+    bug id;
+    std::string_view name;
+    std::string_view clauses;
+    std::string_view description;
+};
+const std::vector<bug_info>& bug_profiles();
+core::result<bug> bug_by_name(std::string_view name);
+std::string_view bug_name(bug b);
+
+struct config {
+    std::uint32_t mtu = 4096;  // payload bytes per packet
+    unsigned num_paths = 8;
+    nanos rto_initial = 1ms, rto_min = 100us, rto_max = 100ms;
+    unsigned retry_limit = 7;        // transmissions per packet
+    unsigned ack_every = 8;          // packets per path
+    nanos ack_delay = 20us;
+    unsigned cwnd_initial = 16, cwnd_min = 1;
+    double aimd_g = 1.0 / 16;
+    unsigned max_inflight = 256;     // per path
+    unsigned moves_after = 2;        // consecutive RTO expiries before a port move
+    nanos grant_idle = 1ms;
+    double inbound_rate_bps = 400e9;
+    std::uint8_t rnr_timer_code = 14;  // 1.28 ms, sent in RNRs this endpoint makes
+    bug bug_profile = bug::none;
+};
+
+}  // namespace mrct::endpoint

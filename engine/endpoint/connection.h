@@ -1,0 +1,176 @@
+// Per-connection state of the reference endpoint (internal).
+//
+// Connection life cycle:
+//
+//   initiator:  idle --CONNECT--> connecting --ACCEPT--> established --CLOSE..--> closed
+//                                     |  (retry limit, REJECT)
+//                                     +--> error
+//   acceptor:   (CONNECT received) --ACCEPT--> established
+//   any: NAK 0x0E/0x10/0x20 received, retry limit exceeded --> error
+#pragma once
+
+#include <bitset>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "endpoint/endpoint.h"
+#include "sim/scheduler.h"
+
+namespace mrct::endpoint {
+
+enum class conn_state : std::uint8_t { connecting, established, error, closed };
+
+// A message being sent.
+struct out_message {
+    std::uint64_t wr_id = 0;
+    std::uint8_t opcode = 0;
+    std::uint16_t stream = 0, tag = 0;
+    std::uint32_t stream_seq = 0;
+    std::uint64_t remote_va = 0;
+    std::uint32_t rkey = 0, recv_idx = 0;
+    std::optional<std::uint32_t> imm;
+    core::byte_buffer data;
+    std::uint32_t length = 0;  // data.size() at posting (data is freed on completion)
+    std::uint32_t npkts = 0;
+    std::vector<bool> pkt_acked;
+    std::uint32_t acked = 0;
+    std::uint8_t attempt = 0;
+    bool rnr_current = false;   // an RNR arrived for the current attempt
+    bool rnr_resend = false;    // current attempt is a re-send after RNR
+    bool held = false;          // completion held: an RnrSeq it may be covered by is missing
+    bool done = false, failed = false;
+    wc_status status = wc_status::success;
+};
+
+// One transmission unit: packet `index` of message `msg`.
+struct tx_unit {
+    std::uint32_t msg = 0;
+    std::uint32_t index = 0;
+    std::uint8_t attempt = 0;
+};
+
+struct inflight_pkt {
+    tx_unit unit;
+    nanos last_sent{0};
+    std::uint64_t tx_seq = 0;   // order of the latest transmission on the path
+    std::uint8_t epoch = 0;     // epoch of the latest transmission
+    std::uint8_t tx_count = 0;
+    bool retransmitted = false;
+    bool acked = false;
+};
+
+struct path_tx {
+    std::uint16_t port = 0;
+    std::uint8_t epoch = 0;
+    std::uint32_t next_ppsn = 0;   // next PPSN to assign
+    std::uint32_t base_ppsn = 0;   // lowest PPSN still tracked (== CumAck seen)
+    std::deque<inflight_pkt> window;  // PPSNs base_ppsn, base_ppsn+1, ...
+    unsigned inflight = 0;         // unacked, counted once each
+    std::uint64_t tx_seq = 0;
+    std::uint64_t hi_acked_tx_seq = 0;
+    std::uint8_t hi_acked_epoch = 0;
+    bool any_acked = false;
+    // RFC 6298
+    bool has_rtt = false;
+    nanos srtt{0}, rttvar{0}, rto{0};
+    unsigned backoff = 0;          // consecutive expiries
+    unsigned moves_counter = 0;    // expiries since the last move
+    std::unique_ptr<sim::timer> rto_timer;
+    // AIMD (MR-CC-2)
+    double cwnd = 16, alpha = 1;
+    std::uint32_t window_end = 0;  // window ends when every PPSN below this is acked
+    bool window_open = false;
+    std::uint16_t ce_at_window_start = 0, last_ce = 0;
+    std::uint32_t acked_in_window = 0;
+    path_stats st;
+};
+
+struct path_rx {
+    bool seen = false;
+    std::uint32_t cum_ack = 0;      // lowest PPSN not yet received
+    std::bitset<256> got;           // bit i: cum_ack + i received
+    std::uint32_t highest = 0;      // highest PPSN received
+    std::uint16_t ce_count = 0;
+    unsigned unacked = 0;
+    std::uint16_t last_sport = 0;
+    std::uint8_t last_epoch = 0;
+    std::uint32_t last_ppsn = 0;
+    std::unique_ptr<sim::timer> ack_timer;
+};
+
+// A message being received, keyed by (stream, stream_seq).
+struct in_message {
+    std::uint8_t opcode = 0;
+    std::uint16_t tag = 0;
+    std::uint32_t total = 0;
+    std::uint32_t recv_idx = 0;
+    std::optional<std::uint32_t> imm;
+    std::map<std::uint32_t, std::uint32_t> placed;  // offset -> end, merged intervals
+    std::uint32_t placed_bytes = 0;
+    bool eom_seen = false;
+    bool complete = false;   // every byte placed
+    bool delivered = false;  // completion raised (or none due) in stream order
+    bool failed = false;
+};
+
+struct posted_recv {
+    std::uint32_t rkey = 0;
+    std::uint64_t offset = 0;
+    std::uint32_t len = 0;
+    std::uint64_t wr_id = 0;
+};
+
+struct rejection {
+    std::uint8_t attempt = 0;
+    std::uint16_t rnr_seq = 0;
+    std::uint32_t ppsn = 0;
+    std::uint8_t path = 0, epoch = 0;
+    std::uint16_t tag = 0, sport = 0;
+};
+
+struct connection {
+    std::uint32_t local_id = 0, remote_id = 0;
+    address peer;
+    conn_state state = conn_state::connecting;
+    bool initiator = false;
+    unsigned num_paths = 8;
+    std::uint32_t mtu = 4096;
+    std::unique_ptr<sim::timer> ctrl_timer;
+    unsigned ctrl_tries = 0;
+    std::vector<std::uint32_t> my_initial_ppsn, peer_initial_ppsn;
+
+    // --- sender
+    std::vector<path_tx> tx;
+    std::vector<out_message> msgs;
+    std::deque<tx_unit> fresh;                // first transmissions waiting for a window
+    std::deque<tx_unit> resend;               // failover/RNR re-sends, before fresh
+    std::map<std::uint16_t, std::uint32_t> next_stream_seq;
+    std::map<std::uint16_t, std::uint32_t> next_recv_idx;  // per tag, assigned in posting order
+    std::map<std::uint16_t, std::deque<std::uint32_t>> stream_pending;  // stream -> msg indices not yet completed
+    std::map<std::uint16_t, nanos> tag_paused_until;
+    nanos all_paused_until{0};  // bug rnr-pauses-all
+    std::map<std::uint16_t, std::unique_ptr<sim::timer>> tag_timers;
+    unsigned rr = 0;                          // spraying cursor
+    std::uint16_t grant = 0;                  // 0: unpaced (no ACK yet)
+    nanos next_pace{0};
+    std::unique_ptr<sim::timer> pace_timer;
+    std::unique_ptr<sim::timer> shared_rto_timer;  // bug: shared-rto
+    std::set<std::uint16_t> rnr_seqs_seen;
+    std::uint16_t max_rnr_count = 0;
+    bool rnr_query_outstanding = false;
+
+    // --- receiver
+    std::vector<path_rx> rx;
+    std::map<std::pair<std::uint16_t, std::uint32_t>, in_message> inbox;
+    std::map<std::uint16_t, std::uint32_t> next_deliver;  // stream -> next StreamSeq to complete
+    std::map<std::uint16_t, std::vector<posted_recv>> recvs;  // tag -> by RecvIdx (posting order)
+    std::map<std::pair<std::uint16_t, std::uint32_t>, rejection> rejections;
+    std::uint16_t rnr_count = 0;
+    nanos last_data{-1'000'000'000'000};
+};
+
+}  // namespace mrct::endpoint

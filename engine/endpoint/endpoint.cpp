@@ -1,0 +1,431 @@
+// The reference endpoint: construction, work requests, frame dispatch and the
+// CTRL exchange (§4: CONNECT/ACCEPT/REJECT, RNR_QUERY/RNR_SYNC, PROBE,
+// PATH_RESET, CLOSE).
+#include <algorithm>
+#include <cstring>
+
+#include "endpoint/impl.h"
+#include "wire/ctrl.h"
+#include "wire/protocol.h"
+
+namespace mrct::endpoint {
+
+using namespace mrct::wire;
+
+std::string_view wc_status_name(wc_status s) {
+    static constexpr std::string_view k[] = {"success",         "retry_exceeded",  "remote_access", "remote_invalid",
+                                             "remote_operational", "header_mismatch", "connection_error"};
+    return k[static_cast<int>(s)];
+}
+
+endpoint::endpoint(sim::scheduler& s, const config& cfg, address self, std::uint64_t seed, frame_tx tx)
+    : s_(s), cfg_(cfg), self_(self), rng_(seed, "endpoint"), tx_(std::move(tx)) {}
+
+endpoint::~endpoint() = default;
+
+// ------------------------------------------------------------------ framing
+
+frame_spec endpoint::impl::base(endpoint& e, const connection& c, opcode op, std::uint16_t sport) {
+    frame_spec s;
+    s.eth.src = e.self_.mac;
+    s.eth.dst = c.peer.mac;
+    s.ipv4.src = e.self_.ip;
+    s.ipv4.dst = c.peer.ip;
+    s.ipv4.df = true;           // MR-HDR-6
+    s.ipv4.identification = 0;
+    s.udp.sport = sport;
+    s.udp.dport = k_udp_port;
+    s.bth.opcode = static_cast<std::uint8_t>(op);
+    s.bth.dest_qp = c.remote_id;
+    return s;
+}
+
+void endpoint::impl::send(endpoint& e, const frame_spec& s) {
+    build_into(s, e.scratch_);
+    ++e.c_.frames_out;
+    e.tx_(e.scratch_);
+}
+
+std::uint16_t endpoint::impl::new_port(endpoint& e, const connection& c, std::uint16_t avoid) {
+    for (;;) {
+        auto p = static_cast<std::uint16_t>(k_entropy_base | (e.rng_.next() & 0x3FFF));
+        if (p == avoid) continue;
+        bool clash = false;
+        for (const auto& t : c.tx) clash |= t.port == p;
+        if (!clash) return p;
+    }
+}
+
+std::uint16_t endpoint::impl::ctrl_port(const connection& c) { return c.tx.empty() ? 0xC000 : c.tx[0].port; }
+
+// ------------------------------------------------------------------ API
+
+std::uint32_t endpoint::connect(address peer) {
+    auto c = std::make_unique<connection>();
+    std::uint32_t id;
+    do id = 1 + static_cast<std::uint32_t>(rng_.below(0xFFFFFE)); while (conns_.count(id));
+    c->local_id = id;
+    c->peer = peer;
+    c->initiator = true;
+    c->num_paths = cfg_.num_paths;
+    c->mtu = cfg_.mtu;
+    c->remote_id = k_listener_qp;
+    impl::setup_paths(*this, *c);
+    connection& ref = *c;
+    conns_[id] = std::move(c);
+    impl::send_connect(*this, ref);
+    return id;
+}
+
+bool endpoint::established(std::uint32_t conn) const {
+    auto it = conns_.find(conn);
+    return it != conns_.end() && it->second->state == conn_state::established;
+}
+
+bool endpoint::in_error(std::uint32_t conn) const {
+    auto it = conns_.find(conn);
+    return it != conns_.end() && it->second->state == conn_state::error;
+}
+
+std::uint32_t endpoint::register_mr(std::size_t len) {
+    const std::uint32_t rkey = next_rkey_++;
+    mrs_[rkey] = region{next_va_, std::vector<std::uint8_t>(len, 0)};
+    next_va_ += (len + 0xFFFF) & ~std::uint64_t{0xFFFF};
+    next_va_ += 0x10000;
+    return rkey;
+}
+
+std::uint64_t endpoint::mr_va(std::uint32_t rkey) const {
+    auto it = mrs_.find(rkey);
+    return it == mrs_.end() ? 0 : it->second.va;
+}
+
+std::span<std::uint8_t> endpoint::mr_bytes(std::uint32_t rkey) {
+    auto it = mrs_.find(rkey);
+    if (it == mrs_.end()) return {};
+    return it->second.bytes;
+}
+
+core::status endpoint::post_recv(std::uint32_t conn, std::uint16_t tag, std::uint32_t rkey, std::uint64_t offset,
+                                 std::uint32_t len, std::uint64_t wr_id) {
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return core::error{"post_recv: unknown connection"};
+    auto m = mrs_.find(rkey);
+    if (m == mrs_.end() || offset + len > m->second.bytes.size()) return core::error{"post_recv: outside the region"};
+    // The k-th receive posted on a tag is RecvIdx k (§3).
+    it->second->recvs[tag].push_back(posted_recv{rkey, offset, len, wr_id});
+    return core::ok_status();
+}
+
+namespace {
+core::status post_message(endpoint& e, std::map<std::uint32_t, std::unique_ptr<connection>>& conns,
+                          std::uint32_t conn, out_message m) {
+    auto it = conns.find(conn);
+    if (it == conns.end()) return core::error{"unknown connection"};
+    connection& c = *it->second;
+    if (c.state == conn_state::error || c.state == conn_state::closed) return core::error{"connection not usable"};
+    m.stream_seq = c.next_stream_seq[m.stream]++;
+    m.length = static_cast<std::uint32_t>(m.data.size());
+    m.npkts = std::max<std::uint32_t>(1, static_cast<std::uint32_t>((m.data.size() + c.mtu - 1) / c.mtu));
+    m.pkt_acked.assign(m.npkts, false);
+    const auto idx = static_cast<std::uint32_t>(c.msgs.size());
+    for (std::uint32_t i = 0; i < m.npkts; ++i) c.fresh.push_back({idx, i, 0});
+    c.stream_pending[m.stream].push_back(idx);
+    c.msgs.push_back(std::move(m));
+    if (c.state == conn_state::established) endpoint::impl::pump(e, c);
+    return core::ok_status();
+}
+}  // namespace
+
+core::status endpoint::post_write(std::uint32_t conn, std::uint16_t stream, core::bytes_view data,
+                                  std::uint64_t remote_va, std::uint32_t remote_rkey, std::uint64_t wr_id,
+                                  std::optional<std::uint32_t> imm) {
+    out_message m;
+    m.wr_id = wr_id;
+    m.opcode = static_cast<std::uint8_t>(imm ? opcode::write_imm : opcode::write);
+    m.stream = stream;
+    m.remote_va = remote_va;
+    m.rkey = remote_rkey;
+    m.imm = imm;
+    m.data.assign(data.begin(), data.end());
+    return post_message(*this, conns_, conn, std::move(m));
+}
+
+core::status endpoint::post_send(std::uint32_t conn, std::uint16_t stream, std::uint16_t tag, core::bytes_view data,
+                                 std::uint64_t wr_id, std::optional<std::uint32_t> imm) {
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return core::error{"post_send: unknown connection"};
+    out_message m;
+    m.wr_id = wr_id;
+    m.opcode = static_cast<std::uint8_t>(imm ? opcode::send_imm : opcode::send);
+    m.stream = stream;
+    m.tag = tag;
+    m.imm = imm;
+    m.recv_idx = it->second->next_recv_idx[tag]++;
+    m.data.assign(data.begin(), data.end());
+    return post_message(*this, conns_, conn, std::move(m));
+}
+
+std::vector<completion> endpoint::poll() {
+    std::vector<completion> out;
+    out.swap(cq_);
+    return out;
+}
+
+std::vector<path_stats> endpoint::path_info(std::uint32_t conn) const {
+    std::vector<path_stats> v;
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return v;
+    for (const auto& t : it->second->tx) {
+        path_stats s = t.st;
+        s.port = t.port;
+        s.epoch = t.epoch;
+        s.cwnd = t.cwnd;
+        s.alpha = t.alpha;
+        s.srtt = t.srtt;
+        s.rto = t.rto;
+        s.inflight = t.inflight;
+        v.push_back(s);
+    }
+    return v;
+}
+
+std::uint64_t endpoint::inflight_messages(std::uint32_t conn) const {
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return 0;
+    std::uint64_t n = 0;
+    for (const auto& [s, q] : it->second->stream_pending) n += q.size();
+    return n;
+}
+
+void endpoint::impl::complete(endpoint& e, connection& c, const completion& wc) {
+    ++e.c_.completions;
+    if (wc.status != wc_status::success) ++e.c_.error_completions;
+    completion w = wc;
+    w.conn = c.local_id;
+    w.time = e.s_.now();
+    e.cq_.push_back(w);
+}
+
+// ------------------------------------------------------------------ receive
+
+void endpoint::receive(core::bytes_view bytes) {
+    ++c_.frames_in;
+    auto d = decode_ethernet(bytes, {.verify_icrc = cfg_.bug_profile != bug::accept_bad_icrc});
+    if (!d.ok()) {
+        ++c_.drops[static_cast<int>(d.dropped->reason)];  // MR-HDR-2/3: silent drop, counted
+        return;
+    }
+    const frame& f = d.f;
+    const std::uint8_t op = f.bth.opcode;
+    if (op == static_cast<std::uint8_t>(opcode::ctrl)) return impl::on_ctrl(*this, f);
+    auto it = conns_.find(f.bth.dest_qp);
+    connection* c = it == conns_.end() ? nullptr : it->second.get();
+    if (is_data_opcode(op)) return impl::on_data(*this, c, f);
+    if (!c) {
+        ++c_.acks_ignored;
+        return;
+    }
+    if (op == static_cast<std::uint8_t>(opcode::ack)) return impl::on_ack(*this, *c, f);
+    if (op == static_cast<std::uint8_t>(opcode::nak)) return impl::on_nak(*this, *c, f);
+    if (op == static_cast<std::uint8_t>(opcode::rnr)) return impl::on_rnr(*this, *c, f);
+}
+
+// ------------------------------------------------------------------ control
+
+void endpoint::impl::setup_paths(endpoint& e, connection& c) {
+    c.tx.clear();
+    c.tx.resize(c.num_paths);
+    c.my_initial_ppsn.clear();
+    for (unsigned p = 0; p < c.num_paths; ++p) {
+        auto& t = c.tx[p];
+        t.port = e.cfg_.bug_profile == bug::same_entropy && p > 0 ? c.tx[0].port : new_port(e, c, 0);
+        const auto ppsn = static_cast<std::uint32_t>(e.rng_.next() & 0xFFFFFF);  // random per path (MR-CONN-1)
+        c.my_initial_ppsn.push_back(ppsn);
+        t.next_ppsn = t.base_ppsn = ppsn;
+        t.cwnd = e.cfg_.cwnd_initial;
+        t.rto = e.cfg_.rto_initial;
+        t.rto_timer = std::make_unique<sim::timer>(e.s_);
+    }
+    c.ctrl_timer = std::make_unique<sim::timer>(e.s_);
+    c.pace_timer = std::make_unique<sim::timer>(e.s_);
+    c.shared_rto_timer = std::make_unique<sim::timer>(e.s_);
+}
+
+nanos endpoint::impl::ctrl_interval(const endpoint& e, const connection& c) {
+    nanos r = e.cfg_.rto_initial;
+    for (const auto& t : c.tx) r = std::max(r, t.rto);
+    return r;
+}
+
+void endpoint::impl::send_ctrl(endpoint& e, connection& c, ctrl_type t, std::vector<tlv_spec> tlvs,
+                               std::uint32_t dest_qp, std::uint16_t sport) {
+    auto s = base(e, c, opcode::ctrl, sport);
+    s.bth.dest_qp = dest_qp;
+    s.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(t), 0};
+    s.tlvs = std::move(tlvs);
+    send(e, s);
+}
+
+void endpoint::impl::send_connect(endpoint& e, connection& c) {
+    if (c.state != conn_state::connecting) return;
+    if (c.ctrl_tries++ >= e.cfg_.retry_limit) return fail_connection(e, c);
+    send_ctrl(e, c, ctrl_type::connect,
+              {tlv::version(1, 2), tlv::num_paths(static_cast<std::uint16_t>(c.num_paths)), tlv::src_conn_id(c.local_id),
+               tlv::mtu(static_cast<std::uint16_t>(c.mtu)), tlv::initial_ppsn(c.my_initial_ppsn)},
+              k_listener_qp, ctrl_port(c));
+    connection* cp = &c;
+    c.ctrl_timer->arm_in(ctrl_interval(e, c), [&e, cp] { send_connect(e, *cp); });
+}
+
+void endpoint::impl::fail_connection(endpoint& e, connection& c) {
+    if (c.state == conn_state::error) return;
+    c.state = conn_state::error;
+    for (auto& t : c.tx) t.rto_timer->cancel();
+    c.ctrl_timer->cancel();
+    for (auto& [stream, q] : c.stream_pending) {
+        for (auto idx : q) {
+            auto& m = c.msgs[idx];
+            if (!m.failed) {
+                m.failed = true;
+                m.status = wc_status::connection_error;
+            }
+        }
+    }
+    try_complete_sends(e, c);
+}
+
+void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
+    const auto fields = read_ctrl_tlvs(f.tlvs);
+    const auto type = static_cast<ctrl_type>(f.ctrlh.type);
+    address peer{f.eth.src, f.ipv4.src};
+
+    if (type == ctrl_type::connect) {
+        if (f.bth.dest_qp != k_listener_qp || !e.listening_) {
+            ++e.c_.ctrl_ignored;
+            return;
+        }
+        // A repeated CONNECT (our ACCEPT was lost) is answered again.
+        for (auto& [id, c] : e.conns_) {
+            if (!c->initiator && fields.src_conn_id && c->remote_id == *fields.src_conn_id && c->peer.ip == peer.ip) {
+                send_ctrl(e, *c, ctrl_type::accept,
+                          {tlv::version(1, 2), tlv::src_conn_id(c->local_id),
+                           tlv::num_paths(static_cast<std::uint16_t>(c->num_paths)),
+                           tlv::mtu(static_cast<std::uint16_t>(c->mtu)), tlv::initial_ppsn(c->my_initial_ppsn)},
+                          c->remote_id, ctrl_port(*c));
+                return;
+            }
+        }
+        connection tmp;
+        tmp.peer = peer;
+        tmp.remote_id = fields.src_conn_id.value_or(0);
+        auto reject = [&](std::uint8_t reason) {
+            tmp.tx.resize(1);
+            tmp.tx[0].port = f.udp.sport;  // REJECT leaves from the CONNECT's source port
+            send_ctrl(e, tmp, ctrl_type::reject, {tlv::reject_reason(reason)}, tmp.remote_id, f.udp.sport);
+        };
+        if (!fields.valid() || !fields.src_conn_id || !fields.num_paths || !fields.mtu || !fields.initial_ppsn ||
+            !fields.version_major || *fields.num_paths < 1 || *fields.num_paths > 256 || *fields.mtu < 256 ||
+            *fields.mtu > 4096 || fields.initial_ppsn->size() < *fields.num_paths)
+            return reject(static_cast<std::uint8_t>(reject_reason::parameters));
+        if (*fields.version_major != 1) return reject(static_cast<std::uint8_t>(reject_reason::version));
+        auto c = std::make_unique<connection>();
+        std::uint32_t id;
+        do id = 1 + static_cast<std::uint32_t>(e.rng_.below(0xFFFFFE)); while (e.conns_.count(id));
+        c->local_id = id;
+        c->remote_id = *fields.src_conn_id;
+        c->peer = peer;
+        c->num_paths = std::min<unsigned>(e.cfg_.num_paths, *fields.num_paths);
+        c->mtu = std::min<std::uint32_t>(e.cfg_.mtu, *fields.mtu);
+        c->peer_initial_ppsn.assign(fields.initial_ppsn->begin(), fields.initial_ppsn->begin() + c->num_paths);
+        setup_paths(e, *c);
+        init_rx(e, *c);
+        c->state = conn_state::established;
+        connection& ref = *c;
+        e.conns_[id] = std::move(c);
+        e.accepted_.push_back(id);
+        send_ctrl(e, ref, ctrl_type::accept,
+                  {tlv::version(1, 2), tlv::src_conn_id(id), tlv::num_paths(static_cast<std::uint16_t>(ref.num_paths)),
+                   tlv::mtu(static_cast<std::uint16_t>(ref.mtu)), tlv::initial_ppsn(ref.my_initial_ppsn)},
+                  ref.remote_id, ctrl_port(ref));
+        return;
+    }
+
+    auto it = e.conns_.find(f.bth.dest_qp);
+    if (it == e.conns_.end()) {
+        ++e.c_.ctrl_ignored;  // CTRL naming an unknown connection is ignored and counted
+        return;
+    }
+    connection& c = *it->second;
+    if (!fields.valid()) {
+        ++e.c_.ctrl_ignored;
+        return;
+    }
+    switch (type) {
+    case ctrl_type::accept:
+        if (c.state != conn_state::connecting || !c.initiator || !fields.src_conn_id || !fields.num_paths ||
+            !fields.initial_ppsn || *fields.num_paths < 1 || *fields.num_paths > c.num_paths ||
+            fields.initial_ppsn->size() < *fields.num_paths) {
+            ++e.c_.ctrl_ignored;
+            return;
+        }
+        c.remote_id = *fields.src_conn_id;
+        c.num_paths = *fields.num_paths;
+        if (fields.mtu) c.mtu = std::min<std::uint32_t>(c.mtu, *fields.mtu);
+        c.tx.resize(c.num_paths);  // the first NUM_PATHS entries of our own list
+        c.my_initial_ppsn.resize(c.num_paths);
+        c.peer_initial_ppsn.assign(fields.initial_ppsn->begin(), fields.initial_ppsn->begin() + c.num_paths);
+        init_rx(e, c);
+        c.state = conn_state::established;
+        c.ctrl_timer->cancel();
+        // Messages posted before ACCEPT were cut with our MTU; re-cut is not needed
+        // when the agreed MTU is ours, which is the common case.
+        pump(e, c);
+        return;
+    case ctrl_type::reject:
+        if (c.state == conn_state::connecting) fail_connection(e, c);
+        return;
+    case ctrl_type::rnr_query: return on_rnr_query(e, c);
+    case ctrl_type::rnr_sync: return on_rnr_sync(e, c, fields.rnr_count.value_or(0));
+    case ctrl_type::probe:
+        if (!fields.path_id || *fields.path_id >= c.num_paths || !fields.nonce) {
+            ++e.c_.ctrl_ignored;
+            return;
+        }
+        send_ctrl(e, c, ctrl_type::probe_reply, {tlv::path_id(*fields.path_id), tlv::nonce(*fields.nonce)}, c.remote_id,
+                  f.udp.sport);
+        return;
+    case ctrl_type::path_reset:
+        if (!fields.path_id || *fields.path_id >= c.num_paths || !fields.initial_ppsn ||
+            fields.initial_ppsn->size() != 1) {
+            ++e.c_.ctrl_ignored;
+            return;
+        }
+        {
+            auto& r = c.rx[*fields.path_id];
+            const std::uint32_t ppsn = fields.initial_ppsn->front();
+            if (c.peer_initial_ppsn[*fields.path_id] != ppsn || r.cum_ack != ppsn) {  // not yet applied
+                c.peer_initial_ppsn[*fields.path_id] = ppsn;
+                r.cum_ack = ppsn;
+                r.got.reset();
+                r.ce_count = 0;  // CE accounting restarts with PATH_RESET
+                r.unacked = 0;
+            }
+            send_ctrl(e, c, ctrl_type::path_reset_ack, {tlv::path_id(*fields.path_id), tlv::initial_ppsn({ppsn})},
+                      c.remote_id, ctrl_port(c));
+        }
+        return;
+    case ctrl_type::close:
+        send_ctrl(e, c, ctrl_type::close_ack, {}, c.remote_id, ctrl_port(c));
+        c.state = conn_state::closed;
+        return;
+    case ctrl_type::close_ack:
+        c.state = conn_state::closed;
+        return;
+    default:
+        ++e.c_.ctrl_ignored;
+        return;
+    }
+}
+
+}  // namespace mrct::endpoint

@@ -1,0 +1,147 @@
+// The reference MetaRoCE endpoint (spec model §5): used as the peer's transport
+// and as the built-in reference DUT. It speaks only through frames: `tx` sends
+// a built Ethernet frame, receive() takes one. Time comes from the scheduler it
+// is given; randomness (initial PPSNs, entropy) from its own seeded stream.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/bytes.h"
+#include "core/result.h"
+#include "core/rng.h"
+#include "endpoint/config.h"
+#include "sim/scheduler.h"
+#include "wire/headers.h"
+
+namespace mrct::endpoint {
+
+struct address {
+    wire::mac_addr mac{};
+    wire::ipv4_addr ip{};
+};
+
+enum class wc_status : std::uint8_t {
+    success,
+    retry_exceeded,     // MR-SACK-6
+    remote_access,      // NAK 0x02
+    remote_invalid,     // NAK 0x01
+    remote_operational, // NAK 0x03
+    header_mismatch,    // NAK 0x0F
+    connection_error,   // NAK 0x0E/0x10/0x20, CONNECT or RNR_QUERY unanswered
+};
+std::string_view wc_status_name(wc_status s);
+
+enum class wc_kind : std::uint8_t { send, write, recv, recv_write_imm };
+
+struct completion {
+    std::uint32_t conn = 0;
+    std::uint64_t wr_id = 0;
+    wc_kind kind{};
+    wc_status status = wc_status::success;
+    std::uint16_t stream = 0;
+    std::uint32_t stream_seq = 0;
+    std::uint16_t tag = 0;
+    std::uint32_t length = 0;
+    std::optional<std::uint32_t> imm;
+    nanos time{0};
+};
+
+struct path_stats {
+    std::uint16_t port = 0;
+    std::uint8_t epoch = 0;
+    double cwnd = 0;
+    double alpha = 1;
+    nanos srtt{0}, rto{0};
+    unsigned inflight = 0;
+    std::uint64_t packets_sent = 0, bytes_sent = 0, retransmits = 0, rto_expiries = 0, ece_received = 0;
+    unsigned moves = 0;
+};
+
+struct counters {
+    std::uint64_t frames_in = 0, frames_out = 0;
+    std::uint64_t drops[16] = {};             // by wire::drop_reason
+    std::uint64_t data_sent = 0, data_received = 0, duplicates = 0;
+    std::uint64_t fast_retransmits = 0, rto_retransmits = 0;
+    std::uint64_t acks_sent = 0, acks_received = 0, acks_ignored = 0;
+    std::uint64_t naks_sent = 0, naks_received = 0;
+    std::uint64_t rnrs_sent = 0, rnrs_received = 0, rnr_queries = 0;
+    std::uint64_t ctrl_ignored = 0, data_before_accept = 0;
+    std::uint64_t completions = 0, error_completions = 0;
+};
+
+struct connection;  // internal, connection.h
+
+class endpoint {
+public:
+    using frame_tx = std::function<void(core::bytes_view frame)>;
+
+    endpoint(sim::scheduler& s, const config& cfg, address self, std::uint64_t seed, frame_tx tx);
+    ~endpoint();
+    endpoint(const endpoint&) = delete;
+    endpoint& operator=(const endpoint&) = delete;
+
+    // Accept CONNECTs from now on.
+    void listen() { listening_ = true; }
+    // Starts a connection to `peer`; usable once established() (after ACCEPT).
+    std::uint32_t connect(address peer);
+    bool established(std::uint32_t conn) const;
+    bool in_error(std::uint32_t conn) const;
+    // Connections accepted from peers, in order.
+    const std::vector<std::uint32_t>& accepted() const { return accepted_; }
+
+    // Memory: returns the R_Key of a new zeroed region of `len` bytes at va().
+    std::uint32_t register_mr(std::size_t len);
+    std::uint64_t mr_va(std::uint32_t rkey) const;
+    std::span<std::uint8_t> mr_bytes(std::uint32_t rkey);
+
+    // Work requests. Errors are usage errors (unknown connection, bad region).
+    core::status post_recv(std::uint32_t conn, std::uint16_t tag, std::uint32_t rkey, std::uint64_t offset,
+                           std::uint32_t len, std::uint64_t wr_id);
+    core::status post_write(std::uint32_t conn, std::uint16_t stream, core::bytes_view data, std::uint64_t remote_va,
+                            std::uint32_t remote_rkey, std::uint64_t wr_id, std::optional<std::uint32_t> imm = {});
+    core::status post_send(std::uint32_t conn, std::uint16_t stream, std::uint16_t tag, core::bytes_view data,
+                           std::uint64_t wr_id, std::optional<std::uint32_t> imm = {});
+    std::vector<completion> poll();
+
+    // A frame from the wire.
+    void receive(core::bytes_view frame);
+
+    const counters& stats() const { return c_; }
+    std::vector<path_stats> path_info(std::uint32_t conn) const;
+    const config& cfg() const { return cfg_; }
+    sim::scheduler& sched() { return s_; }
+    std::uint64_t inflight_messages(std::uint32_t conn) const;
+
+    // Internal plumbing shared by endpoint.cpp, sender.cpp and receiver.cpp.
+    struct impl;
+    counters& stats_mut() { return c_; }
+    std::size_t last_frame_size() const { return scratch_.size(); }
+
+private:
+    friend struct impl;
+    sim::scheduler& s_;
+    config cfg_;
+    address self_;
+    core::rng rng_;
+    frame_tx tx_;
+    bool listening_ = false;
+    std::map<std::uint32_t, std::unique_ptr<connection>> conns_;
+    std::vector<std::uint32_t> accepted_;
+    struct region {
+        std::uint64_t va;
+        std::vector<std::uint8_t> bytes;
+    };
+    std::map<std::uint32_t, region> mrs_;
+    std::uint32_t next_rkey_ = 0x100;
+    std::uint64_t next_va_ = 0x10000000;
+    std::vector<completion> cq_;
+    counters c_;
+    core::byte_buffer scratch_;
+};
+
+}  // namespace mrct::endpoint

@@ -1,0 +1,39 @@
+// Internal functions of the reference endpoint, shared by its .cpp files.
+#pragma once
+
+#include "endpoint/connection.h"
+#include "wire/build.h"
+#include "wire/frame.h"
+
+namespace mrct::endpoint {
+
+struct endpoint::impl {
+    // framing
+    static wire::frame_spec base(endpoint& e, const connection& c, wire::opcode op, std::uint16_t sport);
+    static void send(endpoint& e, const wire::frame_spec& s);
+    static std::uint16_t new_port(endpoint& e, const connection& c, std::uint16_t avoid);
+    static std::uint16_t ctrl_port(const connection& c);
+    // control (endpoint.cpp)
+    static void on_ctrl(endpoint& e, const wire::frame& f);
+    static void send_ctrl(endpoint& e, connection& c, wire::ctrl_type t, std::vector<wire::tlv_spec> tlvs,
+                          std::uint32_t dest_qp, std::uint16_t sport);
+    static void send_connect(endpoint& e, connection& c);
+    static void setup_paths(endpoint& e, connection& c);
+    static void fail_connection(endpoint& e, connection& c);
+    static nanos ctrl_interval(const endpoint& e, const connection& c);
+    static void complete(endpoint& e, connection& c, const completion& wc);
+    // sender (sender.cpp)
+    static void pump(endpoint& e, connection& c);
+    static void on_ack(endpoint& e, connection& c, const wire::frame& f);
+    static void on_nak(endpoint& e, connection& c, const wire::frame& f);
+    static void on_rnr(endpoint& e, connection& c, const wire::frame& f);
+    static void on_rnr_sync(endpoint& e, connection& c, std::uint16_t count);
+    static void try_complete_sends(endpoint& e, connection& c);
+    // receiver (receiver.cpp)
+    static void on_data(endpoint& e, connection* c, const wire::frame& f);
+    static void on_rnr_query(endpoint& e, connection& c);
+    static void init_rx(endpoint& e, connection& c);
+    static void send_nak(endpoint& e, std::uint32_t dest_qp, const wire::frame& f, std::uint8_t code);
+};
+
+}  // namespace mrct::endpoint

@@ -1,0 +1,295 @@
+// The receiving half of the reference endpoint: per-path CumAck + 256-bit SACK
+// state, ACK policy (MR-SACK-2), placement with no reorder buffer (MR-OOO-1/2),
+// header-mismatch and access checks (NAK), RNR rejections (MR-RNR-1/6), grants
+// (MR-GR-1/3), and receive completions in StreamSeq order (MR-STR-1).
+#include <algorithm>
+#include <cstring>
+
+#include "core/serial.h"
+#include "endpoint/impl.h"
+#include "wire/protocol.h"
+
+namespace mrct::endpoint {
+
+using namespace mrct::wire;
+using core::psn24;
+using impl = endpoint::impl;
+
+namespace {
+
+bool has(const config& cfg, bug b) { return cfg.bug_profile == b; }
+
+std::uint16_t grant_for(endpoint& e, const std::map<std::uint32_t, std::unique_ptr<connection>>& conns) {
+    // MR-GR-3: the inbound rate shared by the connections that delivered data
+    // within the grant idle time, in units of 100 Mb/s.
+    const nanos now = e.sched().now();
+    unsigned active = 0;
+    for (const auto& [id, c] : conns) active += now - c->last_data <= e.cfg().grant_idle;
+    active = std::max(active, 1u);
+    const double units = e.cfg().inbound_rate_bps / active / static_cast<double>(k_grant_unit_bps);
+    return static_cast<std::uint16_t>(std::clamp(units, 1.0, 65534.0));
+}
+
+// Adds [off, off+len) to the placed intervals (kept disjoint and merged);
+// returns the bytes newly covered, so duplicates place nothing twice.
+std::uint32_t add_interval(std::map<std::uint32_t, std::uint32_t>& iv, std::uint32_t off, std::uint32_t len) {
+    if (len == 0) return 0;
+    const std::uint32_t a = off, b = off + len;
+    std::uint32_t lo = a, hi = b, already = 0;
+    auto it = iv.upper_bound(a);
+    if (it != iv.begin() && std::prev(it)->second >= a) --it;
+    while (it != iv.end() && it->first <= b) {
+        const std::uint32_t s = std::max(a, it->first), t = std::min(b, it->second);
+        if (t > s) already += t - s;
+        lo = std::min(lo, it->first);
+        hi = std::max(hi, it->second);
+        it = iv.erase(it);
+    }
+    iv[lo] = hi;
+    return len - already;
+}
+
+}  // namespace
+
+void endpoint::impl::init_rx(endpoint& e, connection& c) {
+    c.rx.clear();
+    c.rx.resize(c.num_paths);
+    for (unsigned p = 0; p < c.num_paths; ++p) {
+        auto& r = c.rx[p];
+        r.cum_ack = c.peer_initial_ppsn[p];
+        r.highest = psn24::add(r.cum_ack, 0xFFFFFF);  // cum_ack - 1
+        r.ack_timer = std::make_unique<sim::timer>(e.sched());
+    }
+}
+
+namespace {
+
+void send_ack(endpoint& e, connection& c, unsigned p, std::uint32_t trig, bool ece, std::uint16_t sport,
+              const std::map<std::uint32_t, std::unique_ptr<connection>>& conns) {
+    auto& r = c.rx[p];
+    auto s = impl::base(e, c, opcode::ack, sport);  // from the triggering packet's port
+    s.bth.psn = r.cum_ack;
+    wire::ackh a;
+    a.path_epoch = r.last_epoch & 0xF;
+    a.flags = ece ? k_ack_flag_ece : 0;
+    a.path_id = static_cast<std::uint8_t>(p);
+    a.trig_ppsn = ppsn32::of(trig);
+    for (unsigned i = 1; i < 256; ++i)
+        if (r.got[i]) a.sack.set(i);
+    a.ce_count = r.ce_count;
+    a.grant_rate = grant_for(e, conns);
+    a.rnr_count = c.rnr_count;
+    s.ackh = a;
+    impl::send(e, s);
+    ++e.stats_mut().acks_sent;
+    r.unacked = 0;
+    r.ack_timer->cancel();
+}
+
+void send_rnr(endpoint& e, connection& c, std::uint16_t stream, std::uint32_t seq, const rejection& rj) {
+    auto s = impl::base(e, c, opcode::rnr, rj.sport);
+    s.rnrh = wire::rnrh{1, static_cast<std::uint8_t>(rj.epoch & 0xF), static_cast<std::uint8_t>(e.cfg().rnr_timer_code & 0x1F),
+                        0, rj.path, rj.attempt, 0, ppsn32::of(rj.ppsn), stream, rj.tag, seq, rj.rnr_seq, 0};
+    impl::send(e, s);
+    ++e.stats_mut().rnrs_sent;
+}
+
+// Raises receive completions in StreamSeq order (MR-STR-1).
+void deliver(endpoint& e, connection& c, std::uint16_t stream, std::uint32_t only_seq, bool any_order) {
+    auto raise = [&](std::uint32_t seq, in_message& m) {
+        if (!m.failed) {
+            completion wc;
+            wc.stream = stream;
+            wc.stream_seq = seq;
+            wc.tag = m.tag;
+            wc.length = m.total;
+            wc.imm = m.imm;
+            if (is_send_opcode(m.opcode)) {
+                wc.kind = wc_kind::recv;
+                wc.wr_id = c.recvs[m.tag][m.recv_idx].wr_id;
+                impl::complete(e, c, wc);
+            } else if (m.opcode == static_cast<std::uint8_t>(opcode::write_imm)) {
+                wc.kind = wc_kind::recv_write_imm;
+                impl::complete(e, c, wc);
+            }
+        }
+        m.delivered = true;
+        c.rejections.erase({stream, seq});
+    };
+    auto ready = [&](const in_message& m) {
+        return m.failed || m.complete || (has(e.cfg(), bug::early_completion) && m.eom_seen);
+    };
+    if (any_order) {
+        auto it = c.inbox.find({stream, only_seq});
+        if (it != c.inbox.end() && !it->second.delivered && ready(it->second)) raise(only_seq, it->second);
+        return;
+    }
+    auto& next = c.next_deliver[stream];
+    for (;;) {
+        auto it = c.inbox.find({stream, next});
+        if (it == c.inbox.end() || !ready(it->second)) return;
+        if (!it->second.delivered) raise(next, it->second);
+        c.inbox.erase(it);
+        ++next;
+    }
+}
+
+}  // namespace
+
+void endpoint::impl::send_nak(endpoint& e, std::uint32_t dest_qp, const frame& f, std::uint8_t code) {
+    frame_spec s;
+    s.eth.src = e.self_.mac;
+    s.eth.dst = f.eth.src;
+    s.ipv4.src = e.self_.ip;
+    s.ipv4.dst = f.ipv4.src;
+    s.ipv4.df = true;
+    s.udp.sport = f.udp.sport;
+    s.udp.dport = k_udp_port;
+    s.bth.opcode = static_cast<std::uint8_t>(opcode::nak);
+    s.bth.dest_qp = dest_qp;
+    s.nakh = wire::nakh{1, static_cast<std::uint8_t>(f.mrh.path_epoch & 0xF), code, f.mrh.path_id, 0,
+                        ppsn32::of(f.bth.psn), f.mrh.stream_id, f.mrh.tag, f.mrh.stream_seq};
+    send(e, s);
+    ++e.c_.naks_sent;
+}
+
+void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
+    const config& cfg = e.cfg();
+    auto& k = e.c_;
+    if (!cp) return send_nak(e, f.bth.dest_qp, f, static_cast<std::uint8_t>(nak_code::unknown_connection));
+    connection& c = *cp;
+    if (c.state == conn_state::connecting) {
+        ++k.data_before_accept;  // dropped and counted; retransmission recovers it
+        return;
+    }
+    if (c.state == conn_state::closed)
+        return send_nak(e, c.remote_id, f, static_cast<std::uint8_t>(nak_code::connection_closing));
+    const auto& m = f.mrh;
+    if (m.path_id >= c.num_paths) return send_nak(e, c.remote_id, f, static_cast<std::uint8_t>(nak_code::invalid_path));
+    const unsigned p = m.path_id;
+    auto& r = c.rx[p];
+    const std::uint32_t ppsn = f.bth.psn;
+    const std::uint32_t d = psn24::diff(ppsn, r.cum_ack);
+    const bool behind = d >= psn24::k_half;
+    const bool duplicate = behind || (d < 256 && r.got[d]);
+    if (!duplicate && d >= 256) return send_nak(e, c.remote_id, f, static_cast<std::uint8_t>(nak_code::psn_out_of_window));
+
+    const bool ce = f.ip_ecn() == k_ecn_ce;
+    r.last_sport = f.udp.sport;
+    r.last_epoch = m.path_epoch;
+    r.last_ppsn = ppsn;
+    if (ce) ++r.ce_count;  // every CE-marked packet acknowledged, duplicates included
+    auto ack_policy = [&](bool new_gap) {
+        if (ce || f.bth.ack_req || new_gap || ++r.unacked >= cfg.ack_every) {
+            send_ack(e, c, p, ppsn, ce, f.udp.sport, e.conns_);
+        } else if (!r.ack_timer->armed()) {
+            connection* self = &c;
+            r.ack_timer->arm_in(cfg.ack_delay, [&e, self, p] {
+                auto& rr = self->rx[p];
+                send_ack(e, *self, p, rr.last_ppsn, false, rr.last_sport, e.conns_);
+            });
+        }
+    };
+    auto mark_received = [&]() -> bool {
+        const bool new_gap = psn24::lt(psn24::add(r.highest, 1), ppsn);
+        if (psn24::lt(r.highest, ppsn)) r.highest = ppsn;
+        r.got.set(d);
+        while (r.got[0]) {
+            r.got >>= 1;
+            r.cum_ack = psn24::add(r.cum_ack, 1);
+        }
+        return new_gap;
+    };
+    if (duplicate) {
+        ++k.duplicates;
+        return ack_policy(false);
+    }
+    ++k.data_received;
+    c.last_data = e.sched().now();
+
+    const std::uint8_t op = f.bth.opcode;
+    const auto key = std::make_pair(m.stream_id, m.stream_seq);
+    const bool send_op = is_send_opcode(op);
+    const std::uint32_t total = send_op ? f.seth.msg_len : f.reth.dma_len;
+    const auto len = static_cast<std::uint32_t>(f.payload.size());
+    const bool som = m.flags & k_flag_som, eom = m.flags & k_flag_eom;
+    auto fail_with = [&](nak_code code) {
+        const bool gap = mark_received();  // NAK outcomes: the PPSN is acknowledged
+        auto& im = c.inbox[key];
+        im.failed = true;  // nothing of the message completes
+        c.rejections.erase(key);
+        send_nak(e, c.remote_id, f, static_cast<std::uint8_t>(code));
+        ack_policy(gap);
+        deliver(e, c, m.stream_id, m.stream_seq, has(cfg, bug::stream_order));
+    };
+
+    // Already delivered (a late copy re-sent with a new PPSN): acknowledge only.
+    auto nd = c.next_deliver.find(m.stream_id);
+    if (!has(cfg, bug::stream_order) && nd != c.next_deliver.end() && core::seq32::lt(m.stream_seq, nd->second)) {
+        return ack_policy(mark_received());
+    }
+
+    // MR-HDR-5: header mismatch, checked before rejection.
+    auto existing = c.inbox.find(key);
+    bool mismatch = len > c.mtu || static_cast<std::uint64_t>(m.msg_offset) + len > total || (som && m.msg_offset != 0) ||
+                    (eom && m.msg_offset + len != total) || (len < c.mtu && m.msg_offset + len != total) ||
+                    (op == static_cast<std::uint8_t>(opcode::write) && m.tag != 0);
+    if (existing != c.inbox.end()) {
+        const auto& im = existing->second;
+        mismatch |= im.opcode != op || im.total != total || (send_op && im.recv_idx != f.seth.recv_idx) ||
+                    (f.has(has_immdt) && im.imm && *im.imm != f.immdt);
+        if (im.failed) return ack_policy(mark_received());
+    }
+    if (mismatch) return fail_with(nak_code::header_mismatch);
+
+    std::uint8_t* dst = nullptr;
+    if (send_op) {
+        auto& list = c.recvs[m.tag];
+        if (f.seth.recv_idx >= list.size()) {
+            // MR-RNR-1/6: a new rejection per Attempt, counted before the ACK.
+            auto it = c.rejections.find(key);
+            if (it == c.rejections.end() || it->second.attempt != m.attempt) {
+                c.rnr_count = static_cast<std::uint16_t>(c.rnr_count + 1);
+                if (c.rnr_count == 0) c.rnr_count = 1;  // RnrSeq skips 0
+                rejection rj{m.attempt, c.rnr_count, ppsn, m.path_id, m.path_epoch, m.tag, f.udp.sport};
+                c.rejections[key] = rj;
+                send_rnr(e, c, m.stream_id, m.stream_seq, rj);
+            }
+            return ack_policy(mark_received());  // acknowledged and discarded
+        }
+        const auto& rv = list[f.seth.recv_idx];
+        if (total > rv.len) return fail_with(nak_code::invalid_request);
+        auto mr = e.mrs_.find(rv.rkey);
+        dst = mr->second.bytes.data() + rv.offset + m.msg_offset;
+    } else {
+        auto mr = e.mrs_.find(f.reth.r_key);
+        const std::uint64_t va = f.reth.va;
+        if (mr == e.mrs_.end() || va < mr->second.va || va + len > mr->second.va + mr->second.bytes.size())
+            return fail_with(nak_code::remote_access);  // MR-OOO-4
+        dst = mr->second.bytes.data() + (va - mr->second.va);
+    }
+    // MR-OOO-1/2: place at the packet's own address; no reorder buffer.
+    if (len) std::memcpy(dst, f.payload.data(), len);
+    auto& im = c.inbox[key];
+    if (im.total == 0 && im.placed.empty()) {
+        im.opcode = op;
+        im.tag = m.tag;
+        im.total = total;
+        im.recv_idx = send_op ? f.seth.recv_idx : 0;
+        if (f.has(has_immdt)) im.imm = f.immdt;
+    }
+    im.placed_bytes += add_interval(im.placed, m.msg_offset, len);
+    im.eom_seen |= eom;
+    im.complete = im.placed_bytes >= im.total && (im.total > 0 || eom);  // MR-OOO-3: every byte
+    const bool gap = mark_received();
+    ack_policy(gap);
+    deliver(e, c, m.stream_id, m.stream_seq, has(cfg, bug::stream_order));
+}
+
+void endpoint::impl::on_rnr_query(endpoint& e, connection& c) {
+    // Re-send, unchanged, the RNR of every kept rejection, then RNR_SYNC.
+    for (const auto& [key, rj] : c.rejections) send_rnr(e, c, key.first, key.second, rj);
+    send_ctrl(e, c, ctrl_type::rnr_sync, {tlv::rnr_count(c.rnr_count)}, c.remote_id, ctrl_port(c));
+}
+
+}  // namespace mrct::endpoint

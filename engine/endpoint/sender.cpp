@@ -1,0 +1,536 @@
+// The sending half of the reference endpoint: spraying, per-path PPSN and
+// windows, SACK processing and loss detection, per-path RTO (RFC 6298, Karn),
+// port moves, AIMD (MR-CC-2), grant pacing, RNR pauses and completions.
+//
+// A data packet's life on a path:
+//
+//   fresh --transmit--> in flight --ACK/SACK--> acked --(all of message)--> completion
+//                          |  ^
+//                  loss or |  | resend (same PPSN, RETX), at most retry_limit transmissions
+//                  RTO     +--+
+#include <algorithm>
+#include <cmath>
+
+#include "core/serial.h"
+#include "endpoint/impl.h"
+#include "wire/protocol.h"
+#include "wire/rnr_timer.h"
+
+namespace mrct::endpoint {
+
+using namespace mrct::wire;
+using core::psn24;
+
+// RTO handlers, defined below; timers call them.
+void on_rto(endpoint& e, connection& c, unsigned p);
+void on_rto_shared(endpoint& e, connection& c);
+
+namespace {
+
+using impl = endpoint::impl;
+
+bool has(const config& cfg, bug b) { return cfg.bug_profile == b; }
+
+// The path whose RTT estimate and timer serve path p (one shared under shared-rto).
+path_tx& estimator(connection& c, unsigned p, const config& cfg) {
+    return has(cfg, bug::shared_rto) ? c.tx[0] : c.tx[p];
+}
+
+nanos current_rto(const path_tx& est, const config& cfg) {
+    nanos base = est.has_rtt ? std::clamp(est.srtt + 4 * est.rttvar, cfg.rto_min, cfg.rto_max) : cfg.rto_initial;
+    for (unsigned i = 0; i < est.backoff && base < cfg.rto_max; ++i) base *= 2;
+    return std::min(base, cfg.rto_max);
+}
+
+bool is_send(const out_message& m) { return is_send_opcode(m.opcode); }
+
+bool tag_paused(const connection& c, const out_message& m, nanos now) {
+    if (!is_send(m)) return false;
+    if (now < c.all_paused_until) return true;
+    auto it = c.tag_paused_until.find(m.tag);
+    return it != c.tag_paused_until.end() && now < it->second;
+}
+
+bool rnr_missing(const connection& c) { return c.rnr_seqs_seen.size() < c.max_rnr_count; }
+
+}  // namespace
+
+// ------------------------------------------------------------------ transmit
+
+namespace {
+
+void send_data(endpoint& e, connection& c, unsigned p, std::uint32_t ppsn, const inflight_pkt& pkt, bool retx) {
+    const config& cfg = e.cfg();
+    auto& t = c.tx[p];
+    const out_message& m = c.msgs[pkt.unit.msg];
+    const std::uint32_t off = pkt.unit.index * c.mtu;
+    const std::size_t have = m.data.size() > off ? m.data.size() - off : 0;  // data is freed once complete
+    const auto len = static_cast<std::uint32_t>(std::min<std::size_t>(c.mtu, have));
+    const bool last = pkt.unit.index + 1 == m.npkts;
+    auto s = impl::base(e, c, static_cast<opcode>(m.opcode), t.port);
+    s.ipv4.ecn = has(cfg, bug::ecn_not_ect) ? k_ecn_not_ect : k_ecn_ect0;  // MR-HDR-4
+    s.bth.psn = ppsn;
+    s.bth.ack_req = last || retx;
+    std::uint8_t flags = 0;
+    if (pkt.unit.index == 0) flags |= k_flag_som;
+    if (last) flags |= k_flag_eom;
+    if (retx) flags |= k_flag_retx;
+    if (m.rnr_resend) flags |= k_flag_rnr_resend;
+    s.mrh = wire::mrh{1, static_cast<std::uint8_t>(t.epoch & 0xF), flags, static_cast<std::uint8_t>(p),
+                      static_cast<std::uint8_t>(m.attempt & 0xF), 0, m.stream,
+                      static_cast<std::uint16_t>(is_send(m) ? m.tag : 0), m.stream_seq, off};
+    const auto total = m.length;
+    if (is_write_opcode(m.opcode)) s.reth = wire::reth{m.remote_va + off, m.rkey, total};
+    else s.seth = wire::seth{m.recv_idx, total};
+    if (m.imm) s.immdt = *m.imm;
+    if (len) s.payload.assign(m.data.begin() + off, m.data.begin() + off + len);
+    impl::send(e, s);
+    t.st.packets_sent++;
+    t.st.bytes_sent += len;
+    if (retx) t.st.retransmits++;
+}
+
+void arm_rto(endpoint& e, connection& c, unsigned p) {
+    const config& cfg = e.cfg();
+    connection* cp = &c;
+    if (has(cfg, bug::shared_rto)) {
+        // One timer for the connection: restarted by any path's progress (the defect).
+        const nanos rto = current_rto(c.tx[0], cfg);
+        for (auto& t : c.tx) t.rto = rto;
+        c.shared_rto_timer->arm_in(rto, [&e, cp] { on_rto_shared(e, *cp); });
+        return;
+    }
+    auto& t = c.tx[p];
+    t.rto = current_rto(t, cfg);
+    t.rto_timer->arm_in(t.rto, [&e, cp, p] { on_rto(e, *cp, p); });
+}
+
+bool any_inflight(const connection& c) {
+    for (const auto& t : c.tx)
+        if (t.inflight) return true;
+    return false;
+}
+
+void restart_or_cancel(endpoint& e, connection& c, unsigned p) {
+    if (has(e.cfg(), bug::shared_rto)) {
+        if (any_inflight(c)) arm_rto(e, c, p);
+        else c.shared_rto_timer->cancel();
+        return;
+    }
+    if (c.tx[p].inflight) arm_rto(e, c, p);
+    else c.tx[p].rto_timer->cancel();
+}
+
+void fail_message(endpoint& e, connection& c, std::uint32_t idx, wc_status st) {
+    auto& m = c.msgs[idx];
+    if (m.done || m.failed) return;
+    m.failed = true;
+    m.status = st;
+    (void)e;
+}
+
+// Resends the packet at window index i of path p with its PPSN. Returns false
+// when the retry limit ends the connection.
+bool resend_same(endpoint& e, connection& c, unsigned p, std::size_t i) {
+    auto& t = c.tx[p];
+    auto& pkt = t.window[i];
+    if (pkt.tx_count >= e.cfg().retry_limit && !has(e.cfg(), bug::no_retry_limit)) {
+        fail_message(e, c, pkt.unit.msg, wc_status::retry_exceeded);  // MR-SACK-6
+        impl::fail_connection(e, c);
+        return false;
+    }
+    pkt.tx_count++;
+    pkt.retransmitted = true;
+    pkt.last_sent = e.sched().now();
+    pkt.tx_seq = ++t.tx_seq;
+    pkt.epoch = t.epoch;
+    send_data(e, c, p, psn24::add(t.base_ppsn, static_cast<std::uint32_t>(i)), pkt, true);
+    return true;
+}
+
+void transmit_new(endpoint& e, connection& c, unsigned p, tx_unit u, bool retx) {
+    auto& t = c.tx[p];
+    inflight_pkt pkt;
+    pkt.unit = u;
+    pkt.last_sent = e.sched().now();
+    pkt.tx_seq = ++t.tx_seq;
+    pkt.epoch = t.epoch;
+    pkt.tx_count = 1;
+    pkt.retransmitted = retx;
+    const std::uint32_t ppsn = t.next_ppsn;
+    t.next_ppsn = psn24::add(t.next_ppsn, 1);
+    t.window.push_back(pkt);
+    t.inflight++;
+    e.stats_mut().data_sent++;
+    send_data(e, c, p, ppsn, pkt, retx);
+    const bool timer_running = has(e.cfg(), bug::shared_rto) ? c.shared_rto_timer->armed() : t.rto_timer->armed();
+    if (!timer_running) arm_rto(e, c, p);
+}
+
+// A path with window headroom, round robin from the cursor (MR-PATH-5, MR-CC-4).
+int pick_path(endpoint& e, connection& c, int except = -1) {
+    const unsigned n = c.num_paths;
+    for (unsigned k = 0; k < n; ++k) {
+        const unsigned p = (c.rr + k) % n;
+        if (static_cast<int>(p) == except) continue;
+        const auto& t = c.tx[p];
+        const bool ok = has(e.cfg(), bug::window_overrun)
+                            ? t.inflight < 300
+                            : t.inflight + 1 <= std::min<double>(t.cwnd, e.cfg().max_inflight);
+        if (ok) {
+            c.rr = p + 1;
+            return static_cast<int>(p);
+        }
+    }
+    return -1;
+}
+
+}  // namespace
+
+// RTO expiry on path p (MR-RTO-1/3/4, MR-PATH-4).
+void on_rto(endpoint& e, connection& c, unsigned p) {
+    if (c.state != conn_state::established) return;
+    const config& cfg = e.cfg();
+    auto& t = c.tx[p];
+    if (t.inflight == 0) return;
+    t.backoff++;
+    t.st.rto_expiries++;
+    e.stats_mut().rto_retransmits++;
+    if (++t.moves_counter >= cfg.moves_after && !has(cfg, bug::no_port_move)) {
+        t.port = impl::new_port(e, c, t.port);
+        if (!has(cfg, bug::no_epoch_bump)) t.epoch = (t.epoch + 1) & 0xF;
+        t.moves_counter = 0;
+        t.st.moves++;
+    }
+    t.cwnd = cfg.cwnd_min;  // only this path's window (MR-RTO-4)
+    for (std::size_t i = 0; i < t.window.size(); ++i) {
+        if (!t.window[i].acked) {
+            if (!resend_same(e, c, p, i)) return;
+            break;
+        }
+    }
+    arm_rto(e, c, p);
+}
+
+// The shared-rto defect: one timer; on expiry every path with packets in
+// flight resends its oldest and collapses to one packet.
+void on_rto_shared(endpoint& e, connection& c) {
+    if (c.state != conn_state::established) return;
+    c.tx[0].backoff++;
+    for (unsigned p = 0; p < c.num_paths; ++p) {
+        auto& t = c.tx[p];
+        if (!t.inflight) continue;
+        t.st.rto_expiries++;
+        e.stats_mut().rto_retransmits++;
+        t.cwnd = e.cfg().cwnd_min;
+        for (std::size_t i = 0; i < t.window.size(); ++i) {
+            if (!t.window[i].acked) {
+                if (!resend_same(e, c, p, i)) return;
+                break;
+            }
+        }
+    }
+    arm_rto(e, c, 0);
+}
+
+void endpoint::impl::pump(endpoint& e, connection& c) {
+    if (c.state != conn_state::established) return;
+    const config& cfg = e.cfg();
+    const nanos now = e.sched().now();
+    const bool paced = c.grant != 0 && c.grant != k_grant_unlimited && !has(cfg, bug::ignore_grant);
+    for (;;) {
+        if (paced && now < c.next_pace) {
+            connection* cp = &c;
+            if (!c.pace_timer->armed()) c.pace_timer->arm_at(c.next_pace, [&e, cp] { pump(e, *cp); });
+            return;
+        }
+        // Re-sends after RNR go first, then first transmissions, skipping paused tags.
+        std::deque<tx_unit>* q = nullptr;
+        std::deque<tx_unit>::iterator it;
+        for (auto* cand : {&c.resend, &c.fresh}) {
+            for (it = cand->begin(); it != cand->end(); ++it) {
+                const auto& m = c.msgs[it->msg];
+                if (it->attempt != m.attempt || m.failed || m.done) continue;  // stale: dropped when reached
+                if (tag_paused(c, m, now)) continue;
+                q = cand;
+                break;
+            }
+            if (q) break;
+        }
+        // Drop stale units at the heads so the queues do not grow.
+        for (auto* cand : {&c.resend, &c.fresh}) {
+            while (!cand->empty() && (cand->front().attempt != c.msgs[cand->front().msg].attempt ||
+                                      c.msgs[cand->front().msg].failed)) {
+                if (q == cand && it == cand->begin()) break;
+                cand->pop_front();
+            }
+        }
+        if (!q) return;
+        const int p = pick_path(e, c);
+        if (p < 0) return;
+        const tx_unit u = *it;
+        q->erase(it);
+        transmit_new(e, c, static_cast<unsigned>(p), u, false);
+        if (paced) {
+            const double rate = c.grant * static_cast<double>(k_grant_unit_bps);
+            const double bytes = static_cast<double>(e.last_frame_size() - 14);  // rates count IP bytes
+            c.next_pace = std::max(now, c.next_pace) + nanos{static_cast<std::int64_t>(std::ceil(bytes * 8e9 / rate))};
+        }
+    }
+}
+
+// ------------------------------------------------------------------ ACK
+
+void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
+    const config& cfg = e.cfg();
+    auto& k = e.stats_mut();
+    const auto& a = f.ackh;
+    if (c.state != conn_state::established || a.path_id >= c.num_paths) {
+        ++k.acks_ignored;
+        return;
+    }
+    const unsigned p = a.path_id;
+    auto& t = c.tx[p];
+    const std::uint32_t cum = f.bth.psn;
+    // Ignore ACKs whose CumAck is beyond what was sent on the path.
+    if (psn24::diff(cum, t.base_ppsn) > psn24::diff(t.next_ppsn, t.base_ppsn)) {
+        ++k.acks_ignored;
+        return;
+    }
+    ++k.acks_received;
+    c.grant = a.grant_rate == 0 ? 1 : a.grant_rate;  // the latest accepted ACK's grant
+    if (a.ece()) t.st.ece_received++;
+    if (core::seq16::lt(c.max_rnr_count, a.rnr_count)) c.max_rnr_count = a.rnr_count;
+    const bool missing = rnr_missing(c);
+
+    std::uint32_t newly = 0;
+    const std::uint32_t trig = a.trig_ppsn.ppsn();
+    auto ack_one = [&](inflight_pkt& pkt, std::uint32_t ppsn) {
+        pkt.acked = true;
+        t.inflight--;
+        ++newly;
+        if (pkt.tx_seq > t.hi_acked_tx_seq || !t.any_acked) {
+            t.hi_acked_tx_seq = pkt.tx_seq;
+            t.hi_acked_epoch = pkt.epoch;
+            t.any_acked = true;
+        }
+        if (ppsn == trig && (!pkt.retransmitted || has(cfg, bug::karn_violation))) {
+            // RFC 6298 with Karn's rule: no samples from retransmitted packets.
+            auto& est = estimator(c, p, cfg);
+            const nanos r = e.sched().now() - pkt.last_sent;
+            if (!est.has_rtt) {
+                est.srtt = r;
+                est.rttvar = r / 2;
+                est.has_rtt = true;
+            } else {
+                est.rttvar = (3 * est.rttvar + (est.srtt > r ? est.srtt - r : r - est.srtt)) / 4;
+                est.srtt = (7 * est.srtt + r) / 8;
+            }
+        }
+        auto& m = c.msgs[pkt.unit.msg];
+        if (pkt.unit.attempt == m.attempt && !m.pkt_acked[pkt.unit.index]) {
+            m.pkt_acked[pkt.unit.index] = true;
+            m.acked++;
+            if (missing && is_send(m)) m.held = true;  // MR-RNR-6
+        }
+    };
+    while (t.base_ppsn != cum) {
+        if (t.window.empty()) break;
+        if (!t.window.front().acked) ack_one(t.window.front(), t.base_ppsn);
+        t.window.pop_front();
+        t.base_ppsn = psn24::add(t.base_ppsn, 1);
+    }
+    for (unsigned i = a.sack.next_set(1); i < sack256::k_bits; i = a.sack.next_set(i + 1)) {
+        if (i >= t.window.size()) break;
+        if (!t.window[i].acked) ack_one(t.window[i], psn24::add(t.base_ppsn, i));
+    }
+    if (newly) {
+        // Timer restart (§5 terms): ends the run of consecutive expiries on this path.
+        estimator(c, p, cfg).backoff = 0;
+        t.moves_counter = 0;
+        restart_or_cancel(e, c, p);
+    }
+
+    // MR-CC-2: per path, at the end of each window.
+    if (!t.window_open) {
+        t.window_open = true;
+        t.window_end = t.next_ppsn;
+        t.ce_at_window_start = a.ce_count;
+        t.acked_in_window = 0;
+    } else {
+        t.acked_in_window += newly;
+        if (t.acked_in_window > 0 && psn24::le(t.window_end, t.base_ppsn)) {
+            const auto ce = static_cast<std::uint16_t>(a.ce_count - t.ce_at_window_start);
+            double F = std::min(1.0, static_cast<double>(ce) / t.acked_in_window);
+            if (has(cfg, bug::ignore_ecn)) F = 0;
+            t.alpha = (1 - cfg.aimd_g) * t.alpha + cfg.aimd_g * F;
+            if (F > 0) {
+                for (unsigned q = 0; q < c.num_paths; ++q) {
+                    if (q != p && !has(cfg, bug::shared_cwnd)) continue;  // MR-CC-3
+                    auto& w = c.tx[q];
+                    w.cwnd = std::max<double>(cfg.cwnd_min, w.cwnd * (1 - t.alpha / 2));
+                }
+            } else {
+                t.cwnd = std::min<double>(t.cwnd + 1, cfg.max_inflight);
+            }
+            t.window_end = t.next_ppsn;
+            t.ce_at_window_start = a.ce_count;
+            t.acked_in_window = 0;
+        }
+    }
+
+    // Loss (§5 terms): unacked, and a PPSN sent later in the same epoch is acked.
+    if (!has(cfg, bug::no_fast_retx) && t.any_acked) {
+        for (std::size_t i = 0; i < t.window.size(); ++i) {
+            auto& pkt = t.window[i];
+            if (pkt.acked || pkt.epoch != t.hi_acked_epoch || pkt.tx_seq >= t.hi_acked_tx_seq) continue;
+            ++k.fast_retransmits;
+            if (has(cfg, bug::retx_other_path)) {
+                const int q = pick_path(e, c, static_cast<int>(p));
+                if (q >= 0) {
+                    const tx_unit u = pkt.unit;
+                    pkt.acked = true;  // abandoned on this path
+                    t.inflight--;
+                    transmit_new(e, c, static_cast<unsigned>(q), u, true);
+                    continue;
+                }
+            }
+            if (!resend_same(e, c, p, i)) return;
+            if (has(cfg, bug::go_back_n)) {
+                for (std::size_t j = i + 1; j < t.window.size(); ++j)
+                    if (t.window[j].tx_seq < t.hi_acked_tx_seq || t.window[j].acked)
+                        if (!resend_same(e, c, p, j)) return;
+                break;
+            }
+        }
+    }
+    if (missing && !c.rnr_query_outstanding) {
+        c.rnr_query_outstanding = true;
+        ++k.rnr_queries;
+        send_ctrl(e, c, ctrl_type::rnr_query, {}, c.remote_id, ctrl_port(c));
+    }
+    try_complete_sends(e, c);
+    pump(e, c);
+}
+
+// ------------------------------------------------------------------ NAK, RNR
+
+void endpoint::impl::on_nak(endpoint& e, connection& c, const frame& f) {
+    ++e.stats_mut().naks_received;
+    const auto& n = f.nakh;
+    switch (static_cast<nak_code>(n.code)) {
+    case nak_code::unknown_connection:
+    case nak_code::connection_closing:
+    case nak_code::invalid_path: return fail_connection(e, c);
+    case nak_code::psn_out_of_window: return;  // not acknowledged; the RTO recovers
+    default: break;
+    }
+    if (n.path_id >= c.num_paths) return;
+    auto& t = c.tx[n.path_id];
+    const std::uint32_t i = psn24::diff(n.nak_ppsn.ppsn(), t.base_ppsn);
+    if (i >= t.window.size() || t.window[i].acked) return;
+    // NAK outcomes (§5): the PPSN is acknowledged; the message fails.
+    auto& pkt = t.window[i];
+    pkt.acked = true;
+    t.inflight--;
+    wc_status st = wc_status::remote_operational;
+    if (n.code == 0x01) st = wc_status::remote_invalid;
+    if (n.code == 0x02) st = wc_status::remote_access;
+    if (n.code == 0x0F) st = wc_status::header_mismatch;
+    fail_message(e, c, pkt.unit.msg, st);
+    restart_or_cancel(e, c, n.path_id);
+    try_complete_sends(e, c);
+    pump(e, c);
+}
+
+namespace {
+void resume_tag(endpoint& e, connection& c, std::uint16_t tag, bool all) {
+    std::deque<tx_unit> again;
+    for (std::uint32_t idx = 0; idx < c.msgs.size(); ++idx) {
+        auto& m = c.msgs[idx];
+        if (!m.rnr_current || m.done || m.failed || (!all && m.tag != tag)) continue;
+        // MR-RNR-4: re-send the whole message, new PPSNs, RNR_RESEND, Attempt + 1.
+        m.rnr_current = false;
+        m.rnr_resend = true;
+        m.attempt = (m.attempt + 1) & 0xF;
+        m.acked = 0;
+        m.held = false;
+        m.pkt_acked.assign(m.npkts, false);
+        for (std::uint32_t i = 0; i < m.npkts; ++i) again.push_back({idx, i, m.attempt});
+    }
+    c.resend.insert(c.resend.end(), again.begin(), again.end());
+    impl::pump(e, c);
+}
+}  // namespace
+
+void endpoint::impl::on_rnr(endpoint& e, connection& c, const frame& f) {
+    const config& cfg = e.cfg();
+    ++e.stats_mut().rnrs_received;
+    const auto& r = f.rnrh;
+    if (r.rnr_seq != 0) c.rnr_seqs_seen.insert(r.rnr_seq);
+    auto sit = c.stream_pending.find(r.stream_id);
+    out_message* m = nullptr;
+    if (sit != c.stream_pending.end())
+        for (auto idx : sit->second)
+            if (c.msgs[idx].stream_seq == r.stream_seq) m = &c.msgs[idx];
+    if (m && is_send(*m) && r.attempt == (m->attempt & 0xF) && !m->done && !m->failed) {
+        // MR-RNR-2: pause only this tag, until the latest-ending timer on it.
+        m->rnr_current = true;
+        const nanos until = e.sched().now() + rnr_timer_duration(r.timer_code);
+        const bool all = has(cfg, bug::rnr_pauses_all);
+        nanos& slot = all ? c.all_paused_until : c.tag_paused_until[m->tag];
+        slot = std::max(slot, until);
+        auto& tm = c.tag_timers[all ? 0xFFFF : m->tag];
+        if (!tm) tm = std::make_unique<sim::timer>(e.sched());
+        if (!has(cfg, bug::frozen_rnr)) {  // frozen-rnr: never resumes (MR-RNR-4)
+            connection* cp = &c;
+            const std::uint16_t tag = m->tag;
+            tm->arm_at(slot, [&e, cp, tag, all] { resume_tag(e, *cp, tag, all); });
+        }
+    }
+    if (!rnr_missing(c)) on_rnr_sync(e, c, c.max_rnr_count);
+}
+
+void endpoint::impl::on_rnr_sync(endpoint& e, connection& c, std::uint16_t count) {
+    if (core::seq16::lt(c.max_rnr_count, count)) c.max_rnr_count = count;
+    if (rnr_missing(c)) {
+        ++e.stats_mut().rnr_queries;
+        send_ctrl(e, c, ctrl_type::rnr_query, {}, c.remote_id, ctrl_port(c));
+        return;
+    }
+    c.rnr_query_outstanding = false;
+    for (auto& m : c.msgs) m.held = false;
+    try_complete_sends(e, c);
+}
+
+// ------------------------------------------------------------------ completions
+
+void endpoint::impl::try_complete_sends(endpoint& e, connection& c) {
+    const bool any_order = has(e.cfg(), bug::stream_order);
+    for (auto& [stream, q] : c.stream_pending) {
+        for (auto it = q.begin(); it != q.end();) {
+            auto& m = c.msgs[*it];
+            const bool finished = m.failed || (m.acked == m.npkts && !m.rnr_current && !m.held);
+            if (!finished) {
+                if (!any_order) break;  // MR-STR-1: in StreamSeq order
+                ++it;
+                continue;
+            }
+            completion wc;
+            wc.wr_id = m.wr_id;
+            wc.kind = is_send(m) ? wc_kind::send : wc_kind::write;
+            wc.status = m.failed ? m.status : wc_status::success;
+            wc.stream = m.stream;
+            wc.stream_seq = m.stream_seq;
+            wc.tag = m.tag;
+            wc.length = m.length;
+            complete(e, c, wc);
+            m.done = true;
+            m.data.clear();
+            m.data.shrink_to_fit();
+            it = q.erase(it);
+        }
+    }
+}
+
+}  // namespace mrct::endpoint

@@ -1,0 +1,258 @@
+#include <algorithm>
+#include <set>
+
+#include "harness.h"
+#include "wire/protocol.h"
+
+using namespace mrct;
+using namespace mrct::test;
+using namespace std::chrono_literals;
+using fabric::direction;
+namespace ep = mrct::endpoint;
+
+namespace {
+constexpr auto k_write = static_cast<std::uint8_t>(wire::opcode::write);
+constexpr auto k_ack = static_cast<std::uint8_t>(wire::opcode::ack);
+}  // namespace
+
+TEST_CASE("CONNECT/ACCEPT negotiate paths and MTU, random initial PPSNs (MR-CONN-1)") {
+    ep::config ca, cb;
+    ca.num_paths = 8;
+    cb.num_paths = 4;
+    cb.mtu = 1024;
+    pair_rig r({}, ca, cb);
+    REQUIRE(r.a->established(r.conn_a));
+    REQUIRE(r.b->established(r.conn_b));
+    CHECK(r.a->path_info(r.conn_a).size() == 4);
+    CHECK(r.b->path_info(r.conn_b).size() == 4);
+    auto connects = r.frames(direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::ctrl));
+    REQUIRE(!connects.empty());
+    CHECK(connects[0].f().bth.dest_qp == wire::k_listener_qp);
+    // Data uses the agreed MTU: a 3000-byte write is 3 packets.
+    auto rk = r.b->register_mr(4096);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(3000), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(1ms);
+    CHECK(r.frames(direction::a_to_b, k_write).size() == 3);
+}
+
+TEST_CASE("WRITE places every byte at its address and completes once (MR-OOO-1, MR-OOO-3)") {
+    pair_rig r;
+    const auto data = pattern(1 << 20);
+    auto rk = r.b->register_mr(data.size() + 100);
+    REQUIRE(r.a->post_write(r.conn_a, 3, data, r.b->mr_va(rk) + 100, rk, 77).ok());
+    r.run_for(5ms);
+    auto wc = r.a->poll();
+    REQUIRE(wc.size() == 1);
+    CHECK(wc[0].wr_id == 77);
+    CHECK(wc[0].status == ep::wc_status::success);
+    auto mem = r.b->mr_bytes(rk);
+    CHECK(std::equal(data.begin(), data.end(), mem.begin() + 100));
+    CHECK(r.b->poll().empty());  // a plain WRITE raises no receive completion
+    CHECK(r.a->stats().fast_retransmits == 0);
+    CHECK(r.a->stats().rto_retransmits == 0);
+    // Sprayed over all 8 paths with distinct ports (MR-PATH-1, MR-PATH-5).
+    std::set<unsigned> paths;
+    std::set<std::uint16_t> ports;
+    for (const auto& t : r.frames(direction::a_to_b, k_write)) {
+        paths.insert(t.f().mrh.path_id);
+        ports.insert(t.f().udp.sport);
+        CHECK(t.f().ipv4.df);
+        CHECK(t.f().ipv4.identification == 0);
+        CHECK(t.f().ipv4.ecn == wire::k_ecn_ect0);
+    }
+    CHECK(paths.size() == 8);
+    CHECK(ports.size() == 8);
+}
+
+TEST_CASE("SEND lands at receive(tag, RecvIdx) + offset; completions on both sides (MR-OOO-2)") {
+    pair_rig r;
+    auto rk = r.b->register_mr(64 * 1024);
+    REQUIRE(r.b->post_recv(r.conn_b, 5, rk, 0, 16384, 500).ok());
+    REQUIRE(r.b->post_recv(r.conn_b, 5, rk, 16384, 16384, 501).ok());
+    const auto m0 = pattern(10000, 1), m1 = pattern(9000, 2);
+    REQUIRE(r.a->post_send(r.conn_a, 0, 5, m0, 10).ok());
+    REQUIRE(r.a->post_send(r.conn_a, 0, 5, m1, 11, 0xABCD).ok());
+    r.run_for(2ms);
+    auto rx = r.b->poll();
+    REQUIRE(rx.size() == 2);
+    CHECK(rx[0].wr_id == 500);
+    CHECK(rx[1].wr_id == 501);
+    CHECK(rx[1].imm == 0xABCDu);
+    auto mem = r.b->mr_bytes(rk);
+    CHECK(std::equal(m0.begin(), m0.end(), mem.begin()));
+    CHECK(std::equal(m1.begin(), m1.end(), mem.begin() + 16384));
+    auto tx = r.a->poll();
+    REQUIRE(tx.size() == 2);
+    CHECK(tx[0].wr_id == 10);
+    CHECK(tx[1].wr_id == 11);
+}
+
+TEST_CASE("a lost packet is resent once, at once, same path and PPSN, RETX set (MR-SACK-3/4)") {
+    fabric::fabric_config fc;
+    fc.path_stages_ab[2] = {{"delay", {{"delay", "2us"}}}, {"match_drop", {{"opcode", "WRITE"}, {"path_id", "2"}, {"skip", "1"}}}};
+    pair_rig r(fc);
+    auto rk = r.b->register_mr(1 << 20);
+    const auto data = pattern(256 * 1024);
+    REQUIRE(r.a->post_write(r.conn_a, 0, data, r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(5ms);
+    auto writes = r.frames(direction::a_to_b, k_write);
+    std::vector<wire::frame> retx;
+    for (const auto& t : writes)
+        if (t.f().mrh.flags & wire::k_flag_retx) retx.push_back(t.f());
+    REQUIRE(retx.size() == 1);
+    CHECK(retx[0].mrh.path_id == 2);
+    // The second WRITE on path 2 was dropped: the resend has its PPSN.
+    std::vector<std::uint32_t> path2;
+    for (const auto& t : writes)
+        if (t.f().mrh.path_id == 2 && !(t.f().mrh.flags & wire::k_flag_retx)) path2.push_back(t.f().bth.psn);
+    REQUIRE(path2.size() >= 2);
+    CHECK(retx[0].bth.psn == path2[1]);
+    CHECK(r.a->stats().rto_retransmits == 0);
+    CHECK(r.a->stats().fast_retransmits == 1);
+    CHECK(std::equal(data.begin(), data.end(), r.b->mr_bytes(rk).begin()));
+    CHECK(r.a->poll().size() == 1);
+}
+
+TEST_CASE("RTO per path with backoff; port moves after 2 expiries with an epoch bump (MR-RTO-4, MR-PATH-2/4)") {
+    fabric::fabric_config fc;
+    fc.path_stages_ab[3] = {{"delay", {{"delay", "2us"}}}, {"blackhole", {{"fail_at", "0"}, {"restore_at", "never"}}}};
+    pair_rig r(fc);
+    auto rk = r.b->register_mr(1 << 20);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(64 * 1024), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(20ms);
+    auto p3 = r.a->path_info(r.conn_a)[3];
+    CHECK(p3.rto_expiries >= 2);
+    CHECK(p3.moves >= 1);
+    CHECK(p3.epoch >= 1);
+    // The moved port hashes to some fabric path; once it is not path 3 the packet gets through.
+    auto wc = r.a->poll();
+    REQUIRE(wc.size() == 1);
+    CHECK(wc[0].status == ep::wc_status::success);
+    // Other paths never expired (MR-RTO-2).
+    for (unsigned p : {0u, 1u, 2u, 4u}) CHECK(r.a->path_info(r.conn_a)[p].rto_expiries == 0);
+}
+
+TEST_CASE("retry limit: a packet sent 7 times unacknowledged fails the message and the connection (MR-SACK-6)") {
+    ep::config c;
+    c.num_paths = 1;
+    pair_rig r({}, c, c);
+    // After the handshake, every fabric path: a moved port must not escape.
+    for (unsigned p = 0; p < r.fab->size(); ++p) r.fab->at(direction::a_to_b, p).set_failed(true);
+    auto rk = r.b->register_mr(8192);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(100), r.b->mr_va(rk), rk, 9).ok());
+    r.run_for(2s);
+    auto wc = r.a->poll();
+    REQUIRE(wc.size() == 1);
+    CHECK(wc[0].status == ep::wc_status::retry_exceeded);
+    CHECK(r.a->in_error(r.conn_a));
+    CHECK(r.frames(direction::a_to_b, k_write).size() == 7);
+}
+
+TEST_CASE("completions follow StreamSeq order within a stream, not across streams (MR-STR-1/2)") {
+    fabric::fabric_config fc;
+    ep::config c;
+    c.num_paths = 2;
+    // Path 0 slow: message 0 (first packet on path 0) completes after message 1 is placed.
+    fc.path_stages_ab[0] = {{"delay", {{"delay", "200us"}}}};
+    fc.path_stages_ab[1] = {{"delay", {{"delay", "2us"}}}};
+    pair_rig r(fc, c, c);
+    auto rk = r.b->register_mr(1 << 16);
+    REQUIRE(r.b->post_recv(r.conn_b, 1, rk, 0, 4096, 100).ok());
+    REQUIRE(r.b->post_recv(r.conn_b, 1, rk, 4096, 4096, 101).ok());
+    REQUIRE(r.b->post_recv(r.conn_b, 2, rk, 8192, 4096, 200).ok());
+    REQUIRE(r.a->post_send(r.conn_a, 7, 1, pattern(100), 1).ok());   // stream 7 seq 0, path 0 (slow)
+    REQUIRE(r.a->post_send(r.conn_a, 7, 1, pattern(100), 2).ok());   // stream 7 seq 1, path 1
+    REQUIRE(r.a->post_send(r.conn_a, 8, 2, pattern(100), 3).ok());   // stream 8, path 0 (slow)
+    r.run_for(2ms);
+    auto rx = r.b->poll();
+    REQUIRE(rx.size() == 3);
+    std::vector<std::uint64_t> order;
+    for (const auto& w : rx) order.push_back(w.wr_id);
+    auto pos = [&](std::uint64_t id) { return std::find(order.begin(), order.end(), id) - order.begin(); };
+    CHECK(pos(100) < pos(101));
+}
+
+TEST_CASE("RNR pauses only the tag, resumes after the timer with Attempt+1 and RNR_RESEND (MR-RNR-1..4)") {
+    ep::config cb;
+    cb.rnr_timer_code = 14;  // 1.28 ms
+    pair_rig r({}, {}, cb);
+    auto rk = r.b->register_mr(1 << 16);
+    REQUIRE(r.b->post_recv(r.conn_b, 2, rk, 32768, 8192, 200).ok());
+    REQUIRE(r.a->post_send(r.conn_a, 0, 1, pattern(6000), 1).ok());  // tag 1: nothing posted -> RNR
+    r.run_for(100us);
+    REQUIRE(r.frames(direction::b_to_a, static_cast<std::uint8_t>(wire::opcode::rnr)).size() == 1);
+    // Other tags flow during the pause (MR-RNR-3).
+    REQUIRE(r.a->post_send(r.conn_a, 1, 2, pattern(500), 2).ok());
+    r.run_for(200us);
+    auto rx = r.b->poll();
+    REQUIRE(rx.size() == 1);
+    CHECK(rx[0].wr_id == 200);
+    // Post the receive; the sender resumes on its own at expiry.
+    REQUIRE(r.b->post_recv(r.conn_b, 1, rk, 0, 8192, 100).ok());
+    r.run_for(3ms);
+    rx = r.b->poll();
+    REQUIRE(rx.size() == 1);
+    CHECK(rx[0].wr_id == 100);
+    std::vector<wire::frame> resent;
+    for (const auto& t : r.frames(direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::send)))
+        if (t.f().mrh.flags & wire::k_flag_rnr_resend) resent.push_back(t.f());
+    REQUIRE(resent.size() == 2);  // 6000 bytes: 2 packets
+    CHECK(resent[0].mrh.attempt == 1);
+    const auto first_resend = std::find_if(r.tap.begin(), r.tap.end(), [](const tapped& t) {
+        return t.dir == direction::a_to_b && t.bytes.size() > 60 && (t.f().mrh.flags & wire::k_flag_rnr_resend);
+    });
+    const auto rnr = r.frames(direction::b_to_a, static_cast<std::uint8_t>(wire::opcode::rnr))[0];
+    CHECK(first_resend->t - rnr.t >= 1280us);  // paused at least the RNR time (MR-RNR-2)
+    auto tx = r.a->poll();
+    CHECK(tx.size() == 2);
+}
+
+TEST_CASE("ECE trims only the marked path's window (MR-CC-2, MR-CC-3)") {
+    fabric::fabric_config fc;
+    fc.path_stages_ab[0] = {{"delay", {{"delay", "2us"}}}, {"ecn_mark", {{"p", "1"}}}};
+    pair_rig r(fc);
+    auto rk = r.b->register_mr(8 << 20);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(8 << 20), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(20ms);
+    auto info = r.a->path_info(r.conn_a);
+    CHECK(info[0].ece_received > 0);
+    CHECK(info[0].cwnd < 16);
+    for (unsigned p = 1; p < 8; ++p) CHECK(info[p].cwnd > 16);
+    CHECK(r.a->poll().size() == 1);
+}
+
+TEST_CASE("grants: one active sender gets the whole inbound rate (MR-GR-1)") {
+    pair_rig r;
+    auto rk = r.b->register_mr(1 << 16);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(20000), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(1ms);
+    auto acks = r.frames(direction::b_to_a, k_ack);
+    REQUIRE(!acks.empty());
+    for (const auto& t : acks) CHECK(t.f().ackh.grant_rate == 4000);  // 400 Gb/s in 100 Mb/s units
+}
+
+TEST_CASE("NAK 0x02 for a WRITE outside the R_Key's bounds; error completion (MR-OOO-4)") {
+    pair_rig r;
+    auto rk = r.b->register_mr(1000);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(2000), r.b->mr_va(rk), rk, 5).ok());
+    r.run_for(1ms);
+    auto naks = r.frames(direction::b_to_a, static_cast<std::uint8_t>(wire::opcode::nak));
+    REQUIRE(!naks.empty());
+    CHECK(naks[0].f().nakh.code == 0x02);
+    auto wc = r.a->poll();
+    REQUIRE(wc.size() == 1);
+    CHECK(wc[0].status == ep::wc_status::remote_access);
+}
+
+TEST_CASE("a corrupted frame is dropped and counted, then recovered (MR-HDR-2)") {
+    fabric::fabric_config fc;
+    fc.path_stages_ab[1] = {{"delay", {{"delay", "2us"}}}, {"corrupt", {{"p", "0.5"}}}};
+    pair_rig r(fc);
+    auto rk = r.b->register_mr(1 << 20);
+    const auto data = pattern(512 * 1024);
+    REQUIRE(r.a->post_write(r.conn_a, 0, data, r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(50ms);
+    CHECK(r.b->stats().drops[static_cast<int>(wire::drop_reason::bad_icrc)] > 0);
+    REQUIRE(r.a->poll().size() == 1);
+    CHECK(std::equal(data.begin(), data.end(), r.b->mr_bytes(rk).begin()));
+}

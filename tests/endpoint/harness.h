@@ -1,0 +1,79 @@
+// Two reference endpoints, A and B, joined by a fabric in virtual time.
+// Fabric path i carries endpoint path i (initial ports pinned), so per-path
+// impairments hit the endpoint path of the same number; moved ports hash.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <vector>
+
+#include "endpoint/endpoint.h"
+#include "fabric/fabric.h"
+#include "sim/drivers.h"
+#include "wire/frame.h"
+
+namespace mrct::test {
+
+struct tapped {
+    core::nanos t;
+    fabric::direction dir;
+    core::byte_buffer bytes;
+    wire::frame f() const { return wire::decode_ethernet(bytes, {.verify_icrc = false}).f; }
+};
+
+struct pair_rig {
+    sim::scheduler s;
+    sim::virtual_driver d{s};
+    std::unique_ptr<fabric::fabric> fab;
+    std::unique_ptr<endpoint::endpoint> a, b;
+    std::uint32_t conn_a = 0, conn_b = 0;
+    std::vector<tapped> tap;  // every frame as it entered the fabric
+
+    explicit pair_rig(fabric::fabric_config fc = {}, endpoint::config ca = {}, endpoint::config cb = {},
+                      std::uint64_t seed = 1) {
+        fc.paths = std::max(fc.paths, std::max(ca.num_paths, cb.num_paths));
+        auto f = fabric::fabric::create(s, fc);
+        REQUIRE(f.ok());
+        fab = std::move(*f);
+        endpoint::address aa{{2, 0, 0, 0, 0, 1}, {10, 0, 0, 1}}, ab{{2, 0, 0, 0, 0, 2}, {10, 0, 0, 2}};
+        a = std::make_unique<endpoint::endpoint>(s, ca, aa, seed, [this](core::bytes_view fr) {
+            tap.push_back({s.now(), fabric::direction::a_to_b, {fr.begin(), fr.end()}});
+            fab->send(fabric::direction::a_to_b, fr);
+        });
+        b = std::make_unique<endpoint::endpoint>(s, cb, ab, seed + 1, [this](core::bytes_view fr) {
+            tap.push_back({s.now(), fabric::direction::b_to_a, {fr.begin(), fr.end()}});
+            fab->send(fabric::direction::b_to_a, fr);
+        });
+        fab->set_receiver(fabric::direction::a_to_b, [this](core::bytes_view fr, const fabric::packet_meta&) { b->receive(fr); });
+        fab->set_receiver(fabric::direction::b_to_a, [this](core::bytes_view fr, const fabric::packet_meta&) { a->receive(fr); });
+        b->listen();
+        conn_a = a->connect(ab);
+        d.run_until(s.now() + std::chrono::milliseconds(1));
+        pin_ports();
+    }
+    void pin_ports() {
+        auto pa = a->path_info(conn_a);
+        for (unsigned i = 0; i < pa.size(); ++i) fab->pin(pa[i].port, i);
+        if (!b->accepted().empty()) {
+            conn_b = b->accepted().back();
+            auto pb = b->path_info(conn_b);
+            for (unsigned i = 0; i < pb.size(); ++i) fab->pin(pb[i].port, i);
+        }
+    }
+    void run_for(core::nanos t) { d.run_until(s.now() + t); }
+    std::vector<tapped> frames(fabric::direction dir, std::uint8_t opcode) const {
+        std::vector<tapped> v;
+        for (const auto& t : tap)
+            if (t.dir == dir && t.bytes.size() > 42 + 0 && t.f().bth.opcode == opcode) v.push_back(t);
+        return v;
+    }
+};
+
+inline core::byte_buffer pattern(std::size_t n, std::uint8_t seed = 1) {
+    core::byte_buffer b(n);
+    for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::uint8_t>(seed + i * 13 + (i >> 8));
+    return b;
+}
+
+}  // namespace mrct::test
