@@ -55,7 +55,7 @@ struct tx_unit {
 
 struct inflight_pkt {
     tx_unit unit;
-    nanos last_sent{0};
+    nanos first_sent{0}, last_sent{0};
     std::uint64_t tx_seq = 0;   // order of the latest transmission on the path
     std::uint8_t epoch = 0;     // epoch of the latest transmission
     std::uint8_t tx_count = 0;

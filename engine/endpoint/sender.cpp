@@ -152,7 +152,7 @@ void transmit_new(endpoint& e, connection& c, unsigned p, tx_unit u, bool retx) 
     auto& t = c.tx[p];
     inflight_pkt pkt;
     pkt.unit = u;
-    pkt.last_sent = e.sched().now();
+    pkt.first_sent = pkt.last_sent = e.sched().now();
     pkt.tx_seq = ++t.tx_seq;
     pkt.epoch = t.epoch;
     pkt.tx_count = 1;
@@ -317,7 +317,9 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
         if (ppsn == trig && (!pkt.retransmitted || has(cfg, bug::karn_violation))) {
             // RFC 6298 with Karn's rule: no samples from retransmitted packets.
             auto& est = estimator(c, p, cfg);
-            const nanos r = e.sched().now() - pkt.last_sent;
+            // karn-violation measures a retransmitted packet from its first
+            // transmission: the ambiguity Karn's rule exists to avoid.
+            const nanos r = e.sched().now() - (pkt.retransmitted ? pkt.first_sent : pkt.last_sent);
             if (!est.has_rtt) {
                 est.srtt = r;
                 est.rttvar = r / 2;

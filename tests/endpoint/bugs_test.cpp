@@ -1,0 +1,321 @@
+// Every bug profile differs from the reference exactly where documented: each
+// scenario is run twice, reference and mutant, and the clause's observable is
+// compared. These are the behaviours the assertions (issue 4) must catch.
+#include <algorithm>
+#include <set>
+
+#include "harness.h"
+#include "wire/protocol.h"
+
+using namespace mrct;
+using namespace mrct::test;
+using namespace std::chrono_literals;
+using fabric::direction;
+namespace ep = mrct::endpoint;
+
+namespace {
+
+ep::config with(ep::bug b, unsigned paths = 8) {
+    ep::config c;
+    c.bug_profile = b;
+    c.num_paths = paths;
+    return c;
+}
+constexpr auto k_write = static_cast<std::uint8_t>(wire::opcode::write);
+constexpr auto k_send = static_cast<std::uint8_t>(wire::opcode::send);
+
+// RNR on tag 1 (no receive posted), receive posted 100 us later.
+struct rnr_run {
+    std::vector<ep::completion> rx;
+    core::nanos tag2_done{-1};
+};
+rnr_run rnr_scenario(ep::bug b) {
+    pair_rig r({}, with(b), {});
+    auto rk = r.b->register_mr(1 << 16);
+    REQUIRE(r.b->post_recv(r.conn_b, 2, rk, 32768, 8192, 200).ok());
+    REQUIRE(r.a->post_send(r.conn_a, 0, 1, pattern(6000), 1).ok());
+    r.run_for(100us);
+    REQUIRE(r.a->post_send(r.conn_a, 1, 2, pattern(500), 2).ok());
+    REQUIRE(r.b->post_recv(r.conn_b, 1, rk, 0, 8192, 100).ok());
+    rnr_run out;
+    for (int i = 0; i < 100; ++i) {
+        r.run_for(50us);
+        for (auto& w : r.b->poll()) {
+            if (w.wr_id == 200) out.tag2_done = r.s.now();
+            out.rx.push_back(w);
+        }
+    }
+    return out;
+}
+
+// One packet of a 64 KiB write dropped on path 2.
+struct loss_run {
+    ep::counters k;
+    std::vector<wire::frame> retx;
+};
+loss_run loss_scenario(ep::bug b) {
+    fabric::fabric_config fc;
+    fc.path_stages_ab[2] = {{"delay", {{"delay", "2us"}}},
+                            {"match_drop", {{"opcode", "WRITE"}, {"path_id", "2"}, {"skip", "1"}}}};
+    pair_rig r(fc, with(b), {});
+    auto rk = r.b->register_mr(1 << 20);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(256 * 1024), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(20ms);
+    REQUIRE(r.a->poll().size() == 1);
+    loss_run out{r.a->stats(), {}};
+    for (const auto& t : r.frames(direction::a_to_b, k_write))
+        if (t.f().mrh.flags & wire::k_flag_retx) out.retx.push_back(t.f());
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("frozen-rnr: the paused tag never resumes (MR-RNR-4)") {
+    auto ref = rnr_scenario(ep::bug::none);
+    auto bad = rnr_scenario(ep::bug::frozen_rnr);
+    auto has = [](const rnr_run& r, std::uint64_t id) {
+        return std::any_of(r.rx.begin(), r.rx.end(), [&](const auto& w) { return w.wr_id == id; });
+    };
+    CHECK(has(ref, 100));
+    CHECK_FALSE(has(bad, 100));
+    CHECK(has(bad, 200));  // other tags still flow
+}
+
+TEST_CASE("rnr-pauses-all: another tag waits for the pause too (MR-RNR-3)") {
+    auto ref = rnr_scenario(ep::bug::none);
+    auto bad = rnr_scenario(ep::bug::rnr_pauses_all);
+    REQUIRE(ref.tag2_done.count() > 0);
+    REQUIRE(bad.tag2_done.count() > 0);
+    CHECK(bad.tag2_done - ref.tag2_done > 1ms);
+}
+
+TEST_CASE("shared-rto: a slow path inflates the fast paths' RTO (MR-RTO-1/2)") {
+    auto rto0 = [](ep::bug b) {
+        fabric::fabric_config fc;
+        fc.path_stages_ab[1] = {{"delay", {{"delay", "2ms"}}}};
+        fc.path_stages_ba[1] = {{"delay", {{"delay", "2ms"}}}};
+        pair_rig r(fc, with(b, 2), with(ep::bug::none, 2));
+        auto rk = r.b->register_mr(4 << 20);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(4 << 20), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(50ms);
+        return r.a->path_info(r.conn_a)[0].rto;
+    };
+    CHECK(rto0(ep::bug::none) < 500us);
+    CHECK(rto0(ep::bug::shared_rto) > 2ms);
+}
+
+TEST_CASE("no-fast-retx: the SACK gap is ignored; only the RTO recovers (MR-SACK-3)") {
+    auto ref = loss_scenario(ep::bug::none);
+    auto bad = loss_scenario(ep::bug::no_fast_retx);
+    CHECK(ref.k.fast_retransmits == 1);
+    CHECK(ref.k.rto_retransmits == 0);
+    CHECK(bad.k.fast_retransmits == 0);
+    CHECK(bad.k.rto_retransmits >= 1);
+}
+
+TEST_CASE("go-back-n: packets after the lost one are resent too (MR-SACK-4)") {
+    auto ref = loss_scenario(ep::bug::none);
+    auto bad = loss_scenario(ep::bug::go_back_n);
+    CHECK(ref.retx.size() == 1);
+    CHECK(bad.retx.size() > 1);
+}
+
+TEST_CASE("retx-other-path: the resend leaves on another path with a new PPSN (MR-SACK-3)") {
+    auto ref = loss_scenario(ep::bug::none);
+    auto bad = loss_scenario(ep::bug::retx_other_path);
+    REQUIRE(ref.retx.size() == 1);
+    REQUIRE(bad.retx.size() >= 1);
+    CHECK(ref.retx[0].mrh.path_id == 2);
+    CHECK(bad.retx[0].mrh.path_id != 2);
+}
+
+TEST_CASE("karn-violation: an RTO-recovered packet yields an inflated RTT sample (MR-RTO-3)") {
+    auto srtt = [](ep::bug b) {
+        fabric::fabric_config fc;
+        fc.default_stages = {{"delay", {{"delay", "5us"}}}, {"match_drop", {{"opcode", "WRITE"}, {"skip", "3"}}}};
+        auto snd = with(b, 1);
+        snd.rto_min = 1ms;  // the RTO recovery then takes >= 1 ms: a large, unmistakable wrong sample
+        pair_rig r(fc, snd, with(ep::bug::none, 1));
+        auto rk = r.b->register_mr(1 << 16);
+        for (int i = 0; i < 5; ++i) {  // single-packet messages, one at a time
+            REQUIRE(r.a->post_write(r.conn_a, 0, pattern(100), r.b->mr_va(rk), rk, static_cast<std::uint64_t>(i)).ok());
+            r.run_for(5ms);
+        }
+        CHECK(r.a->stats().rto_retransmits == 1);
+        return r.a->path_info(r.conn_a)[0].srtt;
+    };
+    CHECK(srtt(ep::bug::none) < 50us);
+    CHECK(srtt(ep::bug::karn_violation) > 100us);
+}
+
+TEST_CASE("same-entropy: every path uses one source port (MR-PATH-1)") {
+    for (auto b : {ep::bug::none, ep::bug::same_entropy}) {
+        pair_rig r({}, with(b), {});
+        std::set<std::uint16_t> ports;
+        for (const auto& p : r.a->path_info(r.conn_a)) ports.insert(p.port);
+        CHECK(ports.size() == (b == ep::bug::none ? 8u : 1u));
+    }
+}
+
+TEST_CASE("no-epoch-bump and no-port-move (MR-PATH-2, MR-PATH-4)") {
+    auto run = [](ep::bug b) {
+        fabric::fabric_config fc;
+        fc.path_stages_ab[3] = {{"blackhole", {{"fail_at", "0"}}}};
+        pair_rig r(fc, with(b), {});
+        auto rk = r.b->register_mr(1 << 20);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(64 * 1024), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(10ms);
+        return r.a->path_info(r.conn_a)[3];
+    };
+    auto ref = run(ep::bug::none), ne = run(ep::bug::no_epoch_bump), nm = run(ep::bug::no_port_move);
+    CHECK(ref.moves >= 1);
+    CHECK(ref.epoch == ref.moves % 16);
+    CHECK(ne.moves >= 1);
+    CHECK(ne.epoch == 0);
+    CHECK(nm.moves == 0);
+    CHECK(nm.rto_expiries >= 2);
+}
+
+TEST_CASE("ignore-ecn and shared-cwnd (MR-CC-2, MR-CC-3)") {
+    auto run = [](ep::bug b) {
+        fabric::fabric_config fc;
+        fc.path_stages_ab[0] = {{"delay", {{"delay", "2us"}}}, {"ecn_mark", {{"p", "1"}}}};
+        pair_rig r(fc, with(b), {});
+        auto rk = r.b->register_mr(8 << 20);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(8 << 20), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(20ms);
+        return r.a->path_info(r.conn_a);
+    };
+    auto ref = run(ep::bug::none), ie = run(ep::bug::ignore_ecn), sc = run(ep::bug::shared_cwnd);
+    CHECK(ref[0].cwnd < 16);
+    CHECK(ie[0].cwnd > 16);
+    CHECK(ref[5].cwnd > 16);
+    CHECK(sc[5].cwnd < ref[5].cwnd);
+}
+
+TEST_CASE("ignore-grant: the sender is not paced to the grant (MR-GR-2)") {
+    auto finish = [](ep::bug b) {
+        ep::config rcv;
+        rcv.inbound_rate_bps = 1e9;  // grants 1 Gb/s
+        pair_rig r({}, with(b), rcv);
+        auto rk = r.b->register_mr(1 << 20);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(1 << 20), r.b->mr_va(rk), rk, 1).ok());
+        for (int i = 0; i < 400; ++i) {
+            r.run_for(100us);
+            auto wc = r.a->poll();
+            if (!wc.empty()) return wc[0].time;
+        }
+        return core::nanos{-1};
+    };
+    const auto ref = finish(ep::bug::none), bad = finish(ep::bug::ignore_grant);
+    REQUIRE(ref.count() > 0);
+    REQUIRE(bad.count() > 0);
+    // Unpaced until the first ACK (§5 grant edges): the initial windows, 8 x 16
+    // packets = 512 KiB, leave at once; the other 512 KiB at 1 Gb/s take > 4 ms.
+    CHECK(ref > 4ms);
+    CHECK(bad < 2ms);
+}
+
+TEST_CASE("window-overrun: more in flight than the window allows (MR-CC-4, MR-SACK-5)") {
+    auto first_burst = [](ep::bug b) {
+        fabric::fabric_config fc;
+        fc.default_stages = {{"delay", {{"delay", "200us"}}}};
+        pair_rig r(fc, with(b, 1), with(ep::bug::none, 1));
+        auto rk = r.b->register_mr(4 << 20);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(4 << 20), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(100us);  // before any ACK can return
+        return r.frames(direction::a_to_b, k_write).size();
+    };
+    CHECK(first_burst(ep::bug::none) == 16);
+    CHECK(first_burst(ep::bug::window_overrun) > 256);
+}
+
+TEST_CASE("stream-order: completions out of StreamSeq order (MR-STR-1)") {
+    auto order = [](ep::bug b) {
+        fabric::fabric_config fc;
+        fc.path_stages_ab[0] = {{"delay", {{"delay", "200us"}}}};
+        fc.path_stages_ab[1] = {{"delay", {{"delay", "2us"}}}};
+        pair_rig r(fc, with(ep::bug::none, 2), with(b, 2));
+        auto rk = r.b->register_mr(1 << 16);
+        REQUIRE(r.b->post_recv(r.conn_b, 1, rk, 0, 4096, 100).ok());
+        REQUIRE(r.b->post_recv(r.conn_b, 1, rk, 4096, 4096, 101).ok());
+        REQUIRE(r.a->post_send(r.conn_a, 7, 1, pattern(100), 1).ok());
+        REQUIRE(r.a->post_send(r.conn_a, 7, 1, pattern(100), 2).ok());
+        r.run_for(2ms);
+        std::vector<std::uint64_t> ids;
+        for (const auto& w : r.b->poll()) ids.push_back(w.wr_id);
+        return ids;
+    };
+    CHECK(order(ep::bug::none) == std::vector<std::uint64_t>{100, 101});
+    CHECK(order(ep::bug::stream_order) == std::vector<std::uint64_t>{101, 100});
+}
+
+TEST_CASE("accept-bad-icrc: corrupted frames are not dropped (MR-HDR-2)") {
+    auto run = [](ep::bug b) {
+        fabric::fabric_config fc;
+        fc.path_stages_ab[1] = {{"delay", {{"delay", "2us"}}}, {"corrupt", {{"p", "0.5"}}}};
+        pair_rig r(fc, {}, with(b));
+        auto rk = r.b->register_mr(1 << 20);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(256 * 1024), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(20ms);
+        return r.b->stats().drops[static_cast<int>(wire::drop_reason::bad_icrc)];
+    };
+    CHECK(run(ep::bug::none) > 0);
+    CHECK(run(ep::bug::accept_bad_icrc) == 0);
+}
+
+TEST_CASE("early-completion: completes when EOM arrives, before every byte is placed (MR-OOO-3)") {
+    auto complete_at_completion = [](ep::bug b) {
+        fabric::fabric_config fc;
+        fc.path_stages_ab[0] = {{"delay", {{"delay", "300us"}}}};  // SOM on the slow path
+        fc.path_stages_ab[1] = {{"delay", {{"delay", "2us"}}}};    // EOM on the fast path
+        pair_rig r(fc, with(ep::bug::none, 2), with(b, 2));
+        auto rk = r.b->register_mr(1 << 16);
+        REQUIRE(r.b->post_recv(r.conn_b, 1, rk, 0, 8192, 100).ok());
+        const auto data = pattern(8000);
+        REQUIRE(r.a->post_send(r.conn_a, 0, 1, data, 1).ok());
+        for (int i = 0; i < 200; ++i) {
+            r.run_for(5us);
+            if (!r.b->poll().empty()) return std::equal(data.begin(), data.end(), r.b->mr_bytes(rk).begin());
+        }
+        FAIL("no completion");
+        return false;
+    };
+    CHECK(complete_at_completion(ep::bug::none));
+    CHECK_FALSE(complete_at_completion(ep::bug::early_completion));
+}
+
+TEST_CASE("no-retry-limit: keeps retransmitting past 7 transmissions (MR-SACK-6)") {
+    auto sent = [](ep::bug b) {
+        pair_rig r({}, with(b, 1), with(ep::bug::none, 1));
+        for (unsigned p = 0; p < r.fab->size(); ++p) r.fab->at(direction::a_to_b, p).set_failed(true);
+        auto rk = r.b->register_mr(8192);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(100), r.b->mr_va(rk), rk, 9).ok());
+        r.run_for(2s);
+        return r.frames(direction::a_to_b, k_write).size();
+    };
+    CHECK(sent(ep::bug::none) == 7);
+    CHECK(sent(ep::bug::no_retry_limit) > 7);
+}
+
+TEST_CASE("ecn-not-ect: data leaves as Not-ECT (MR-HDR-4)") {
+    pair_rig r({}, with(ep::bug::ecn_not_ect), {});
+    auto rk = r.b->register_mr(1 << 16);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(10000), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(1ms);
+    auto w = r.frames(direction::a_to_b, k_write);
+    REQUIRE(!w.empty());
+    for (const auto& t : w) CHECK(t.f().ipv4.ecn == wire::k_ecn_not_ect);
+    (void)k_send;
+}
+
+TEST_CASE("every bug profile has a name, a clause and a test above") {
+    std::set<std::string_view> names;
+    for (const auto& b : ep::bug_profiles()) {
+        CHECK(names.insert(b.name).second);
+        CHECK(b.clauses.starts_with("MR-"));
+        CHECK(ep::bug_by_name(b.name).ok());
+    }
+    CHECK(names.size() == 19);
+    CHECK_FALSE(ep::bug_by_name("nonsense").ok());
+}
