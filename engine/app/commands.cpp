@@ -6,6 +6,8 @@
 
 #include "capture/pcap_file.h"
 #include "inspect/describe.h"
+#include "fabric/params.h"
+#include "simulate/simulate.h"
 #include "wire/protocol.h"
 #include "wire/samples.h"
 
@@ -94,6 +96,81 @@ int run_samples(const samples_args& a) {
     }
     spdlog::info("wrote {} frames to {}", n, a.path);
     return k_exit_ok;
+}
+
+}  // namespace mrct::app
+
+namespace mrct::app {
+
+namespace {
+// Applies one "key=value" option to the simulation options.
+core::status apply_override(simulate::options& o, const std::string& kv) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) return core::error{"expected key=value: " + kv};
+    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    try {
+        if (k == "paths") o.paths = static_cast<unsigned>(std::stoul(v));
+        else if (k == "senders") o.senders = static_cast<unsigned>(std::stoul(v));
+        else if (k == "seed") o.seed = std::stoull(v);
+        else if (k == "size") o.message_bytes = std::stoull(v);
+        else if (k == "messages") o.messages = static_cast<unsigned>(std::stoul(v));
+        else if (k == "streams") o.streams = static_cast<unsigned>(std::stoul(v));
+        else if (k == "op") {
+            if (v != "write" && v != "send") return core::error{"--op: write or send"};
+            o.use_send = v == "send";
+        } else if (k == "rate") o.link_rate = v;
+        else if (k == "delay") o.delay = v;
+        else if (k == "loss") o.loss = std::stod(v);
+        else if (k == "bug-sender") o.sender_bug = v;
+        else if (k == "bug-receiver") o.receiver_bug = v;
+        else if (k == "inbound-gbps") o.inbound_rate_bps = std::stod(v) * 1e9;
+        else if (k == "mtu") o.mtu = static_cast<std::uint32_t>(std::stoul(v));
+        else if (k == "path-delay" || k == "fail-path") {
+            // P:VALUE, e.g. 1:500us or 3:2ms
+            auto c = v.find(':');
+            if (c == std::string::npos) return core::error{"--" + k + ": expected PATH:TIME, e.g. 1:500us"};
+            auto& m = k == "path-delay" ? o.path_delay : o.fail_path;
+            m[static_cast<unsigned>(std::stoul(v.substr(0, c)))] = v.substr(c + 1);
+        } else if (k == "time-limit") {
+            auto t = fabric::parse_duration_ns(v);
+            if (!t) return core::error{"--time-limit: expected a duration"};
+            o.time_limit = core::nanos{*t};
+        } else {
+            return core::error{"unknown option " + k};
+        }
+    } catch (const std::exception&) {
+        return core::error{"--" + k + ": bad value '" + v + "'"};
+    }
+    return core::ok_status();
+}
+}  // namespace
+
+int run_simulate(const simulate_args& a) {
+    simulate::options o;
+    if (!a.config.empty()) {
+        auto f = simulate::options_from_yaml(a.config);
+        if (!f) {
+            spdlog::error("{}", f.err().message);
+            return k_exit_usage;
+        }
+        o = *f;
+    }
+    for (const auto& kv : a.overrides) {
+        if (auto st = apply_override(o, kv); !st) {
+            spdlog::error("{}", st.err().message);
+            return k_exit_usage;
+        }
+    }
+    auto r = simulate::run(o);
+    if (!r) {
+        spdlog::error("{}", r.err().message);
+        return k_exit_usage;
+    }
+    std::string out = a.pretty ? r->json.dump(2) : r->json.dump();
+    out.push_back('\n');
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    if (!r->all_completed) spdlog::warn("not every message completed successfully");
+    return r->all_completed ? k_exit_ok : k_exit_fail;
 }
 
 }  // namespace mrct::app

@@ -33,4 +33,11 @@ struct samples_args {
 };
 int run_samples(const samples_args& a);
 
+struct simulate_args {
+    std::string config;  // YAML file, optional; command-line options override it
+    std::vector<std::string> overrides;  // "key=value" from options, applied after the file
+    bool pretty = false;
+};
+int run_simulate(const simulate_args& a);
+
 }  // namespace mrct::app

@@ -54,6 +54,35 @@ int main(int argc, char** argv) {
     samples->add_option("--ip", smp.ip_version, "IP version for --random (4 or 6)")->check(CLI::IsMember({4, 6}));
     samples->add_option("--opcode", smp.opcodes, "Opcodes for --random (names, e.g. WRITE ACK; default all)");
 
+    mrct::app::simulate_args sim;
+    auto* simulate = app.add_subcommand(
+        "simulate", "Run a transfer between reference endpoints over the fabric in virtual time; print JSON metrics");
+    simulate->add_option("--config", sim.config, "YAML file with the options below (docs/simulate.md)");
+    simulate->add_flag("--pretty", sim.pretty, "Indent the JSON");
+    auto kv = [&](const char* name, const char* help) {
+        std::string key = name;
+        simulate->add_option_function<std::string>(std::string("--") + name,
+                                                   [&sim, key](const std::string& v) { sim.overrides.push_back(key + "=" + v); },
+                                                   help);
+    };
+    kv("paths", "Paths per connection (1..256; default 8)");
+    kv("senders", "Senders into one receiver (incast; default 1)");
+    kv("seed", "Seed (default 1)");
+    kv("size", "Bytes per message (default 1048576)");
+    kv("messages", "Messages per sender (default 16)");
+    kv("streams", "Streams per connection (default 1)");
+    kv("op", "write or send (default write)");
+    kv("rate", "Link rate per path and direction (default 100Gbps)");
+    kv("delay", "One-way propagation delay per path (default 2us)");
+    kv("loss", "Bernoulli loss probability per path, sender to receiver (default 0)");
+    kv("path-delay", "PATH:EXTRA one-way delay on one path, e.g. 1:500us (repeatable)");
+    kv("fail-path", "PATH:TIME the path fails (blackhole), e.g. 3:2ms (repeatable)");
+    kv("bug-sender", "Bug profile of the senders (mrct simulate --help lists none; see docs/bug-profiles.md)");
+    kv("bug-receiver", "Bug profile of the receiver");
+    kv("inbound-gbps", "Receiver inbound rate shared by grants (default 400)");
+    kv("mtu", "Payload bytes per packet (default 4096)");
+    kv("time-limit", "Virtual-time limit (default 10s)");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -64,6 +93,7 @@ int main(int argc, char** argv) {
     try {
         if (*decode) return mrct::app::run_decode(dec);
         if (*samples) return mrct::app::run_samples(smp);
+        if (*simulate) return mrct::app::run_simulate(sim);
     } catch (const std::exception& e) {
         spdlog::error("internal error: {}", e.what());
         return mrct::app::k_exit_infra;

@@ -51,6 +51,7 @@ struct tx_unit {
     std::uint32_t msg = 0;
     std::uint32_t index = 0;
     std::uint8_t attempt = 0;
+    bool retx = false;  // a failover re-send: new PPSN, RETX set
 };
 
 struct inflight_pkt {
@@ -80,6 +81,13 @@ struct path_tx {
     unsigned backoff = 0;          // consecutive expiries
     unsigned moves_counter = 0;    // expiries since the last move
     std::unique_ptr<sim::timer> rto_timer;
+    // Failure (§5 terms "Failed path", MR-PATH-6/7)
+    bool failed = false;
+    std::uint32_t reset_ppsn = 0;
+    bool reset_acked = false, probe_ok = false;
+    unsigned reset_tries = 0;
+    std::vector<std::uint32_t> probe_nonces;
+    std::unique_ptr<sim::timer> reset_timer, probe_timer;
     // AIMD (MR-CC-2)
     double cwnd = 16, alpha = 1;
     std::uint32_t window_end = 0;  // window ends when every PPSN below this is acked

@@ -185,6 +185,7 @@ std::vector<path_stats> endpoint::path_info(std::uint32_t conn) const {
         s.srtt = t.srtt;
         s.rto = t.rto;
         s.inflight = t.inflight;
+        s.failed = t.failed;
         v.push_back(s);
     }
     return v;
@@ -246,6 +247,8 @@ void endpoint::impl::setup_paths(endpoint& e, connection& c) {
         t.cwnd = e.cfg_.cwnd_initial;
         t.rto = e.cfg_.rto_initial;
         t.rto_timer = std::make_unique<sim::timer>(e.s_);
+        t.reset_timer = std::make_unique<sim::timer>(e.s_);
+        t.probe_timer = std::make_unique<sim::timer>(e.s_);
     }
     c.ctrl_timer = std::make_unique<sim::timer>(e.s_);
     c.pace_timer = std::make_unique<sim::timer>(e.s_);
@@ -415,6 +418,8 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
                       c.remote_id, ctrl_port(c));
         }
         return;
+    case ctrl_type::probe_reply:
+    case ctrl_type::path_reset_ack: return on_path_ctrl(e, c, f);
     case ctrl_type::close:
         send_ctrl(e, c, ctrl_type::close_ack, {}, c.remote_id, ctrl_port(c));
         c.state = conn_state::closed;

@@ -60,6 +60,7 @@ struct path_stats {
     unsigned inflight = 0;
     std::uint64_t packets_sent = 0, bytes_sent = 0, retransmits = 0, rto_expiries = 0, ece_received = 0;
     unsigned moves = 0;
+    bool failed = false;
 };
 
 struct counters {

@@ -13,6 +13,7 @@
 
 #include "core/serial.h"
 #include "endpoint/impl.h"
+#include "wire/ctrl.h"
 #include "wire/protocol.h"
 #include "wire/rnr_timer.h"
 
@@ -23,6 +24,7 @@ using core::psn24;
 
 // RTO handlers, defined below; timers call them.
 void on_rto(endpoint& e, connection& c, unsigned p);
+void fail_path(endpoint& e, connection& c, unsigned p);
 void on_rto_shared(endpoint& e, connection& c);
 
 namespace {
@@ -174,6 +176,7 @@ int pick_path(endpoint& e, connection& c, int except = -1) {
         const unsigned p = (c.rr + k) % n;
         if (static_cast<int>(p) == except) continue;
         const auto& t = c.tx[p];
+        if (t.failed) continue;  // taken out of use (MR-PATH-6)
         const bool ok = has(e.cfg(), bug::window_overrun)
                             ? t.inflight < 300
                             : t.inflight + 1 <= std::min<double>(t.cwnd, e.cfg().max_inflight);
@@ -186,6 +189,106 @@ int pick_path(endpoint& e, connection& c, int except = -1) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------------------ failover
+
+namespace {
+void send_path_reset(endpoint& e, connection& c, unsigned p) {
+    auto& t = c.tx[p];
+    if (!t.failed || t.reset_acked) return;
+    if (t.reset_tries++ >= e.cfg().retry_limit) return;  // failed until the next PROBE_REPLY
+    impl::send_ctrl(e, c, ctrl_type::path_reset,
+                    {tlv::path_id(static_cast<std::uint8_t>(p)), tlv::initial_ppsn({t.reset_ppsn})}, c.remote_id,
+                    impl::ctrl_port(c));
+    connection* cp = &c;
+    t.reset_timer->arm_in(impl::ctrl_interval(e, c), [&e, cp, p] { send_path_reset(e, *cp, p); });
+}
+
+void send_probe(endpoint& e, connection& c, unsigned p) {
+    auto& t = c.tx[p];
+    if (!t.failed) return;
+    const auto nonce = static_cast<std::uint32_t>(e.sched().now().count() * 2654435761u + p);
+    t.probe_nonces.push_back(nonce);
+    // A PROBE leaves from the probed path's current port (§2).
+    impl::send_ctrl(e, c, ctrl_type::probe, {tlv::path_id(static_cast<std::uint8_t>(p)), tlv::nonce(nonce)}, c.remote_id,
+                    t.port);
+    connection* cp = &c;
+    t.probe_timer->arm_in(e.cfg().rto_max, [&e, cp, p] { send_probe(e, *cp, p); });
+}
+}  // namespace
+
+// §5 "Failed path": nothing more is sent on it; its unacknowledged packets are
+// re-sent on the other paths (before new data) with new PPSNs and RETX; the
+// sender sends PATH_RESET for it and, from one RTO max on, a PROBE every RTO max.
+void fail_path(endpoint& e, connection& c, unsigned p) {
+    auto& t = c.tx[p];
+    t.failed = true;
+    t.rto_timer->cancel();
+    std::deque<tx_unit> again;
+    for (auto& pkt : t.window) {
+        if (pkt.acked) continue;
+        tx_unit u = pkt.unit;
+        u.retx = true;
+        again.push_back(u);
+    }
+    t.window.clear();
+    t.inflight = 0;
+    t.base_ppsn = t.next_ppsn;
+    c.resend.insert(c.resend.begin(), again.begin(), again.end());
+    t.reset_ppsn = static_cast<std::uint32_t>((t.next_ppsn + 0x10000 + (e.sched().now().count() & 0xFFFF)) & 0xFFFFFF);
+    t.reset_acked = t.probe_ok = false;
+    t.reset_tries = 0;
+    t.probe_nonces.clear();
+    send_path_reset(e, c, p);
+    connection* cp = &c;
+    t.probe_timer->arm_in(e.cfg().rto_max, [&e, cp, p] { send_probe(e, *cp, p); });
+    impl::pump(e, c);
+}
+
+// MR-PATH-7: back in service only after a PROBE_REPLY from the path's own port
+// echoing a nonce sent since the failure, and the PATH_RESET_ACK.
+void endpoint::impl::on_path_ctrl(endpoint& e, connection& c, const frame& f) {
+    const auto fields = read_ctrl_tlvs(f.tlvs);
+    if (!fields.path_id || *fields.path_id >= c.num_paths) {
+        ++e.stats_mut().ctrl_ignored;
+        return;
+    }
+    const unsigned p = *fields.path_id;
+    auto& t = c.tx[p];
+    if (!t.failed) return;
+    if (f.ctrlh.type == static_cast<std::uint8_t>(ctrl_type::probe_reply)) {
+        const bool known = fields.nonce && std::find(t.probe_nonces.begin(), t.probe_nonces.end(), *fields.nonce) !=
+                                               t.probe_nonces.end();
+        if (!known || f.udp.sport != t.port) return;
+        t.probe_ok = true;
+        if (!t.reset_acked) {  // an unanswered PATH_RESET is tried again after a reply
+            t.reset_tries = 0;
+            send_path_reset(e, c, p);
+        }
+    } else {
+        if (!fields.initial_ppsn || fields.initial_ppsn->size() != 1 || fields.initial_ppsn->front() != t.reset_ppsn) return;
+        t.reset_acked = true;
+        t.reset_timer->cancel();
+    }
+    if (!(t.probe_ok && t.reset_acked)) return;
+    // Restart as a new path: initial window, alpha 1, initial RTO.
+    const config& cfg = e.cfg();
+    t.failed = false;
+    t.probe_timer->cancel();
+    t.next_ppsn = t.base_ppsn = t.reset_ppsn;
+    t.window.clear();
+    t.inflight = 0;
+    t.any_acked = false;
+    t.hi_acked_tx_seq = 0;
+    t.has_rtt = false;
+    t.backoff = 0;
+    t.moves_counter = 0;
+    t.rto = cfg.rto_initial;
+    t.cwnd = cfg.cwnd_initial;
+    t.alpha = 1;
+    t.window_open = false;
+    pump(e, c);
+}
 
 // RTO expiry on path p (MR-RTO-1/3/4, MR-PATH-4).
 void on_rto(endpoint& e, connection& c, unsigned p) {
@@ -203,6 +306,12 @@ void on_rto(endpoint& e, connection& c, unsigned p) {
         t.st.moves++;
     }
     t.cwnd = cfg.cwnd_min;  // only this path's window (MR-RTO-4)
+    unsigned in_service = 0;
+    for (const auto& q : c.tx) in_service += !q.failed;
+    if (t.backoff >= 2 * cfg.moves_after && in_service > 1 && !has(cfg, bug::no_port_move)) {
+        fail_path(e, c, p);  // the 4th consecutive expiry moved the port and fails the path
+        return;
+    }
     for (std::size_t i = 0; i < t.window.size(); ++i) {
         if (!t.window[i].acked) {
             if (!resend_same(e, c, p, i)) return;
@@ -270,7 +379,7 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
         if (p < 0) return;
         const tx_unit u = *it;
         q->erase(it);
-        transmit_new(e, c, static_cast<unsigned>(p), u, false);
+        transmit_new(e, c, static_cast<unsigned>(p), u, u.retx);
         if (paced) {
             const double rate = c.grant * static_cast<double>(k_grant_unit_bps);
             const double bytes = static_cast<double>(e.last_frame_size() - 14);  // rates count IP bytes
@@ -291,6 +400,10 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
     }
     const unsigned p = a.path_id;
     auto& t = c.tx[p];
+    if (t.failed) {  // a sender ignores ACKs for a failed path
+        ++k.acks_ignored;
+        return;
+    }
     const std::uint32_t cum = f.bth.psn;
     // Ignore ACKs whose CumAck is beyond what was sent on the path.
     if (psn24::diff(cum, t.base_ppsn) > psn24::diff(t.next_ppsn, t.base_ppsn)) {

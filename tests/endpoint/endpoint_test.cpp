@@ -256,3 +256,50 @@ TEST_CASE("a corrupted frame is dropped and counted, then recovered (MR-HDR-2)")
     REQUIRE(r.a->poll().size() == 1);
     CHECK(std::equal(data.begin(), data.end(), r.b->mr_bytes(rk).begin()));
 }
+
+TEST_CASE("a path failing mid-transfer is absorbed; it returns after PROBE_REPLY and PATH_RESET_ACK (MR-PATH-6/7)") {
+    // Every route drops endpoint path 3's data after its first 40 packets,
+    // whatever port it moves to; CTRL (PROBE, PATH_RESET) still passes.
+    fabric::fabric_config fc;
+    fc.default_stages = {{"delay", {{"delay", "2us"}}},
+                         {"match_drop", {{"opcode", "WRITE"}, {"path_id", "3"}, {"count", "0"}}}};
+    fc.path_stages_ab[3] = {{"delay", {{"delay", "2us"}}},
+                            {"match_drop", {{"opcode", "WRITE"}, {"path_id", "3"}, {"skip", "40"}, {"count", "0"}}}};
+    pair_rig r(fc);
+    auto rk = r.b->register_mr(16 << 20);
+    const auto data = pattern(16 << 20);
+    REQUIRE(r.a->post_write(r.conn_a, 0, data, r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(30ms);
+    auto wc = r.a->poll();
+    REQUIRE(wc.size() == 1);
+    CHECK(wc[0].status == ep::wc_status::success);
+    CHECK(std::equal(data.begin(), data.end(), r.b->mr_bytes(rk).begin()));
+    auto p3 = r.a->path_info(r.conn_a)[3];
+    CHECK(p3.failed);
+    CHECK(p3.rto_expiries == 4);
+    CHECK(p3.moves == 2);
+    // Its unacknowledged packets went out again on other paths, new PPSNs, RETX set.
+    std::size_t failover_retx = 0;
+    for (const auto& t : r.frames(direction::a_to_b, k_write))
+        if ((t.f().mrh.flags & wire::k_flag_retx) && t.f().mrh.path_id != 3) ++failover_retx;
+    CHECK(failover_retx >= 1);
+    auto ctrl_types = [&](direction d) {
+        std::vector<std::uint8_t> v;
+        for (const auto& t : r.frames(d, static_cast<std::uint8_t>(wire::opcode::ctrl))) v.push_back(t.f().ctrlh.type);
+        return v;
+    };
+    auto has_type = [](const std::vector<std::uint8_t>& v, wire::ctrl_type t) {
+        return std::count(v.begin(), v.end(), static_cast<std::uint8_t>(t)) > 0;
+    };
+    CHECK(has_type(ctrl_types(direction::a_to_b), wire::ctrl_type::path_reset));
+    CHECK_FALSE(has_type(ctrl_types(direction::a_to_b), wire::ctrl_type::probe));  // not before RTO max
+    // From RTO max (100 ms) on, PROBEs; the reply and PATH_RESET_ACK put it back.
+    r.run_for(150ms);
+    CHECK(has_type(ctrl_types(direction::a_to_b), wire::ctrl_type::probe));
+    CHECK(has_type(ctrl_types(direction::b_to_a), wire::ctrl_type::probe_reply));
+    CHECK(has_type(ctrl_types(direction::b_to_a), wire::ctrl_type::path_reset_ack));
+    auto back = r.a->path_info(r.conn_a)[3];
+    CHECK_FALSE(back.failed);
+    CHECK(back.cwnd == 16);
+    CHECK(back.rto == 1ms);
+}

@@ -1,0 +1,244 @@
+#include "simulate/simulate.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <yaml-cpp/yaml.h>
+
+#include "endpoint/endpoint.h"
+#include "sim/drivers.h"
+#include "wire/frame.h"
+
+namespace mrct::simulate {
+
+using core::nanos;
+using namespace std::chrono_literals;
+
+core::result<options> options_from_yaml(const std::string& path) {
+    options o;
+    try {
+        YAML::Node n = YAML::LoadFile(path);
+        static const std::vector<std::string> k_keys = {
+            "paths", "senders", "seed", "message_bytes", "messages", "streams", "op", "link_rate", "delay", "loss",
+            "path_delay", "fail_path", "sender_bug", "receiver_bug", "inbound_rate_gbps", "mtu", "time_limit"};
+        for (auto it = n.begin(); it != n.end(); ++it) {
+            const auto key = it->first.as<std::string>();
+            if (std::find(k_keys.begin(), k_keys.end(), key) == k_keys.end())
+                return core::error{path + ":" + std::to_string(it->first.Mark().line + 1) + ":" +
+                                   std::to_string(it->first.Mark().column + 1) + ": unknown key '" + key + "'"};
+        }
+        if (n["paths"]) o.paths = n["paths"].as<unsigned>();
+        if (n["senders"]) o.senders = n["senders"].as<unsigned>();
+        if (n["seed"]) o.seed = n["seed"].as<std::uint64_t>();
+        if (n["message_bytes"]) o.message_bytes = n["message_bytes"].as<std::uint64_t>();
+        if (n["messages"]) o.messages = n["messages"].as<unsigned>();
+        if (n["streams"]) o.streams = n["streams"].as<unsigned>();
+        if (n["op"]) {
+            auto op = n["op"].as<std::string>();
+            if (op != "write" && op != "send")
+                return core::error{path + ":" + std::to_string(n["op"].Mark().line + 1) + ": op must be write or send"};
+            o.use_send = op == "send";
+        }
+        if (n["link_rate"]) o.link_rate = n["link_rate"].as<std::string>();
+        if (n["delay"]) o.delay = n["delay"].as<std::string>();
+        if (n["loss"]) o.loss = n["loss"].as<double>();
+        if (n["path_delay"])
+            for (auto it = n["path_delay"].begin(); it != n["path_delay"].end(); ++it)
+                o.path_delay[it->first.as<unsigned>()] = it->second.as<std::string>();
+        if (n["fail_path"])
+            for (auto it = n["fail_path"].begin(); it != n["fail_path"].end(); ++it)
+                o.fail_path[it->first.as<unsigned>()] = it->second.as<std::string>();
+        if (n["sender_bug"]) o.sender_bug = n["sender_bug"].as<std::string>();
+        if (n["receiver_bug"]) o.receiver_bug = n["receiver_bug"].as<std::string>();
+        if (n["inbound_rate_gbps"]) o.inbound_rate_bps = n["inbound_rate_gbps"].as<double>() * 1e9;
+        if (n["mtu"]) o.mtu = n["mtu"].as<std::uint32_t>();
+        if (n["time_limit"]) {
+            auto t = fabric::parse_duration_ns(n["time_limit"].as<std::string>());
+            if (!t) return core::error{path + ": time_limit: expected a duration"};
+            o.time_limit = nanos{*t};
+        }
+    } catch (const YAML::Exception& e) {
+        return core::error{path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": " +
+                           e.msg};
+    }
+    return o;
+}
+
+namespace {
+
+double pct(std::vector<double> v, double q) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+}
+
+}  // namespace
+
+core::result<result> run(const options& o) {
+    if (o.paths < 1 || o.paths > 256) return core::error{"paths must be 1..256"};
+    if (o.senders < 1 || o.senders > 1024) return core::error{"senders must be 1..1024"};
+    if (o.streams < 1) return core::error{"streams must be >= 1"};
+    if (o.loss < 0 || o.loss > 1) return core::error{"loss must be in [0, 1]"};
+    auto sb = endpoint::bug_by_name(o.sender_bug);
+    if (!sb) return sb.err();
+    auto rb = endpoint::bug_by_name(o.receiver_bug);
+    if (!rb) return rb.err();
+
+    sim::scheduler s;
+    sim::virtual_driver drv(s);
+    endpoint::config sc, rc;
+    sc.num_paths = rc.num_paths = o.paths;
+    sc.mtu = rc.mtu = o.mtu;
+    sc.bug_profile = *sb;
+    rc.bug_profile = *rb;
+    rc.inbound_rate_bps = o.inbound_rate_bps;
+
+    std::vector<std::unique_ptr<fabric::fabric>> fabrics;
+    std::vector<std::unique_ptr<endpoint::endpoint>> senders;
+    endpoint::address raddr{{2, 0, 0, 0, 0, 0xFE}, {10, 0, 255, 254}};
+    // The receiver sends each frame into the fabric of the sender it is for.
+    std::map<std::uint32_t, fabric::fabric*> by_ip;
+    auto ip_key = [](const std::uint8_t* ip) {
+        return (std::uint32_t{ip[0]} << 24) | (std::uint32_t{ip[1]} << 16) | (std::uint32_t{ip[2]} << 8) | ip[3];
+    };
+    endpoint::endpoint receiver(s, rc, raddr, o.seed * 7919 + 1, [&](core::bytes_view f) {
+        if (f.size() < 34) return;
+        auto it = by_ip.find(ip_key(f.data() + 30));  // IPv4 destination
+        if (it != by_ip.end()) it->second->send(fabric::direction::b_to_a, f);
+    });
+    receiver.listen();
+
+    for (unsigned i = 0; i < o.senders; ++i) {
+        fabric::fabric_config fc;
+        fc.paths = o.paths;
+        fc.seed = o.seed + i;
+        auto path_stages = [&](unsigned p, bool forward) {
+            std::vector<fabric::stage_spec> st;
+            std::string d = o.delay;
+            if (auto it = o.path_delay.find(p); it != o.path_delay.end()) {
+                auto base = fabric::parse_duration_ns(o.delay).value_or(0);
+                auto extra = fabric::parse_duration_ns(it->second).value_or(0);
+                d = std::to_string(base + extra) + "ns";
+            }
+            if (auto it = o.fail_path.find(p); it != o.fail_path.end())
+                st.push_back({"blackhole", {{"fail_at", it->second}}});
+            if (forward && o.loss > 0) st.push_back({"loss", {{"p", std::to_string(o.loss)}}});
+            st.push_back({"queue", {{"rate", o.link_rate}, {"buffer", "4194304"}}});
+            st.push_back({"delay", {{"delay", d}}});
+            return st;
+        };
+        for (unsigned p = 0; p < o.paths; ++p) {
+            fc.path_stages_ab[p] = path_stages(p, true);
+            fc.path_stages_ba[p] = path_stages(p, false);
+        }
+        auto f = fabric::fabric::create(s, fc);
+        if (!f) return f.err();
+        fabric::fabric* fp = f->get();
+        fabrics.push_back(std::move(*f));
+        endpoint::address a{{2, 0, 0, 0, static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i)},
+                            {10, 0, static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i + 1)}};
+        by_ip[ip_key(a.ip.data())] = fp;
+        senders.push_back(std::make_unique<endpoint::endpoint>(
+            s, sc, a, o.seed * 1000003 + i, [fp](core::bytes_view fr) { fp->send(fabric::direction::a_to_b, fr); }));
+        auto* sender = senders.back().get();
+        fp->set_receiver(fabric::direction::a_to_b, [&receiver](core::bytes_view fr, const fabric::packet_meta&) { receiver.receive(fr); });
+        fp->set_receiver(fabric::direction::b_to_a, [sender](core::bytes_view fr, const fabric::packet_meta&) { sender->receive(fr); });
+    }
+
+    // Connect, then pin each sender's initial ports to fabric paths 0..N-1.
+    std::vector<std::uint32_t> conns;
+    for (auto& e : senders) conns.push_back(e->connect(raddr));
+    drv.run_until(s.now() + 200us);
+    for (unsigned i = 0; i < o.senders; ++i) {
+        if (!senders[i]->established(conns[i])) return core::error{"sender " + std::to_string(i) + " did not connect"};
+        auto pi = senders[i]->path_info(conns[i]);
+        for (unsigned p = 0; p < pi.size(); ++p) fabrics[i]->pin(pi[p].port, p);
+    }
+    const auto& acc = receiver.accepted();
+    for (unsigned i = 0; i < acc.size(); ++i) {
+        auto pi = receiver.path_info(acc[i]);
+        for (unsigned p = 0; p < pi.size(); ++p) fabrics[i]->pin(pi[p].port, p);
+    }
+
+    // Memory and work requests.
+    const std::size_t region = o.message_bytes * o.messages;
+    core::byte_buffer payload(o.message_bytes);
+    for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(i * 31 + 7);
+    const nanos start = s.now();
+    std::vector<std::uint32_t> rkeys;
+    for (unsigned i = 0; i < o.senders; ++i) {
+        const std::uint32_t rk = receiver.register_mr(region);
+        rkeys.push_back(rk);
+        for (unsigned m = 0; m < o.messages; ++m) {
+            const auto stream = static_cast<std::uint16_t>(m % o.streams);
+            if (o.use_send) {
+                (void)receiver.post_recv(acc[i], stream, rk, m * o.message_bytes, static_cast<std::uint32_t>(o.message_bytes), m);
+                (void)senders[i]->post_send(conns[i], stream, stream, payload, m);
+            } else {
+                (void)senders[i]->post_write(conns[i], stream, payload, receiver.mr_va(rk) + m * o.message_bytes, rk, m);
+            }
+        }
+    }
+
+    const auto wall0 = std::chrono::steady_clock::now();
+    const std::uint64_t ev0 = s.events_run();
+    std::vector<double> ct_us;
+    std::uint64_t ok = 0, errors = 0;
+    nanos last{0};
+    const std::uint64_t expected = std::uint64_t{o.senders} * o.messages;
+    while (ok + errors < expected && s.now() - start < o.time_limit) {
+        drv.run_until(std::min(s.now() + 100us, start + o.time_limit));
+        for (auto& e : senders) {
+            for (const auto& wc : e->poll()) {
+                (wc.status == endpoint::wc_status::success ? ok : errors)++;
+                ct_us.push_back(core::to_micros(wc.time - start));
+                last = std::max(last, wc.time);
+            }
+        }
+        if (s.next_time() == core::k_never && s.size() == 0) break;
+    }
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    const std::uint64_t events = s.events_run() - ev0;
+
+    result r;
+    auto& j = r.json;
+    const double elapsed = core::to_seconds(last - start);
+    const double bytes = static_cast<double>(ok) * static_cast<double>(o.message_bytes);
+    j["config"] = {{"paths", o.paths}, {"senders", o.senders}, {"seed", o.seed}, {"op", o.use_send ? "send" : "write"},
+                   {"message_bytes", o.message_bytes}, {"messages", o.messages}, {"streams", o.streams},
+                   {"link_rate", o.link_rate}, {"delay", o.delay}, {"loss", o.loss},
+                   {"sender_bug", o.sender_bug}, {"receiver_bug", o.receiver_bug}, {"mtu", o.mtu}};
+    j["completed"] = ok;
+    j["errors"] = errors;
+    j["expected"] = expected;
+    j["virtual_time_us"] = core::to_micros(s.now() - start);
+    j["goodput_gbps"] = elapsed > 0 ? bytes * 8 / elapsed / 1e9 : 0.0;
+    j["completion_us"] = {{"min", ct_us.empty() ? 0 : *std::min_element(ct_us.begin(), ct_us.end())},
+                          {"p50", pct(ct_us, 0.5)}, {"p99", pct(ct_us, 0.99)},
+                          {"max", ct_us.empty() ? 0 : *std::max_element(ct_us.begin(), ct_us.end())}};
+    std::uint64_t fast = 0, rto = 0, sent = 0;
+    for (auto& e : senders) {
+        fast += e->stats().fast_retransmits;
+        rto += e->stats().rto_retransmits;
+        sent += e->stats().data_sent;
+    }
+    j["retransmissions"] = {{"fast", fast}, {"rto", rto}, {"data_packets", sent}};
+    auto paths = nlohmann::ordered_json::array();
+    for (const auto& p : senders[0]->path_info(conns[0])) {
+        paths.push_back({{"port", p.port}, {"epoch", p.epoch}, {"cwnd", p.cwnd}, {"alpha", p.alpha},
+                         {"srtt_us", core::to_micros(p.srtt)}, {"rto_us", core::to_micros(p.rto)},
+                         {"bytes", p.bytes_sent}, {"packets", p.packets_sent}, {"retransmits", p.retransmits},
+                         {"rto_expiries", p.rto_expiries}, {"moves", p.moves}, {"ece", p.ece_received},
+                         {"failed", p.failed}});
+    }
+    j["sender0_paths"] = paths;
+    j["receiver"] = {{"drops_bad_icrc", receiver.stats().drops[static_cast<int>(wire::drop_reason::bad_icrc)]},
+                     {"duplicates", receiver.stats().duplicates}, {"acks_sent", receiver.stats().acks_sent}};
+    j["events"] = events;
+    j["wall_s"] = wall;
+    j["events_per_s"] = wall > 0 ? static_cast<double>(events) / wall : 0.0;
+    r.all_completed = ok == expected;
+    return r;
+}
+
+}  // namespace mrct::simulate

@@ -1,0 +1,50 @@
+// A transfer between reference endpoints over the fabric, in virtual time:
+// `senders` endpoints each connected to one receiver through their own
+// N-path fabric (one bottleneck queue per path), posting `messages` messages
+// of `message_bytes` over `streams` streams. Used by `mrct simulate` and by the
+// benchmarks that reproduce the public claims (docs/performance.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+#include "endpoint/config.h"
+#include "fabric/fabric.h"
+
+namespace mrct::simulate {
+
+struct options {
+    unsigned paths = 8;
+    unsigned senders = 1;
+    std::uint64_t seed = 1;
+    std::uint64_t message_bytes = 1 << 20;
+    unsigned messages = 16;
+    unsigned streams = 1;
+    bool use_send = false;              // SEND (receives pre-posted) instead of WRITE
+    std::string link_rate = "100Gbps";  // per path, each direction
+    std::string delay = "2us";          // per path one-way propagation
+    double loss = 0;                    // Bernoulli loss per path, A->B
+    std::map<unsigned, std::string> path_delay;  // path -> extra one-way delay (both directions)
+    std::map<unsigned, std::string> fail_path;   // path -> time it fails (A->B and B->A)
+    std::string sender_bug = "none", receiver_bug = "none";
+    double inbound_rate_bps = 400e9;    // receiver's grant base
+    std::uint32_t mtu = 4096;
+    core::nanos time_limit = std::chrono::seconds(10);
+};
+
+// Options from a small YAML file (keys as the struct's fields; see docs/simulate.md).
+core::result<options> options_from_yaml(const std::string& path);
+
+struct result {
+    nlohmann::ordered_json json;
+    bool all_completed = false;
+};
+
+core::result<result> run(const options& o);
+
+}  // namespace mrct::simulate
