@@ -6,7 +6,9 @@
 
 #include "capture/pcap_file.h"
 #include "inspect/describe.h"
+#include "endpoint/config.h"
 #include "fabric/params.h"
+#include "fabric/stage.h"
 #include "simulate/simulate.h"
 #include "wire/protocol.h"
 #include "wire/samples.h"
@@ -171,6 +173,26 @@ int run_simulate(const simulate_args& a) {
     std::fwrite(out.data(), 1, out.size(), stdout);
     if (!r->all_completed) spdlog::warn("not every message completed successfully");
     return r->all_completed ? k_exit_ok : k_exit_fail;
+}
+
+}  // namespace mrct::app
+
+namespace mrct::app {
+
+int run_docs(const std::string& what) {
+    std::string out;
+    if (what == "fabric") {
+        out = fabric::stages_markdown();
+    } else if (what == "bugs") {
+        out = "| profile | breaks | behaviour |\n|---|---|---|\n";
+        for (const auto& b : endpoint::bug_profiles())
+            out += "| `" + std::string(b.name) + "` | " + std::string(b.clauses) + " | " + std::string(b.description) + " |\n";
+    } else {
+        spdlog::error("docs: expected fabric or bugs");
+        return k_exit_usage;
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return k_exit_ok;
 }
 
 }  // namespace mrct::app

@@ -40,4 +40,7 @@ struct simulate_args {
 };
 int run_simulate(const simulate_args& a);
 
+// Prints a generated reference section (markdown): "fabric" or "bugs".
+int run_docs(const std::string& what);
+
 }  // namespace mrct::app

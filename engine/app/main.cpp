@@ -83,6 +83,12 @@ int main(int argc, char** argv) {
     kv("mtu", "Payload bytes per packet (default 4096)");
     kv("time-limit", "Virtual-time limit (default 10s)");
 
+    std::string docs_what;
+    auto* docs = app.add_subcommand("docs", "Print a generated reference section as markdown (docs/fabric.md, docs/bug-profiles.md)");
+    docs->add_option("what", docs_what, "fabric (impairment stages and parameters) or bugs (bug profiles)")
+        ->required()
+        ->check(CLI::IsMember({"fabric", "bugs"}));
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -94,6 +100,7 @@ int main(int argc, char** argv) {
         if (*decode) return mrct::app::run_decode(dec);
         if (*samples) return mrct::app::run_samples(smp);
         if (*simulate) return mrct::app::run_simulate(sim);
+        if (*docs) return mrct::app::run_docs(docs_what);
     } catch (const std::exception& e) {
         spdlog::error("internal error: {}", e.what());
         return mrct::app::k_exit_infra;

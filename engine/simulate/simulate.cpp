@@ -234,9 +234,13 @@ core::result<result> run(const options& o) {
     j["sender0_paths"] = paths;
     j["receiver"] = {{"drops_bad_icrc", receiver.stats().drops[static_cast<int>(wire::drop_reason::bad_icrc)]},
                      {"duplicates", receiver.stats().duplicates}, {"acks_sent", receiver.stats().acks_sent}};
-    j["events"] = events;
+    std::uint64_t frames = 0;
+    for (const auto& f : fabrics) frames += f->sent();
+    j["frames"] = frames;  // frames injected into the fabric, both directions
+    j["events"] = events;  // scheduler events (one may deliver several frames)
     j["wall_s"] = wall;
     j["events_per_s"] = wall > 0 ? static_cast<double>(events) / wall : 0.0;
+    j["frames_per_s"] = wall > 0 ? static_cast<double>(frames) / wall : 0.0;
     r.all_completed = ok == expected;
     return r;
 }

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Reproduces the public MetaRoCE claims with the reference endpoint in virtual
+# time and measures the simulator's event rate. Run on demand (not in CI):
+#   cmake -S . -B build-rel -G Ninja -DCMAKE_BUILD_TYPE=Release -DMRCT_TESTS=OFF && cmake --build build-rel
+#   bench/simulate_claims.sh [build-rel/mrct]
+# Prints markdown tables; copy them into docs/performance.md with the date.
+set -euo pipefail
+M=${1:-build-rel/mrct}
+PY=/usr/bin/python3
+row() {  # row LABEL ARGS...: one table row from `mrct simulate` JSON
+  local label=$1
+  shift
+  "$M" simulate "$@" 2>/dev/null | "$PY" -c "
+import json, sys
+j = json.load(sys.stdin)
+p = j['sender0_paths']
+print(f\"| $label | {j['goodput_gbps']:.1f} | {j['completed']}/{j['expected']} | {j['retransmissions']['fast']} | {j['retransmissions']['rto']} | {p[0]['rto_us']:.0f} | {j['virtual_time_us']:.0f} |\")"
+}
+header() { echo; echo "$1"; echo; echo "| run | goodput Gb/s | completed | fast retx | RTO retx | path-0 RTO us | virtual us |"; echo "|---|---|---|---|---|---|---|"; }
+
+common=(--messages 64 --inbound-gbps 800)
+header "Goodput vs random loss (8 paths x 100 Gb/s, 64 x 1 MiB WRITEs, loss on every path, sender to receiver)"
+for l in 0 0.001 0.01 0.02 0.05 0.1; do row "loss $l" "${common[@]}" --loss "$l"; done
+
+header "Planes: goodput vs paths (each path 100 Gb/s and the bottleneck; grant 1.6 Tb/s)"
+for p in 4 8; do row "$p paths" --messages 64 --inbound-gbps 1600 --paths "$p"; done
+
+header "Path 3 fails (blackhole) at 100 us"
+row "reference, no failure" "${common[@]}"
+row "reference, path 3 fails" "${common[@]}" --fail-path 3:100us
+
+header "One slow path (path 1 +200 us one way) at 1 % loss: per-path RTO vs shared RTO"
+row "reference" "${common[@]}" --loss 0.01 --path-delay 1:200us
+row "shared-rto" "${common[@]}" --loss 0.01 --path-delay 1:200us --bug-sender shared-rto
+
+echo
+echo "Event rate: 64 senders x 8 paths incast, 16 x 256 KiB WRITEs each"
+echo
+"$M" simulate --senders 64 --paths 8 --messages 16 --size 262144 2>/dev/null | "$PY" -c "
+import json, sys
+j = json.load(sys.stdin)
+print(f\"| events | frames | wall s | events/s | frames/s |\")
+print(f\"|---|---|---|---|---|\")
+print(f\"| {j['events']} | {j['frames']} | {j['wall_s']:.3f} | {j['events_per_s']/1e6:.2f} M | {j['frames_per_s']/1e6:.3f} M |\")"
