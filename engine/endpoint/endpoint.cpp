@@ -308,17 +308,6 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
             ++e.c_.ctrl_ignored;
             return;
         }
-        // A repeated CONNECT (our ACCEPT was lost) is answered again.
-        for (auto& [id, c] : e.conns_) {
-            if (!c->initiator && fields.src_conn_id && c->remote_id == *fields.src_conn_id && c->peer.ip == peer.ip) {
-                send_ctrl(e, *c, ctrl_type::accept,
-                          {tlv::version(1, 2), tlv::src_conn_id(c->local_id),
-                           tlv::num_paths(static_cast<std::uint16_t>(c->num_paths)),
-                           tlv::mtu(static_cast<std::uint16_t>(c->mtu)), tlv::initial_ppsn(c->my_initial_ppsn)},
-                          c->remote_id, ctrl_port(*c));
-                return;
-            }
-        }
         connection tmp;
         tmp.peer = peer;
         tmp.remote_id = fields.src_conn_id.value_or(0);
@@ -332,6 +321,17 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
             *fields.mtu > 4096 || fields.initial_ppsn->size() < *fields.num_paths)
             return reject(static_cast<std::uint8_t>(reject_reason::parameters));
         if (*fields.version_major != 1) return reject(static_cast<std::uint8_t>(reject_reason::version));
+        // A repeated valid CONNECT (our ACCEPT was lost) is answered again.
+        for (auto& [id, c] : e.conns_) {
+            if (!c->initiator && c->remote_id == *fields.src_conn_id && c->peer.ip == peer.ip) {
+                send_ctrl(e, *c, ctrl_type::accept,
+                          {tlv::version(1, 2), tlv::src_conn_id(c->local_id),
+                           tlv::num_paths(static_cast<std::uint16_t>(c->num_paths)),
+                           tlv::mtu(static_cast<std::uint16_t>(c->mtu)), tlv::initial_ppsn(c->my_initial_ppsn)},
+                          c->remote_id, ctrl_port(*c));
+                return;
+            }
+        }
         auto c = std::make_unique<connection>();
         std::uint32_t id;
         do id = 1 + static_cast<std::uint32_t>(e.rng_.below(0xFFFFFE)); while (e.conns_.count(id));

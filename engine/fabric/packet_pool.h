@@ -67,7 +67,7 @@ private:
     static constexpr std::size_t k_block = 256;
     void grow() {
         const auto base = static_cast<handle>(blocks_.size() * k_block);
-        blocks_.push_back(std::make_unique<std::uint8_t[]>(k_block * k_capacity));
+        blocks_.push_back(std::make_unique_for_overwrite<std::uint8_t[]>(k_block * k_capacity));  // no zero fill
         meta_.resize(meta_.size() + k_block);
         for (std::size_t i = k_block; i-- > 0;) free_.push_back(base + static_cast<handle>(i));
     }

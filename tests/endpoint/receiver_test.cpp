@@ -1,0 +1,293 @@
+// The reference endpoint as a receiver, driven by hand-built frames (what the
+// scriptable peer will do): every answer is read back off the wire.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "endpoint/endpoint.h"
+#include "sim/drivers.h"
+#include "wire/build.h"
+#include "wire/ctrl.h"
+#include "wire/protocol.h"
+#include "wire/samples.h"
+
+using namespace mrct;
+using namespace std::chrono_literals;
+namespace ep = mrct::endpoint;
+using namespace mrct::wire;
+
+namespace {
+
+struct raw_rig {
+    sim::scheduler s;
+    sim::virtual_driver d{s};
+    std::vector<core::byte_buffer> out;  // frames the endpoint sent
+    std::unique_ptr<ep::endpoint> b;
+    ep::address self{{2, 0, 0, 0, 0, 2}, {10, 0, 0, 2}};
+    static constexpr std::uint32_t k_peer_id = 0x00A0A0;
+    std::vector<std::uint32_t> my_ppsn = {1000, 2000, 3000, 4000};
+    std::uint32_t conn = 0;    // B's connection ID (from ACCEPT)
+    std::uint32_t rkey = 0;
+
+    explicit raw_rig(ep::config cfg = {}) {
+        cfg.num_paths = 4;
+        b = std::make_unique<ep::endpoint>(s, cfg, self, 5, [this](core::bytes_view f) { out.emplace_back(f.begin(), f.end()); });
+        b->listen();
+        inject(connect_frame());
+        auto acc = take(opcode::ctrl);
+        REQUIRE(acc.size() == 1);
+        REQUIRE(acc[0].ctrlh.type == static_cast<std::uint8_t>(ctrl_type::accept));
+        conn = *read_ctrl_tlvs(acc[0].tlvs).src_conn_id;
+        rkey = b->register_mr(1 << 20);
+    }
+    frame_spec base(opcode op) const {
+        frame_spec f = base_spec(4);
+        f.eth.dst = self.mac;
+        f.ipv4.dst = self.ip;
+        f.bth.opcode = static_cast<std::uint8_t>(op);
+        return f;
+    }
+    frame_spec connect_frame(std::uint8_t major = 1) const {
+        auto f = base(opcode::ctrl);
+        f.bth.dest_qp = k_listener_qp;
+        f.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(ctrl_type::connect), 0};
+        f.tlvs = {tlv::version(major, 2), tlv::num_paths(4), tlv::src_conn_id(k_peer_id), tlv::mtu(4096),
+                  tlv::initial_ppsn(my_ppsn)};
+        return f;
+    }
+    // A one-packet WRITE of `len` bytes at offset `off` of the region, on `path` with `ppsn`.
+    frame_spec write(unsigned path, std::uint32_t ppsn, std::uint32_t len = 256, std::uint64_t off = 0,
+                     std::uint16_t stream = 0, std::uint32_t seq = 0) const {
+        auto f = base(opcode::write);
+        f.bth.dest_qp = conn;
+        f.bth.psn = ppsn;
+        f.ipv4.ecn = k_ecn_ect0;
+        f.udp.sport = static_cast<std::uint16_t>(0xC100 + path);
+        f.mrh = mrh{1, 0, k_flag_som | k_flag_eom, static_cast<std::uint8_t>(path), 0, 0, stream, 0, seq, 0};
+        f.reth = reth{b->mr_va(rkey) + off, rkey, len};
+        f.payload.assign(len, 0x5A);
+        return f;
+    }
+    void inject(const frame_spec& f) {
+        b->receive(build(f));
+        d.run_until(s.now() + 1us);
+    }
+    std::vector<frame> decoded;  // keeps the bytes alive for the views
+    std::vector<core::byte_buffer> kept;
+    std::vector<frame> take(opcode op) {
+        std::vector<frame> v;
+        for (auto& bytes : out) {
+            kept.push_back(std::move(bytes));
+            auto dr = decode_ethernet(kept.back());
+            REQUIRE(dr.ok());
+            if (dr.f.bth.opcode == static_cast<std::uint8_t>(op)) v.push_back(dr.f);
+        }
+        out.clear();
+        return v;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("REJECT for a different major version; CONNECT fields are negotiated (MR-CONN-1)") {
+    raw_rig r;
+    auto f = r.connect_frame(2);
+    f.tlvs[2] = tlv::src_conn_id(0x00B0B0);
+    r.inject(f);
+    auto rej = r.take(opcode::ctrl);
+    REQUIRE(rej.size() == 1);
+    CHECK(rej[0].ctrlh.type == static_cast<std::uint8_t>(ctrl_type::reject));
+    CHECK(*read_ctrl_tlvs(rej[0].tlvs).reject_reason == 1);
+    CHECK(rej[0].bth.dest_qp == 0x00B0B0);
+    CHECK(rej[0].udp.sport == f.udp.sport);  // REJECT leaves from the CONNECT's source port
+    auto bad = r.connect_frame();
+    bad.tlvs[1] = tlv_spec{2, {0x00}, {}};  // NUM_PATHS with 1 byte: invalid CTRL
+    r.inject(bad);
+    rej = r.take(opcode::ctrl);
+    REQUIRE(rej.size() == 1);
+    CHECK(*read_ctrl_tlvs(rej[0].tlvs).reject_reason == 3);
+}
+
+TEST_CASE("ACK policy: every 8 packets, at once on AckReq, a new gap or CE, else within 20 us (MR-SACK-1/2, MR-CC-1)") {
+    raw_rig r;
+    for (std::uint32_t i = 0; i < 7; ++i) r.inject(r.write(0, 1000 + i, 256, i * 256, 0, i));
+    CHECK(r.take(opcode::ack).empty());
+    r.inject(r.write(0, 1007, 256, 7 * 256, 0, 7));
+    auto acks = r.take(opcode::ack);
+    REQUIRE(acks.size() == 1);
+    CHECK(acks[0].bth.psn == 1008);           // CumAck
+    CHECK(acks[0].ackh.trig_ppsn.ppsn() == 1007);
+    CHECK(acks[0].ackh.grant_rate == 4000);   // MR-GR-1
+    // A new gap (1009 missing 1008) gets an ACK at once, with the SACK bit.
+    r.inject(r.write(0, 1009, 256, 9 * 256, 0, 9));
+    acks = r.take(opcode::ack);
+    REQUIRE(acks.size() == 1);
+    CHECK(acks[0].bth.psn == 1008);
+    CHECK(acks[0].ackh.sack.test(1));
+    CHECK_FALSE(acks[0].ackh.sack.test(0));
+    // CE: at once, ECE, TrigPPSN = that packet, CE_Count 1.
+    auto ce = r.write(1, 2000, 256, 0, 1, 0);
+    ce.ipv4.ecn = k_ecn_ce;
+    r.inject(ce);
+    acks = r.take(opcode::ack);
+    REQUIRE(acks.size() == 1);
+    CHECK(acks[0].ackh.ece());
+    CHECK(acks[0].ackh.path_id == 1);
+    CHECK(acks[0].ackh.trig_ppsn.ppsn() == 2000);
+    CHECK(acks[0].ackh.ce_count == 1);
+    CHECK(acks[0].udp.sport == ce.udp.sport);  // ACK from the triggering packet's port
+    // Otherwise within the 20 us ACK interval.
+    r.inject(r.write(2, 3000, 256, 0, 2, 0));
+    CHECK(r.take(opcode::ack).empty());
+    r.d.run_until(r.s.now() + 20us);
+    CHECK(r.take(opcode::ack).size() == 1);
+}
+
+TEST_CASE("paths are identified by PathID, never by source port (MR-PATH-3)") {
+    raw_rig r;
+    auto a = r.write(0, 1000, 256, 0, 0, 0);
+    a.bth.ack_req = true;
+    r.inject(a);
+    auto b = r.write(0, 1001, 256, 256, 0, 1);
+    b.udp.sport = 0xFEED;  // the same path after a port change
+    b.bth.ack_req = true;
+    r.inject(b);
+    auto acks = r.take(opcode::ack);
+    REQUIRE(acks.size() == 2);
+    CHECK(acks[1].bth.psn == 1002);  // one sequence across both ports
+}
+
+TEST_CASE("NAK codes: 0x0E unknown connection, 0x20 invalid PathID, 0x0B outside the window, 0x0F mismatch, 0x02 bounds") {
+    raw_rig r;
+    auto unknown = r.write(0, 1000);
+    unknown.bth.dest_qp = 0x123456;
+    r.inject(unknown);
+    auto naks = r.take(opcode::nak);
+    REQUIRE(naks.size() == 1);
+    CHECK(naks[0].nakh.code == 0x0E);
+    CHECK(naks[0].bth.dest_qp == 0x123456);  // echoes the offending DestQP
+
+    auto bad_path = r.write(0, 1000);
+    bad_path.mrh->path_id = 9;
+    r.inject(bad_path);
+    naks = r.take(opcode::nak);
+    REQUIRE(naks.size() == 1);
+    CHECK(naks[0].nakh.code == 0x20);
+
+    r.inject(r.write(0, 1000 + 256));  // CumAck 1000: PPSN 1256 is outside the window
+    naks = r.take(opcode::nak);
+    REQUIRE(naks.size() == 1);
+    CHECK(naks[0].nakh.code == 0x0B);
+    CHECK(r.take(opcode::ack).empty());  // not acknowledged
+
+    auto mismatch = r.write(0, 1000);
+    mismatch.mrh->msg_offset = 16;  // SOM with a nonzero offset
+    r.inject(mismatch);
+    naks = r.take(opcode::nak);
+    REQUIRE(naks.size() == 1);
+    CHECK(naks[0].nakh.code == 0x0F);
+
+    auto oob = r.write(1, 2000, 256, (1 << 20) - 100, 1, 0);  // runs past the region
+    r.inject(oob);
+    naks = r.take(opcode::nak);
+    REQUIRE(naks.size() == 1);
+    CHECK(naks[0].nakh.code == 0x02);
+    CHECK(std::all_of(r.b->mr_bytes(r.rkey).end() - 100, r.b->mr_bytes(r.rkey).end(), [](auto x) { return x == 0; }));
+}
+
+TEST_CASE("RNR: one per rejected message and Attempt, counted in RnrCount before the ACK (MR-RNR-1/6)") {
+    raw_rig r;
+    auto send = r.base(opcode::send);
+    send.bth.dest_qp = r.conn;
+    send.bth.psn = 1000;
+    send.bth.ack_req = true;
+    send.udp.sport = 0xC100;
+    send.mrh = mrh{1, 0, k_flag_som | k_flag_eom, 0, 0, 0, 4, 7, 0, 0};
+    send.seth = seth{0, 100};
+    send.payload.assign(100, 1);
+    r.inject(send);
+    auto rnr = r.take(opcode::rnr);
+    // take() consumed the ACK too; rebuild the picture from the counters and the RNR.
+    REQUIRE(rnr.size() == 1);
+    CHECK(rnr[0].rnrh.tag == 7);
+    CHECK(rnr[0].rnrh.rnr_seq == 1);
+    CHECK(rnr[0].rnrh.attempt == 0);
+    CHECK(rnr[0].rnrh.ppsn.ppsn() == 1000);
+    CHECK(r.b->stats().acks_sent == 1);
+    // The same message again, same Attempt: no new rejection.
+    send.bth.psn = 1001;
+    r.inject(send);
+    send.bth.psn = 1002;
+    send.mrh->attempt = 1;
+    send.mrh->flags |= k_flag_rnr_resend;
+    r.inject(send);  // a new Attempt: a new rejection, RnrSeq 2
+    auto out = r.out;
+    std::vector<frame> acks, rnrs;
+    for (auto& bytes : out) {
+        r.kept.push_back(bytes);
+        auto dr = decode_ethernet(r.kept.back());
+        if (dr.f.bth.opcode == static_cast<std::uint8_t>(opcode::ack)) acks.push_back(dr.f);
+        if (dr.f.bth.opcode == static_cast<std::uint8_t>(opcode::rnr)) rnrs.push_back(dr.f);
+    }
+    REQUIRE(rnrs.size() == 1);
+    CHECK(rnrs[0].rnrh.rnr_seq == 2);
+    REQUIRE(acks.size() == 2);
+    CHECK(acks[0].ackh.rnr_count == 1);
+    CHECK(acks[1].ackh.rnr_count == 2);  // includes the rejection it acknowledges
+    r.out.clear();
+    // RNR_QUERY: every kept rejection's RNR again, then RNR_SYNC with the count.
+    auto q = r.base(opcode::ctrl);
+    q.bth.dest_qp = r.conn;
+    q.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(ctrl_type::rnr_query), 0};
+    r.inject(q);
+    auto again = r.take(opcode::rnr);
+    REQUIRE(again.size() == 1);
+    CHECK(again[0].rnrh.rnr_seq == 2);
+}
+
+TEST_CASE("CTRL naming an unknown connection is ignored and counted; PROBE is answered from its port") {
+    raw_rig r;
+    auto p = r.base(opcode::ctrl);
+    p.bth.dest_qp = 0x777777;
+    p.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(ctrl_type::probe), 0};
+    p.tlvs = {tlv::path_id(1), tlv::nonce(42)};
+    r.inject(p);
+    CHECK(r.take(opcode::ctrl).empty());
+    CHECK(r.b->stats().ctrl_ignored == 1);
+    p.bth.dest_qp = r.conn;
+    p.udp.sport = 0xC555;
+    r.inject(p);
+    auto rep = r.take(opcode::ctrl);
+    REQUIRE(rep.size() == 1);
+    CHECK(rep[0].ctrlh.type == static_cast<std::uint8_t>(ctrl_type::probe_reply));
+    CHECK(*read_ctrl_tlvs(rep[0].tlvs).nonce == 42);
+    CHECK(rep[0].udp.sport == 0xC555);
+}
+
+TEST_CASE("grants share the inbound rate among active senders (MR-GR-3)") {
+    ep::config cfg;
+    raw_rig r(cfg);
+    // A second connection from another peer address.
+    auto c2 = r.connect_frame();
+    c2.ipv4.src = {10, 0, 0, 9};
+    c2.tlvs[2] = tlv::src_conn_id(0x00C0C0);
+    r.inject(c2);
+    auto acc = r.take(opcode::ctrl);
+    REQUIRE(acc.size() == 1);
+    const auto conn2 = *read_ctrl_tlvs(acc[0].tlvs).src_conn_id;
+    auto w1 = r.write(0, 1000);
+    w1.bth.ack_req = true;
+    r.inject(w1);
+    CHECK(r.take(opcode::ack)[0].ackh.grant_rate == 4000);  // one active sender
+    auto w2 = r.write(0, 1000);
+    w2.ipv4.src = {10, 0, 0, 9};
+    w2.bth.dest_qp = conn2;
+    w2.bth.ack_req = true;
+    r.inject(w2);
+    CHECK(r.take(opcode::ack)[0].ackh.grant_rate == 2000);  // two within the idle time
+    r.d.run_until(r.s.now() + 2ms);  // both idle past the grant idle time
+    auto w3 = r.write(0, 1001, 256, 256, 0, 1);
+    w3.bth.ack_req = true;
+    r.inject(w3);
+    CHECK(r.take(opcode::ack)[0].ackh.grant_rate == 4000);
+}
