@@ -23,32 +23,34 @@ void path::send(handle h) {
         pool_.release(h);
         return;
     }
-    std::vector<handle> burst{h};
-    run_from(0, burst);
+    a_.clear();
+    a_.push_back(h);
+    run_from(0);
     rearm();
 }
 
-// Pushes `burst` through stages first..end and delivers what comes out.
-void path::run_from(std::size_t first, std::vector<handle>& burst) {
-    std::vector<handle> next;
-    for (std::size_t i = first; i < stages_.size() && !burst.empty(); ++i) {
-        next.clear();
-        stages_[i]->push(s_.now(), burst, next);
-        burst.swap(next);
+// Pushes the burst in a_ through stages first..end and delivers what comes
+// out. The two burst buffers are members, so forwarding allocates nothing
+// once they have grown to the largest burst.
+void path::run_from(std::size_t first) {
+    for (std::size_t i = first; i < stages_.size() && !a_.empty(); ++i) {
+        b_.clear();
+        stages_[i]->push(s_.now(), a_, b_);
+        a_.swap(b_);
     }
-    for (handle h : burst) {
+    for (handle h : a_) {
         ++delivered_;
         deliver_(h);
     }
-    burst.clear();
+    a_.clear();
 }
 
 void path::wake() {
     const core::nanos now = s_.now();
     for (std::size_t i = 0; i < stages_.size(); ++i) {
-        std::vector<handle> out;
-        stages_[i]->poll(now, out);
-        if (!out.empty()) run_from(i + 1, out);
+        a_.clear();
+        stages_[i]->poll(now, a_);
+        if (!a_.empty()) run_from(i + 1);
     }
     rearm();
 }

@@ -48,7 +48,7 @@ public:
     stage* find(std::string_view kind) const;
 
 private:
-    void run_from(std::size_t first, std::vector<handle>& burst);
+    void run_from(std::size_t first);
     void wake();
     void rearm();
 

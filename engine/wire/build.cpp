@@ -79,7 +79,7 @@ std::size_t after_bth_len(const frame_spec& s) {
     if (s.nakh) n += k_nakh_len;
     if (s.rnrh) n += k_rnrh_len;
     if (s.ctrlh) n += k_ctrlh_len + tlv_bytes(s.tlvs);
-    return n + s.payload.size();
+    return n + (s.payload_view.empty() ? s.payload.size() : s.payload_view.size());
 }
 
 }  // namespace
@@ -171,7 +171,7 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
             w.bytes(t.value);
         }
     }
-    w.bytes(s.payload);
+    w.bytes(s.payload_view.empty() ? core::bytes_view(s.payload) : s.payload_view);
     if (ov.pad_bytes)
         w.bytes(*ov.pad_bytes);
     else

@@ -40,6 +40,9 @@ struct frame_spec {
     std::optional<struct ctrlh> ctrlh;  // tlv_length computed
     std::vector<tlv_spec> tlvs;
     core::byte_buffer payload;
+    // When set, written instead of `payload` (no copy into the spec); the
+    // viewed bytes must outlive build_into().
+    core::bytes_view payload_view;
 
     struct overrides {
         std::optional<std::uint16_t> ethertype;
