@@ -33,8 +33,8 @@ struct out_message {
     std::uint64_t remote_va = 0;
     std::uint32_t rkey = 0, recv_idx = 0;
     std::optional<std::uint32_t> imm;
-    core::byte_buffer data;
-    std::uint32_t length = 0;  // data.size() at posting (data is freed on completion)
+    std::shared_ptr<const core::byte_buffer> data;  // the posted bytes (shared, freed on completion)
+    std::uint32_t length = 0;
     std::uint32_t npkts = 0;
     std::vector<bool> pkt_acked;
     std::uint32_t acked = 0;

@@ -125,8 +125,8 @@ core::status post_message(endpoint& e, std::map<std::uint32_t, std::unique_ptr<c
     connection& c = *it->second;
     if (c.state == conn_state::error || c.state == conn_state::closed) return core::error{"connection not usable"};
     m.stream_seq = c.next_stream_seq[m.stream]++;
-    m.length = static_cast<std::uint32_t>(m.data.size());
-    m.npkts = std::max<std::uint32_t>(1, static_cast<std::uint32_t>((m.data.size() + c.mtu - 1) / c.mtu));
+    m.length = static_cast<std::uint32_t>(m.data->size());
+    m.npkts = std::max<std::uint32_t>(1, static_cast<std::uint32_t>((m.length + c.mtu - 1) / c.mtu));
     m.pkt_acked.assign(m.npkts, false);
     const auto idx = static_cast<std::uint32_t>(c.msgs.size());
     for (std::uint32_t i = 0; i < m.npkts; ++i) c.fresh.push_back({idx, i, 0});
@@ -140,6 +140,17 @@ core::status post_message(endpoint& e, std::map<std::uint32_t, std::unique_ptr<c
 core::status endpoint::post_write(std::uint32_t conn, std::uint16_t stream, core::bytes_view data,
                                   std::uint64_t remote_va, std::uint32_t remote_rkey, std::uint64_t wr_id,
                                   std::optional<std::uint32_t> imm) {
+    return post_write(conn, stream, std::make_shared<const core::byte_buffer>(data.begin(), data.end()), remote_va,
+                      remote_rkey, wr_id, imm);
+}
+
+core::status endpoint::post_send(std::uint32_t conn, std::uint16_t stream, std::uint16_t tag, core::bytes_view data,
+                                 std::uint64_t wr_id, std::optional<std::uint32_t> imm) {
+    return post_send(conn, stream, tag, std::make_shared<const core::byte_buffer>(data.begin(), data.end()), wr_id, imm);
+}
+
+core::status endpoint::post_write(std::uint32_t conn, std::uint16_t stream, shared_bytes data, std::uint64_t remote_va,
+                                  std::uint32_t remote_rkey, std::uint64_t wr_id, std::optional<std::uint32_t> imm) {
     out_message m;
     m.wr_id = wr_id;
     m.opcode = static_cast<std::uint8_t>(imm ? opcode::write_imm : opcode::write);
@@ -147,11 +158,11 @@ core::status endpoint::post_write(std::uint32_t conn, std::uint16_t stream, core
     m.remote_va = remote_va;
     m.rkey = remote_rkey;
     m.imm = imm;
-    m.data.assign(data.begin(), data.end());
+    m.data = std::move(data);
     return post_message(*this, conns_, conn, std::move(m));
 }
 
-core::status endpoint::post_send(std::uint32_t conn, std::uint16_t stream, std::uint16_t tag, core::bytes_view data,
+core::status endpoint::post_send(std::uint32_t conn, std::uint16_t stream, std::uint16_t tag, shared_bytes data,
                                  std::uint64_t wr_id, std::optional<std::uint32_t> imm) {
     auto it = conns_.find(conn);
     if (it == conns_.end()) return core::error{"post_send: unknown connection"};
@@ -162,7 +173,7 @@ core::status endpoint::post_send(std::uint32_t conn, std::uint16_t stream, std::
     m.tag = tag;
     m.imm = imm;
     m.recv_idx = it->second->next_recv_idx[tag]++;
-    m.data.assign(data.begin(), data.end());
+    m.data = std::move(data);
     return post_message(*this, conns_, conn, std::move(m));
 }
 

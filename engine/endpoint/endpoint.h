@@ -107,6 +107,13 @@ public:
                             std::uint32_t remote_rkey, std::uint64_t wr_id, std::optional<std::uint32_t> imm = {});
     core::status post_send(std::uint32_t conn, std::uint16_t stream, std::uint16_t tag, core::bytes_view data,
                            std::uint64_t wr_id, std::optional<std::uint32_t> imm = {});
+    // As above, sharing the caller's buffer instead of copying it (as verbs
+    // reference registered memory); many messages may share one buffer.
+    using shared_bytes = std::shared_ptr<const core::byte_buffer>;
+    core::status post_write(std::uint32_t conn, std::uint16_t stream, shared_bytes data, std::uint64_t remote_va,
+                            std::uint32_t remote_rkey, std::uint64_t wr_id, std::optional<std::uint32_t> imm = {});
+    core::status post_send(std::uint32_t conn, std::uint16_t stream, std::uint16_t tag, shared_bytes data,
+                           std::uint64_t wr_id, std::optional<std::uint32_t> imm = {});
     std::vector<completion> poll();
 
     // A frame from the wire.

@@ -66,7 +66,8 @@ void send_data(endpoint& e, connection& c, unsigned p, std::uint32_t ppsn, const
     auto& t = c.tx[p];
     const out_message& m = c.msgs[pkt.unit.msg];
     const std::uint32_t off = pkt.unit.index * c.mtu;
-    const std::size_t have = m.data.size() > off ? m.data.size() - off : 0;  // data is freed once complete
+    const std::size_t size = m.data ? m.data->size() : 0;  // data is freed once complete
+    const std::size_t have = size > off ? size - off : 0;
     const auto len = static_cast<std::uint32_t>(std::min<std::size_t>(c.mtu, have));
     const bool last = pkt.unit.index + 1 == m.npkts;
     auto s = impl::base(e, c, static_cast<opcode>(m.opcode), t.port);
@@ -85,7 +86,7 @@ void send_data(endpoint& e, connection& c, unsigned p, std::uint32_t ppsn, const
     if (is_write_opcode(m.opcode)) s.reth = wire::reth{m.remote_va + off, m.rkey, total};
     else s.seth = wire::seth{m.recv_idx, total};
     if (m.imm) s.immdt = *m.imm;
-    if (len) s.payload_view = core::bytes_view(m.data.data() + off, len);
+    if (len) s.payload_view = core::bytes_view(m.data->data() + off, len);
     impl::send(e, s);
     t.st.packets_sent++;
     t.st.bytes_sent += len;
@@ -641,8 +642,7 @@ void endpoint::impl::try_complete_sends(endpoint& e, connection& c) {
             wc.length = m.length;
             complete(e, c, wc);
             m.done = true;
-            m.data.clear();
-            m.data.shrink_to_fit();
+            m.data.reset();
             it = q.erase(it);
         }
     }

@@ -165,8 +165,9 @@ core::result<result> run(const options& o) {
     // the memory back (the endpoint tests check placement), and touching
     // senders x messages x size fresh bytes would make page faults the benchmark.
     const std::size_t region = o.message_bytes;
-    core::byte_buffer payload(o.message_bytes);
-    for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(i * 31 + 7);
+    auto payload = std::make_shared<core::byte_buffer>(o.message_bytes);  // shared by every message
+    for (std::size_t i = 0; i < payload->size(); ++i) (*payload)[i] = static_cast<std::uint8_t>(i * 31 + 7);
+    const endpoint::endpoint::shared_bytes shared = payload;
     const nanos start = s.now();
     std::vector<std::uint32_t> rkeys;
     for (unsigned i = 0; i < o.senders; ++i) {
@@ -176,9 +177,9 @@ core::result<result> run(const options& o) {
             const auto stream = static_cast<std::uint16_t>(m % o.streams);
             if (o.use_send) {
                 (void)receiver.post_recv(acc[i], stream, rk, 0, static_cast<std::uint32_t>(o.message_bytes), m);
-                (void)senders[i]->post_send(conns[i], stream, stream, payload, m);
+                (void)senders[i]->post_send(conns[i], stream, stream, shared, m);
             } else {
-                (void)senders[i]->post_write(conns[i], stream, payload, receiver.mr_va(rk), rk, m);
+                (void)senders[i]->post_write(conns[i], stream, shared, receiver.mr_va(rk), rk, m);
             }
         }
     }
