@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "endpoint/endpoint.h"
+#include "wire/sack.h"
 #include "sim/scheduler.h"
 
 namespace mrct::endpoint {
@@ -100,7 +101,7 @@ struct path_tx {
 struct path_rx {
     bool seen = false;
     std::uint32_t cum_ack = 0;      // lowest PPSN not yet received
-    std::bitset<256> got;           // bit i: cum_ack + i received
+    wire::sack256 got;              // bit i: cum_ack + i received (bit 0 always clear)
     std::uint32_t highest = 0;      // highest PPSN received
     std::uint16_t ce_count = 0;
     unsigned unacked = 0;

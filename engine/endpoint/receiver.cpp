@@ -74,8 +74,7 @@ void send_ack(endpoint& e, connection& c, unsigned p, std::uint32_t trig, bool e
     a.flags = ece ? k_ack_flag_ece : 0;
     a.path_id = static_cast<std::uint8_t>(p);
     a.trig_ppsn = ppsn32::of(trig);
-    for (unsigned i = 1; i < 256; ++i)
-        if (r.got[i]) a.sack.set(i);
+    a.sack = r.got;  // bit 0 is CumAck itself: never set
     a.ce_count = r.ce_count;
     a.grant_rate = grant_for(e, conns);
     a.rnr_count = c.rnr_count;
@@ -171,7 +170,7 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
     const std::uint32_t ppsn = f.bth.psn;
     const std::uint32_t d = psn24::diff(ppsn, r.cum_ack);
     const bool behind = d >= psn24::k_half;
-    const bool duplicate = behind || (d < 256 && r.got[d]);
+    const bool duplicate = behind || (d < 256 && r.got.test(d));
     if (!duplicate && d >= 256) return send_nak(e, c.remote_id, f, static_cast<std::uint8_t>(nak_code::psn_out_of_window));
 
     const bool ce = f.ip_ecn() == k_ecn_ce;
@@ -194,9 +193,9 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
         const bool new_gap = psn24::lt(psn24::add(r.highest, 1), ppsn);
         if (psn24::lt(r.highest, ppsn)) r.highest = ppsn;
         r.got.set(d);
-        while (r.got[0]) {
-            r.got >>= 1;
-            r.cum_ack = psn24::add(r.cum_ack, 1);
+        if (const unsigned n = r.got.next_clear(0); n > 0) {  // CumAck slides over the run of received PPSNs
+            r.got.shift_down(n);
+            r.cum_ack = psn24::add(r.cum_ack, n);
         }
         return new_gap;
     };

@@ -36,6 +36,20 @@ unsigned sack256::next_clear(unsigned from) const {
     return k_bits;
 }
 
+void sack256::shift_down(unsigned n) {
+    if (n >= k_bits) {
+        words_ = {};
+        return;
+    }
+    const unsigned ws = n / 64, bs = n % 64;
+    for (unsigned w = 0; w < 4; ++w) {
+        const unsigned src = w + ws;
+        std::uint64_t v = src < 4 ? words_[src] >> bs : 0;
+        if (bs && src + 1 < 4) v |= words_[src + 1] << (64 - bs);
+        words_[w] = v;
+    }
+}
+
 // Words are big-endian on the wire (§4).
 static std::uint64_t to_big(std::uint64_t v) {
     if constexpr (std::endian::native == std::endian::little) return __builtin_bswap64(v);

@@ -35,6 +35,9 @@ public:
         for (unsigned i = next_clear(0); static_cast<int>(i) < hi; i = next_clear(i + 1)) f(i);
     }
 
+    // Drops the lowest n bits (bit i becomes bit i-n): what sliding CumAck by n does.
+    void shift_down(unsigned n);
+
     std::uint64_t word(unsigned w) const { return words_[w]; }
     void set_word(unsigned w, std::uint64_t v) { words_[w] = v; }
 

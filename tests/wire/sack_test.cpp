@@ -57,3 +57,26 @@ TEST_CASE("SACK gaps are the clear bits below the highest set bit") {
     empty.for_each_gap([&](unsigned i) { gaps.push_back(i); });
     CHECK(gaps.empty());
 }
+
+TEST_CASE("shift_down moves every bit down by n, across words") {
+    sack256 s;
+    for (unsigned i : {0u, 1u, 63u, 64u, 100u, 200u, 255u}) s.set(i);
+    auto t = s;
+    t.shift_down(1);
+    for (unsigned i : {0u, 62u, 63u, 99u, 199u, 254u}) CHECK(t.test(i));
+    CHECK(t.count() == 6);
+    t = s;
+    t.shift_down(64);
+    CHECK(t.test(0));
+    CHECK(t.test(36));
+    CHECK(t.test(136));
+    CHECK(t.test(191));
+    CHECK(t.count() == 4);
+    t = s;
+    t.shift_down(130);
+    CHECK(t.test(70));
+    CHECK(t.test(125));
+    CHECK(t.count() == 2);
+    t.shift_down(256);
+    CHECK(t.none());
+}
