@@ -145,6 +145,7 @@ struct connection {
     std::uint32_t local_id = 0, remote_id = 0;
     address peer;
     conn_state state = conn_state::connecting;
+    bool closing = false;  // close() called; CLOSE goes out once all is acknowledged
     bool initiator = false;
     unsigned num_paths = 8;
     std::uint32_t mtu = 4096;

@@ -87,6 +87,31 @@ bool endpoint::in_error(std::uint32_t conn) const {
     return it != conns_.end() && it->second->state == conn_state::error;
 }
 
+core::status endpoint::close(std::uint32_t conn) {
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return core::error{"close: unknown connection"};
+    it->second->closing = true;
+    impl::try_close(*this, *it->second);
+    return core::ok_status();
+}
+
+bool endpoint::closed(std::uint32_t conn) const {
+    auto it = conns_.find(conn);
+    return it != conns_.end() && it->second->state == conn_state::closed;
+}
+
+void endpoint::impl::try_close(endpoint& e, connection& c) {
+    if (!c.closing || c.state != conn_state::established) return;
+    for (const auto& [stream, q] : c.stream_pending)
+        if (!q.empty()) return;
+    for (const auto& t : c.tx)
+        if (t.inflight) return;
+    if (c.ctrl_tries++ >= e.cfg_.retry_limit) return fail_connection(e, c);
+    send_ctrl(e, c, ctrl_type::close, {}, c.remote_id, ctrl_port(c));
+    connection* cp = &c;
+    c.ctrl_timer->arm_in(ctrl_interval(e, c), [&e, cp] { try_close(e, *cp); });
+}
+
 std::uint32_t endpoint::register_mr(std::size_t len) {
     const std::uint32_t rkey = next_rkey_++;
     mrs_[rkey] = region{next_va_, std::vector<std::uint8_t>(len, 0)};
@@ -123,7 +148,8 @@ core::status post_message(endpoint& e, std::map<std::uint32_t, std::unique_ptr<c
     auto it = conns.find(conn);
     if (it == conns.end()) return core::error{"unknown connection"};
     connection& c = *it->second;
-    if (c.state == conn_state::error || c.state == conn_state::closed) return core::error{"connection not usable"};
+    if (c.state == conn_state::error || c.state == conn_state::closed || c.closing)
+        return core::error{"connection not usable (error, closing or closed)"};
     m.stream_seq = c.next_stream_seq[m.stream]++;
     m.length = static_cast<std::uint32_t>(m.data->size());
     m.npkts = std::max<std::uint32_t>(1, static_cast<std::uint32_t>((m.length + c.mtu - 1) / c.mtu));
@@ -392,6 +418,7 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
         init_rx(e, c);
         c.state = conn_state::established;
         c.ctrl_timer->cancel();
+        c.ctrl_tries = 0;  // the counter is reused for CLOSE
         // Messages posted before ACCEPT were cut with our MTU; re-cut is not needed
         // when the agreed MTU is ours, which is the common case.
         pump(e, c);
@@ -436,7 +463,10 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
         c.state = conn_state::closed;
         return;
     case ctrl_type::close_ack:
-        c.state = conn_state::closed;
+        if (c.closing) {
+            c.state = conn_state::closed;
+            c.ctrl_timer->cancel();
+        }
         return;
     default:
         ++e.c_.ctrl_ignored;

@@ -91,6 +91,10 @@ public:
     // Starts a connection to `peer`; usable once established() (after ACCEPT).
     std::uint32_t connect(address peer);
     bool established(std::uint32_t conn) const;
+    // Closes once every posted message has completed and nothing is in flight
+    // (MR-CONN-3); CLOSE is repeated until CLOSE_ACK, up to the retry limit.
+    core::status close(std::uint32_t conn);
+    bool closed(std::uint32_t conn) const;
     bool in_error(std::uint32_t conn) const;
     // Connections accepted from peers, in order.
     const std::vector<std::uint32_t>& accepted() const { return accepted_; }

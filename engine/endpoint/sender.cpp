@@ -646,6 +646,7 @@ void endpoint::impl::try_complete_sends(endpoint& e, connection& c) {
             it = q.erase(it);
         }
     }
+    try_close(e, c);
 }
 
 }  // namespace mrct::endpoint

@@ -8,6 +8,7 @@ using namespace mrct;
 using namespace mrct::test;
 using namespace std::chrono_literals;
 using fabric::direction;
+using core::nanos;
 namespace ep = mrct::endpoint;
 
 namespace {
@@ -302,4 +303,27 @@ TEST_CASE("a path failing mid-transfer is absorbed; it returns after PROBE_REPLY
     CHECK_FALSE(back.failed);
     CHECK(back.cwnd == 16);
     CHECK(back.rto == 1ms);
+}
+
+TEST_CASE("close: CLOSE only once everything is acknowledged; data after close gets NAK 0x10 (MR-CONN-3)") {
+    pair_rig r;
+    auto rk = r.b->register_mr(1 << 20);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(256 * 1024), r.b->mr_va(rk), rk, 1).ok());
+    REQUIRE(r.a->close(r.conn_a).ok());
+    CHECK_FALSE(r.a->post_write(r.conn_a, 0, pattern(10), r.b->mr_va(rk), rk, 2).ok());  // closing
+    r.run_for(2ms);
+    CHECK(r.a->poll().size() == 1);
+    CHECK(r.a->closed(r.conn_a));
+    CHECK(r.b->closed(r.conn_b));
+    // CLOSE left after the last ACK arrived.
+    nanos last_ack{0}, close_at{-1};
+    for (const auto& t : r.tap) {
+        auto f = t.f();
+        if (t.dir == direction::b_to_a && f.bth.opcode == k_ack) last_ack = t.t;
+        if (t.dir == direction::a_to_b && f.bth.opcode == static_cast<std::uint8_t>(wire::opcode::ctrl) &&
+            f.ctrlh.type == static_cast<std::uint8_t>(wire::ctrl_type::close))
+            close_at = t.t;
+    }
+    CHECK(close_at >= last_ack);
+    CHECK_FALSE(r.b->post_write(r.conn_b, 0, pattern(10), 0, 0, 3).ok());  // closed for work requests too
 }

@@ -291,3 +291,19 @@ TEST_CASE("grants share the inbound rate among active senders (MR-GR-3)") {
     r.inject(w3);
     CHECK(r.take(opcode::ack)[0].ackh.grant_rate == 4000);
 }
+
+TEST_CASE("CLOSE is answered with CLOSE_ACK; data after close gets NAK 0x10 (MR-CONN-3)") {
+    raw_rig r;
+    auto cl = r.base(opcode::ctrl);
+    cl.bth.dest_qp = r.conn;
+    cl.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(ctrl_type::close), 0};
+    r.inject(cl);
+    auto ack = r.take(opcode::ctrl);
+    REQUIRE(ack.size() == 1);
+    CHECK(ack[0].ctrlh.type == static_cast<std::uint8_t>(ctrl_type::close_ack));
+    CHECK(r.b->closed(r.conn));
+    r.inject(r.write(0, 1000));
+    auto naks = r.take(opcode::nak);
+    REQUIRE(naks.size() == 1);
+    CHECK(naks[0].nakh.code == 0x10);
+}
