@@ -335,6 +335,18 @@ void endpoint::impl::fail_connection(endpoint& e, connection& c) {
     try_complete_sends(e, c);
 }
 
+namespace {
+// ACCEPT (§4): to the initiator's ID, from the new connection's path-0 port,
+// with VERSION 1.2, our ID, the agreed NUM_PATHS and MTU, and our PPSNs.
+void send_accept(endpoint& e, connection& c) {
+    endpoint::impl::send_ctrl(e, c, ctrl_type::accept,
+                              {tlv::version(1, 2), tlv::src_conn_id(c.local_id),
+                               tlv::num_paths(static_cast<std::uint16_t>(c.num_paths)),
+                               tlv::mtu(static_cast<std::uint16_t>(c.mtu)), tlv::initial_ppsn(c.my_initial_ppsn)},
+                              c.remote_id, endpoint::impl::ctrl_port(c));
+}
+}  // namespace
+
 void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
     const auto fields = read_ctrl_tlvs(f.tlvs);
     const auto type = static_cast<ctrl_type>(f.ctrlh.type);
@@ -361,11 +373,7 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
         // A repeated valid CONNECT (our ACCEPT was lost) is answered again.
         for (auto& [id, c] : e.conns_) {
             if (!c->initiator && c->remote_id == *fields.src_conn_id && c->peer.ip == peer.ip) {
-                send_ctrl(e, *c, ctrl_type::accept,
-                          {tlv::version(1, 2), tlv::src_conn_id(c->local_id),
-                           tlv::num_paths(static_cast<std::uint16_t>(c->num_paths)),
-                           tlv::mtu(static_cast<std::uint16_t>(c->mtu)), tlv::initial_ppsn(c->my_initial_ppsn)},
-                          c->remote_id, ctrl_port(*c));
+                send_accept(e, *c);
                 return;
             }
         }
@@ -384,10 +392,7 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
         connection& ref = *c;
         e.conns_[id] = std::move(c);
         e.accepted_.push_back(id);
-        send_ctrl(e, ref, ctrl_type::accept,
-                  {tlv::version(1, 2), tlv::src_conn_id(id), tlv::num_paths(static_cast<std::uint16_t>(ref.num_paths)),
-                   tlv::mtu(static_cast<std::uint16_t>(ref.mtu)), tlv::initial_ppsn(ref.my_initial_ppsn)},
-                  ref.remote_id, ctrl_port(ref));
+        send_accept(e, ref);
         return;
     }
 
