@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,9 @@ struct config {
     double inbound_rate_bps = 400e9;
     std::uint8_t rnr_timer_code = 14;  // 1.28 ms, sent in RNRs this endpoint makes
     bug bug_profile = bug::none;
+    // Tests only: every path's first PPSN (normally random, MR-CONN-1), to place
+    // a transfer across the 24-bit wrap.
+    std::optional<std::uint32_t> initial_ppsn;
 };
 
 }  // namespace mrct::endpoint

@@ -278,7 +278,8 @@ void endpoint::impl::setup_paths(endpoint& e, connection& c) {
     for (unsigned p = 0; p < c.num_paths; ++p) {
         auto& t = c.tx[p];
         t.port = e.cfg_.bug_profile == bug::same_entropy && p > 0 ? c.tx[0].port : new_port(e, c, 0);
-        const auto ppsn = static_cast<std::uint32_t>(e.rng_.next() & 0xFFFFFF);  // random per path (MR-CONN-1)
+        const auto drawn = static_cast<std::uint32_t>(e.rng_.next() & 0xFFFFFF);  // random per path (MR-CONN-1)
+        const auto ppsn = e.cfg_.initial_ppsn ? (*e.cfg_.initial_ppsn + p) & 0xFFFFFF : drawn;
         c.my_initial_ppsn.push_back(ppsn);
         t.next_ppsn = t.base_ppsn = ppsn;
         t.cwnd = e.cfg_.cwnd_initial;

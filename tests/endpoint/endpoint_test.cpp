@@ -327,3 +327,23 @@ TEST_CASE("close: CLOSE only once everything is acknowledged; data after close g
     CHECK(close_at >= last_ack);
     CHECK_FALSE(r.b->post_write(r.conn_b, 0, pattern(10), 0, 0, 3).ok());  // closed for work requests too
 }
+
+TEST_CASE("PPSNs wrap at 2^24 without losing anything: windows, SACK, loss detection (§2 serial numbers)") {
+    ep::config c;
+    c.initial_ppsn = 0xFFFFF0;  // every path crosses the wrap after ~16 packets
+    fabric::fabric_config fc;
+    fc.default_stages = {{"delay", {{"delay", "2us"}}}, {"loss", {{"p", "0.02"}}}};
+    pair_rig r(fc, c, c);
+    auto rk = r.b->register_mr(8 << 20);
+    const auto data = pattern(8 << 20);
+    REQUIRE(r.a->post_write(r.conn_a, 0, data, r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(100ms);
+    auto wc = r.a->poll();
+    REQUIRE(wc.size() == 1);
+    CHECK(wc[0].status == ep::wc_status::success);
+    CHECK(std::equal(data.begin(), data.end(), r.b->mr_bytes(rk).begin()));
+    CHECK(r.a->stats().fast_retransmits > 0);
+    bool wrapped = false;
+    for (const auto& t : r.frames(direction::a_to_b, k_write)) wrapped |= t.f().bth.psn < 0x100;
+    CHECK(wrapped);
+}
