@@ -33,6 +33,9 @@ header "One slow path (path 1 +200 us one way) at 1 % loss: per-path RTO vs shar
 row "reference" "${common[@]}" --loss 0.01 --path-delay 1:200us
 row "shared-rto" "${common[@]}" --loss 0.01 --path-delay 1:200us --bug-sender shared-rto
 
+header "Incast: N senders through the receiver's shared 400 Gb/s link (RED ECN), grant 400 Gb/s, 8 x 1 MiB each"
+for n in 1 4 16 64; do row "$n senders" --senders "$n" --messages 8 --receiver-link 400Gbps --inbound-gbps 400; done
+
 echo
 echo "Event rate: 64 senders x 8 paths incast, 16 x 256 KiB WRITEs each"
 echo

@@ -127,6 +127,7 @@ core::status apply_override(simulate::options& o, const std::string& kv) {
         else if (k == "bug-receiver") o.receiver_bug = v;
         else if (k == "inbound-gbps") o.inbound_rate_bps = std::stod(v) * 1e9;
         else if (k == "mtu") o.mtu = static_cast<std::uint32_t>(std::stoul(v));
+        else if (k == "receiver-link") o.receiver_link = v;
         else if (k == "path-delay" || k == "fail-path") {
             // P:VALUE, e.g. 1:500us or 3:2ms
             auto c = v.find(':');

@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
     kv("bug-receiver", "Bug profile of the receiver");
     kv("inbound-gbps", "Receiver inbound rate shared by grants (default 400)");
     kv("mtu", "Payload bytes per packet (default 4096)");
+    kv("receiver-link", "Rate of the receiver's own link shared by all senders, RED ECN marking (default: none)");
     kv("time-limit", "Virtual-time limit (default 10s)");
 
     std::string docs_what;

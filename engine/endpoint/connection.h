@@ -158,6 +158,12 @@ struct connection {
     std::vector<out_message> msgs;
     std::deque<tx_unit> fresh;                // first transmissions waiting for a window
     std::deque<tx_unit> resend;               // failover/RNR re-sends, before fresh
+    struct resend_req {
+        unsigned path;
+        std::uint32_t ppsn;
+        bool even_if_acked;  // bug go-back-n: SACKed packets are resent too
+    };
+    std::deque<resend_req> same_ppsn;  // SACK resends of a PPSN, sent before anything else
     std::map<std::uint16_t, std::uint32_t> next_stream_seq;
     std::map<std::uint16_t, std::uint32_t> next_recv_idx;  // per tag, assigned in posting order
     std::map<std::uint16_t, std::deque<std::uint32_t>> stream_pending;  // stream -> msg indices not yet completed

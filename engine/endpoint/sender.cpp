@@ -151,6 +151,15 @@ bool resend_same(endpoint& e, connection& c, unsigned p, std::size_t i) {
     return true;
 }
 
+// Queues a resend of window index i on path p with its PPSN; pump() sends it
+// before anything else, within the pacing budget (MR-GR-2 counts resends).
+// The packet's tx_seq is bumped now so that one detection causes one resend.
+void queue_resend(connection& c, unsigned p, std::size_t i, bool even_if_acked = false) {
+    auto& t = c.tx[p];
+    t.window[i].tx_seq = ++t.tx_seq;
+    c.same_ppsn.push_back({p, psn24::add(t.base_ppsn, static_cast<std::uint32_t>(i)), even_if_acked});
+}
+
 void transmit_new(endpoint& e, connection& c, unsigned p, tx_unit u, bool retx) {
     auto& t = c.tx[p];
     inflight_pkt pkt;
@@ -354,6 +363,22 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
             if (!c.pace_timer->armed()) c.pace_timer->arm_at(c.next_pace, [&e, cp] { pump(e, *cp); });
             return;
         }
+        // SACK/RTO resends of a PPSN first (skipped if acknowledged meanwhile).
+        if (!c.same_ppsn.empty()) {
+            const auto rq = c.same_ppsn.front();
+            c.same_ppsn.pop_front();
+            const unsigned p = rq.path;
+            auto& t = c.tx[p];
+            const std::uint32_t i = psn24::diff(rq.ppsn, t.base_ppsn);
+            if (t.failed || i >= t.window.size() || (t.window[i].acked && !rq.even_if_acked)) continue;
+            if (!resend_same(e, c, p, i)) return;
+            if (paced) {
+                const double rate = c.grant * static_cast<double>(k_grant_unit_bps);
+                const double bytes = static_cast<double>(e.last_frame_size() - 14);
+                c.next_pace = std::max(now, c.next_pace) + nanos{static_cast<std::int64_t>(std::ceil(bytes * 8e9 / rate))};
+            }
+            continue;
+        }
         // Re-sends after RNR go first, then first transmissions, skipping paused tags.
         std::deque<tx_unit>* q = nullptr;
         std::deque<tx_unit>::iterator it;
@@ -511,11 +536,10 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
                     continue;
                 }
             }
-            if (!resend_same(e, c, p, i)) return;
+            queue_resend(c, p, i);
             if (has(cfg, bug::go_back_n)) {
                 for (std::size_t j = i + 1; j < t.window.size(); ++j)
-                    if (t.window[j].tx_seq < t.hi_acked_tx_seq || t.window[j].acked)
-                        if (!resend_same(e, c, p, j)) return;
+                    if (t.window[j].tx_seq < t.hi_acked_tx_seq || t.window[j].acked) queue_resend(c, p, j, true);
                 break;
             }
         }

@@ -20,7 +20,8 @@ core::result<options> options_from_yaml(const std::string& path) {
         YAML::Node n = YAML::LoadFile(path);
         static const std::vector<std::string> k_keys = {
             "paths", "senders", "seed", "message_bytes", "messages", "streams", "op", "link_rate", "delay", "loss",
-            "path_delay", "fail_path", "sender_bug", "receiver_bug", "inbound_rate_gbps", "mtu", "time_limit"};
+            "path_delay", "fail_path", "sender_bug", "receiver_bug", "inbound_rate_gbps", "mtu", "time_limit",
+            "receiver_link", "receiver_kmin", "receiver_kmax"};
         for (auto it = n.begin(); it != n.end(); ++it) {
             const auto key = it->first.as<std::string>();
             if (std::find(k_keys.begin(), k_keys.end(), key) == k_keys.end())
@@ -52,6 +53,9 @@ core::result<options> options_from_yaml(const std::string& path) {
         if (n["receiver_bug"]) o.receiver_bug = n["receiver_bug"].as<std::string>();
         if (n["inbound_rate_gbps"]) o.inbound_rate_bps = n["inbound_rate_gbps"].as<double>() * 1e9;
         if (n["mtu"]) o.mtu = n["mtu"].as<std::uint32_t>();
+        if (n["receiver_link"]) o.receiver_link = n["receiver_link"].as<std::string>();
+        if (n["receiver_kmin"]) o.receiver_kmin = n["receiver_kmin"].as<std::string>();
+        if (n["receiver_kmax"]) o.receiver_kmax = n["receiver_kmax"].as<std::string>();
         if (n["time_limit"]) {
             auto t = fabric::parse_duration_ns(n["time_limit"].as<std::string>());
             if (!t) return core::error{path + ": time_limit: expected a duration"};
@@ -108,6 +112,27 @@ core::result<result> run(const options& o) {
     });
     receiver.listen();
 
+    // Optional shared receiver link: every sender's traffic queues here.
+    fabric::packet_pool link_pool;
+    std::unique_ptr<fabric::path> link;
+    if (!o.receiver_link.empty()) {
+        auto q = fabric::make_stage("queue",
+                                    {{"rate", o.receiver_link}, {"buffer", "16777216"}, {"ecn", "true"},
+                                     {"kmin", o.receiver_kmin}, {"kmax", o.receiver_kmax}},
+                                    link_pool, core::rng(o.seed, "receiver_link"));
+        if (!q) return core::error{"receiver_link: " + q.err().message};
+        std::vector<std::unique_ptr<fabric::stage>> st;
+        st.push_back(std::move(*q));
+        link = std::make_unique<fabric::path>(s, link_pool, std::move(st), [&](fabric::handle h) {
+            receiver.receive(link_pool.view(h));
+            link_pool.release(h);
+        });
+    }
+    auto to_receiver = [&](core::bytes_view fr) {
+        if (link) link->send(link_pool.alloc(fr));
+        else receiver.receive(fr);
+    };
+
     for (unsigned i = 0; i < o.senders; ++i) {
         fabric::fabric_config fc;
         fc.paths = o.paths;
@@ -141,7 +166,7 @@ core::result<result> run(const options& o) {
         senders.push_back(std::make_unique<endpoint::endpoint>(
             s, sc, a, o.seed * 1000003 + i, [fp](core::bytes_view fr) { fp->send(fabric::direction::a_to_b, fr); }));
         auto* sender = senders.back().get();
-        fp->set_receiver(fabric::direction::a_to_b, [&receiver](core::bytes_view fr, const fabric::packet_meta&) { receiver.receive(fr); });
+        fp->set_receiver(fabric::direction::a_to_b, [&to_receiver](core::bytes_view fr, const fabric::packet_meta&) { to_receiver(fr); });
         fp->set_receiver(fabric::direction::b_to_a, [sender](core::bytes_view fr, const fabric::packet_meta&) { sender->receive(fr); });
     }
 
@@ -208,7 +233,7 @@ core::result<result> run(const options& o) {
     auto& j = r.json;
     const double elapsed = core::to_seconds(last - start);
     const double bytes = static_cast<double>(ok) * static_cast<double>(o.message_bytes);
-    j["config"] = {{"paths", o.paths}, {"senders", o.senders}, {"seed", o.seed}, {"op", o.use_send ? "send" : "write"},
+    j["config"] = {{"receiver_link", o.receiver_link}, {"paths", o.paths}, {"senders", o.senders}, {"seed", o.seed}, {"op", o.use_send ? "send" : "write"},
                    {"message_bytes", o.message_bytes}, {"messages", o.messages}, {"streams", o.streams},
                    {"link_rate", o.link_rate}, {"delay", o.delay}, {"loss", o.loss},
                    {"sender_bug", o.sender_bug}, {"receiver_bug", o.receiver_bug}, {"mtu", o.mtu}};
@@ -238,6 +263,14 @@ core::result<result> run(const options& o) {
     j["sender0_paths"] = paths;
     j["receiver"] = {{"drops_bad_icrc", receiver.stats().drops[static_cast<int>(wire::drop_reason::bad_icrc)]},
                      {"duplicates", receiver.stats().duplicates}, {"acks_sent", receiver.stats().acks_sent}};
+    if (link) {
+        const auto& lc = link->stages()[0]->counters();
+        j["receiver_link"] = {{"rate", o.receiver_link}, {"marked", lc.marked}, {"dropped", lc.dropped}};
+    }
+    std::uint64_t ece = 0;
+    for (std::size_t i = 0; i < senders.size(); ++i)
+        for (const auto& p : senders[i]->path_info(conns[i])) ece += p.ece_received;
+    j["ece_received"] = ece;
     std::uint64_t frames = 0;
     for (const auto& f : fabrics) frames += f->sent();
     j["frames"] = frames;  // frames injected into the fabric, both directions

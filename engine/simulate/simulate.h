@@ -33,6 +33,10 @@ struct options {
     std::map<unsigned, std::string> fail_path;   // path -> time it fails (A->B and B->A)
     std::string sender_bug = "none", receiver_bug = "none";
     double inbound_rate_bps = 400e9;    // receiver's grant base
+    // The receiver's own link, shared by every sender (incast): a RED-marking
+    // queue at this rate in front of the receiver. Empty: no shared link.
+    std::string receiver_link;          // e.g. "400Gbps"
+    std::string receiver_kmin = "65536", receiver_kmax = "262144";
     std::uint32_t mtu = 4096;
     core::nanos time_limit = std::chrono::seconds(10);
 };

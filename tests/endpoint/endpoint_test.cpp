@@ -347,3 +347,34 @@ TEST_CASE("PPSNs wrap at 2^24 without losing anything: windows, SACK, loss detec
     for (const auto& t : r.frames(direction::a_to_b, k_write)) wrapped |= t.f().bth.psn < 0x100;
     CHECK(wrapped);
 }
+
+TEST_CASE("pacing holds the grant over every window, resends included (MR-GR-2)") {
+    ep::config rcv;
+    rcv.inbound_rate_bps = 10e9;  // grant: 100 units = 10 Gb/s
+    fabric::fabric_config fc;
+    fc.default_stages = {{"delay", {{"delay", "2us"}}}, {"loss", {{"p", "0.03"}}}};
+    pair_rig r(fc, {}, rcv);
+    auto rk = r.b->register_mr(4 << 20);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(4 << 20), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(20ms);
+    REQUIRE(r.a->poll().size() == 1);
+    REQUIRE(r.a->stats().fast_retransmits > 0);
+    // Data frames after the first ACK (a sender is unpaced until then).
+    const auto acks = r.frames(direction::b_to_a, k_ack);
+    REQUIRE(!acks.empty());
+    std::vector<std::pair<core::nanos, double>> tx;  // time, IP bytes
+    for (const auto& t : r.frames(direction::a_to_b, k_write))
+        if (t.t > acks.front().t) tx.push_back({t.t, static_cast<double>(t.bytes.size() - 14)});
+    REQUIRE(tx.size() > 200);
+    const double pkt_time_ns = tx.front().second * 8 / 10.0;  // at 10 Gb/s
+    const auto window = core::nanos(static_cast<std::int64_t>(20 * pkt_time_ns));
+    double worst = 0;
+    std::size_t j = 0;
+    double bytes = 0;
+    for (std::size_t i = 0; i < tx.size(); ++i) {  // sliding window ending at each packet
+        bytes += tx[i].second;
+        while (tx[i].first - tx[j].first >= window) bytes -= tx[j++].second;
+        worst = std::max(worst, bytes * 8 / static_cast<double>(window.count()));  // Gb/s
+    }
+    CHECK(worst <= 10 * 1.05);
+}

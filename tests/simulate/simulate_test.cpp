@@ -79,3 +79,20 @@ TEST_CASE("YAML options: values, unknown keys with line numbers") {
     REQUIRE_FALSE(e.ok());
     CHECK(e.err().message.find("sim_bad.yaml:2:1: unknown key 'los'") != std::string::npos);
 }
+
+TEST_CASE("incast through a shared receiver link: marked, not dropped, at most the link rate") {
+    simulate::options o;
+    o.senders = 8;
+    o.messages = 4;
+    o.receiver_link = "200Gbps";
+    o.inbound_rate_bps = 200e9;
+    auto r = simulate::run(o);
+    REQUIRE(r.ok());
+    CHECK(r->all_completed);
+    const auto& j = r->json;
+    CHECK(j["receiver_link"]["marked"].get<std::uint64_t>() > 0);
+    CHECK(j["receiver_link"]["dropped"] == 0);
+    CHECK(j["ece_received"] == j["receiver_link"]["marked"]);  // every mark echoed by ECE
+    CHECK(j["goodput_gbps"].get<double>() <= 200 * 1.02);
+    CHECK(j["goodput_gbps"].get<double>() > 150);
+}
