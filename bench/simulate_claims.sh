@@ -30,8 +30,11 @@ row "reference, no failure" "${common[@]}"
 row "reference, path 3 fails" "${common[@]}" --fail-path 3:100us
 
 header "One slow path (path 1 +200 us one way) at 1 % loss: per-path RTO vs shared RTO"
-row "reference" "${common[@]}" --loss 0.01 --path-delay 1:200us
-row "shared-rto" "${common[@]}" --loss 0.01 --path-delay 1:200us --bug-sender shared-rto
+row "reference, open loop" "${common[@]}" --loss 0.01 --path-delay 1:200us
+row "shared-rto, open loop" "${common[@]}" --loss 0.01 --path-delay 1:200us --bug-sender shared-rto
+closed=(--size 262144 --messages 256 --outstanding 2 --inbound-gbps 800 --loss 0.01 --path-delay 1:200us)
+row "reference, closed loop (2 x 256 KiB outstanding)" "${closed[@]}"
+row "shared-rto, closed loop (2 x 256 KiB outstanding)" "${closed[@]}" --bug-sender shared-rto
 
 header "Incast: N senders through the receiver's shared 400 Gb/s link (RED ECN), grant 400 Gb/s, 8 x 1 MiB each"
 for n in 1 4 16 64; do row "$n senders" --senders "$n" --messages 8 --receiver-link 400Gbps --inbound-gbps 400; done

@@ -117,6 +117,7 @@ core::status apply_override(simulate::options& o, const std::string& kv) {
         else if (k == "size") o.message_bytes = std::stoull(v);
         else if (k == "messages") o.messages = static_cast<unsigned>(std::stoul(v));
         else if (k == "streams") o.streams = static_cast<unsigned>(std::stoul(v));
+        else if (k == "outstanding") o.outstanding = static_cast<unsigned>(std::stoul(v));
         else if (k == "op") {
             if (v != "write" && v != "send") return core::error{"--op: write or send"};
             o.use_send = v == "send";

@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
     kv("size", "Bytes per message (default 1048576)");
     kv("messages", "Messages per sender (default 16)");
     kv("streams", "Streams per connection (default 1)");
+    kv("outstanding", "Closed loop: at most N messages in flight per sender, the next posted on completion (default: all at once)");
     kv("op", "write or send (default write)");
     kv("rate", "Link rate per path and direction (default 100Gbps)");
     kv("delay", "One-way propagation delay per path (default 2us)");

@@ -21,7 +21,7 @@ core::result<options> options_from_yaml(const std::string& path) {
         static const std::vector<std::string> k_keys = {
             "paths", "senders", "seed", "message_bytes", "messages", "streams", "op", "link_rate", "delay", "loss",
             "path_delay", "fail_path", "sender_bug", "receiver_bug", "inbound_rate_gbps", "mtu", "time_limit",
-            "receiver_link", "receiver_kmin", "receiver_kmax"};
+            "receiver_link", "receiver_kmin", "receiver_kmax", "outstanding"};
         for (auto it = n.begin(); it != n.end(); ++it) {
             const auto key = it->first.as<std::string>();
             if (std::find(k_keys.begin(), k_keys.end(), key) == k_keys.end())
@@ -34,6 +34,7 @@ core::result<options> options_from_yaml(const std::string& path) {
         if (n["message_bytes"]) o.message_bytes = n["message_bytes"].as<std::uint64_t>();
         if (n["messages"]) o.messages = n["messages"].as<unsigned>();
         if (n["streams"]) o.streams = n["streams"].as<unsigned>();
+        if (n["outstanding"]) o.outstanding = n["outstanding"].as<unsigned>();
         if (n["op"]) {
             auto op = n["op"].as<std::string>();
             if (op != "write" && op != "send")
@@ -195,18 +196,21 @@ core::result<result> run(const options& o) {
     const endpoint::endpoint::shared_bytes shared = payload;
     const nanos start = s.now();
     std::vector<std::uint32_t> rkeys;
-    for (unsigned i = 0; i < o.senders; ++i) {
-        const std::uint32_t rk = receiver.register_mr(region);
-        rkeys.push_back(rk);
-        for (unsigned m = 0; m < o.messages; ++m) {
-            const auto stream = static_cast<std::uint16_t>(m % o.streams);
-            if (o.use_send) {
-                (void)receiver.post_recv(acc[i], stream, rk, 0, static_cast<std::uint32_t>(o.message_bytes), m);
-                (void)senders[i]->post_send(conns[i], stream, stream, shared, m);
-            } else {
-                (void)senders[i]->post_write(conns[i], stream, shared, receiver.mr_va(rk), rk, m);
-            }
+    std::vector<unsigned> posted(o.senders, 0);
+    auto post_one = [&](unsigned i) {
+        const unsigned m = posted[i]++;
+        const auto stream = static_cast<std::uint16_t>(m % o.streams);
+        if (o.use_send) {
+            (void)receiver.post_recv(acc[i], stream, rkeys[i], 0, static_cast<std::uint32_t>(o.message_bytes), m);
+            (void)senders[i]->post_send(conns[i], stream, stream, shared, m);
+        } else {
+            (void)senders[i]->post_write(conns[i], stream, shared, receiver.mr_va(rkeys[i]), rkeys[i], m);
         }
+    };
+    const unsigned window = o.outstanding == 0 ? o.messages : std::min(o.outstanding, o.messages);
+    for (unsigned i = 0; i < o.senders; ++i) {
+        rkeys.push_back(receiver.register_mr(region));
+        for (unsigned m = 0; m < window; ++m) post_one(i);
     }
 
     const auto wall0 = std::chrono::steady_clock::now();
@@ -215,13 +219,17 @@ core::result<result> run(const options& o) {
     std::uint64_t ok = 0, errors = 0;
     nanos last{0};
     const std::uint64_t expected = std::uint64_t{o.senders} * o.messages;
+    // Closed loop (outstanding > 0): the next message is posted within 1 us of
+    // a completion; open loop: everything was posted at the start.
+    const nanos step = o.outstanding ? nanos{1000} : nanos{100'000};
     while (ok + errors < expected && s.now() - start < o.time_limit) {
-        drv.run_until(std::min(s.now() + 100us, start + o.time_limit));
-        for (auto& e : senders) {
-            for (const auto& wc : e->poll()) {
+        drv.run_until(std::min(s.now() + step, start + o.time_limit));
+        for (unsigned i = 0; i < o.senders; ++i) {
+            for (const auto& wc : senders[i]->poll()) {
                 (wc.status == endpoint::wc_status::success ? ok : errors)++;
                 ct_us.push_back(core::to_micros(wc.time - start));
                 last = std::max(last, wc.time);
+                if (posted[i] < o.messages) post_one(i);
             }
         }
         if (s.next_time() == core::k_never && s.size() == 0) break;
@@ -234,7 +242,7 @@ core::result<result> run(const options& o) {
     const double elapsed = core::to_seconds(last - start);
     const double bytes = static_cast<double>(ok) * static_cast<double>(o.message_bytes);
     j["config"] = {{"receiver_link", o.receiver_link}, {"paths", o.paths}, {"senders", o.senders}, {"seed", o.seed}, {"op", o.use_send ? "send" : "write"},
-                   {"message_bytes", o.message_bytes}, {"messages", o.messages}, {"streams", o.streams},
+                   {"message_bytes", o.message_bytes}, {"messages", o.messages}, {"streams", o.streams}, {"outstanding", o.outstanding},
                    {"link_rate", o.link_rate}, {"delay", o.delay}, {"loss", o.loss},
                    {"sender_bug", o.sender_bug}, {"receiver_bug", o.receiver_bug}, {"mtu", o.mtu}};
     j["completed"] = ok;

@@ -25,6 +25,7 @@ struct options {
     std::uint64_t message_bytes = 1 << 20;
     unsigned messages = 16;
     unsigned streams = 1;
+    unsigned outstanding = 0;           // per sender: at most this many messages posted at once (0: all at t=0)
     bool use_send = false;              // SEND (receives pre-posted) instead of WRITE
     std::string link_rate = "100Gbps";  // per path, each direction
     std::string delay = "2us";          // per path one-way propagation

@@ -96,3 +96,18 @@ TEST_CASE("incast through a shared receiver link: marked, not dropped, at most t
     CHECK(j["goodput_gbps"].get<double>() <= 200 * 1.02);
     CHECK(j["goodput_gbps"].get<double>() > 150);
 }
+
+TEST_CASE("closed loop: at most `outstanding` messages in flight per sender") {
+    simulate::options o;
+    o.messages = 12;
+    o.outstanding = 2;
+    o.message_bytes = 64 * 1024;
+    auto r = simulate::run(o);
+    REQUIRE(r.ok());
+    CHECK(r->all_completed);
+    CHECK(r->json["completed"] == 12);
+    // Closed loop takes longer than posting everything at once.
+    o.outstanding = 0;
+    auto open = simulate::run(o);
+    CHECK(r->json["completion_us"]["max"].get<double>() > open->json["completion_us"]["max"].get<double>());
+}
