@@ -124,12 +124,11 @@ void restart_or_cancel(endpoint& e, connection& c, unsigned p) {
     else c.tx[p].rto_timer->cancel();
 }
 
-void fail_message(endpoint& e, connection& c, std::uint32_t idx, wc_status st) {
+void fail_message(connection& c, std::uint32_t idx, wc_status st) {
     auto& m = c.msgs[idx];
     if (m.done || m.failed) return;
     m.failed = true;
     m.status = st;
-    (void)e;
 }
 
 // Resends the packet at window index i of path p with its PPSN. Returns false
@@ -138,7 +137,7 @@ bool resend_same(endpoint& e, connection& c, unsigned p, std::size_t i) {
     auto& t = c.tx[p];
     auto& pkt = t.window[i];
     if (pkt.tx_count >= e.cfg().retry_limit && !has(e.cfg(), bug::no_retry_limit)) {
-        fail_message(e, c, pkt.unit.msg, wc_status::retry_exceeded);  // MR-SACK-6
+        fail_message(c, pkt.unit.msg, wc_status::retry_exceeded);  // MR-SACK-6
         impl::fail_connection(e, c);
         return false;
     }
@@ -577,7 +576,7 @@ void endpoint::impl::on_nak(endpoint& e, connection& c, const frame& f) {
     if (n.code == 0x01) st = wc_status::remote_invalid;
     if (n.code == 0x02) st = wc_status::remote_access;
     if (n.code == 0x0F) st = wc_status::header_mismatch;
-    fail_message(e, c, pkt.unit.msg, st);
+    fail_message(c, pkt.unit.msg, st);
     restart_or_cancel(e, c, n.path_id);
     try_complete_sends(e, c);
     pump(e, c);

@@ -65,7 +65,7 @@ struct pair_rig {
     std::vector<tapped> frames(fabric::direction dir, std::uint8_t opcode) const {
         std::vector<tapped> v;
         for (const auto& t : tap)
-            if (t.dir == dir && t.bytes.size() > 42 + 0 && t.f().bth.opcode == opcode) v.push_back(t);
+            if (t.dir == dir && t.bytes.size() > 42 && t.f().bth.opcode == opcode) v.push_back(t);  // > Eth+IPv4+UDP
         return v;
     }
 };
