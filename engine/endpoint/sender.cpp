@@ -178,23 +178,37 @@ void transmit_new(endpoint& e, connection& c, unsigned p, tx_unit u, bool retx) 
     if (!timer_running) arm_rto(e, c, p);
 }
 
-// A path with window headroom, round robin from the cursor (MR-PATH-5, MR-CC-4).
+// A path with window headroom (MR-CC-4), preferring low RTT (D17): paths whose
+// smoothed RTT is within 25 % (+2 us) of the best path with headroom count as
+// equal and take turns from the cursor; a clearly slower path gets data only
+// when none of those has headroom. Every path with headroom is used while data
+// waits (MR-PATH-5). A path without an RTT sample yet counts as fastest.
 int pick_path(endpoint& e, connection& c, int except = -1) {
     const unsigned n = c.num_paths;
+    auto eligible = [&](unsigned p) {
+        if (static_cast<int>(p) == except) return false;
+        const auto& t = c.tx[p];
+        if (t.failed) return false;  // taken out of use (MR-PATH-6)
+        return has(e.cfg(), bug::window_overrun) ? t.inflight < 300
+                                                  : t.inflight + 1 <= std::min<double>(t.cwnd, e.cfg().max_inflight);
+    };
+    auto rtt = [&](unsigned p) {
+        const auto& est = estimator(c, p, e.cfg());
+        return est.has_rtt ? est.srtt : nanos{0};
+    };
+    nanos best = core::k_never;
+    for (unsigned p = 0; p < n; ++p)
+        if (eligible(p)) best = std::min(best, rtt(p));
+    if (best == core::k_never) return -1;
+    const nanos limit = best + best / 4 + nanos{2000};
     for (unsigned k = 0; k < n; ++k) {
         const unsigned p = (c.rr + k) % n;
-        if (static_cast<int>(p) == except) continue;
-        const auto& t = c.tx[p];
-        if (t.failed) continue;  // taken out of use (MR-PATH-6)
-        const bool ok = has(e.cfg(), bug::window_overrun)
-                            ? t.inflight < 300
-                            : t.inflight + 1 <= std::min<double>(t.cwnd, e.cfg().max_inflight);
-        if (ok) {
+        if (eligible(p) && rtt(p) <= limit) {
             c.rr = p + 1;
             return static_cast<int>(p);
         }
     }
-    return -1;
+    return -1;  // unreachable: the best path qualifies
 }
 
 }  // namespace

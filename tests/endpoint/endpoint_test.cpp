@@ -378,3 +378,27 @@ TEST_CASE("pacing holds the grant over every window, resends included (MR-GR-2)"
     }
     CHECK(worst <= 10 * 1.05);
 }
+
+TEST_CASE("spraying prefers low-RTT paths but leaves no path with headroom idle (MR-PATH-5, D17)") {
+    fabric::fabric_config fc;
+    fc.path_stages_ab[1] = {{"delay", {{"delay", "200us"}}}};
+    fc.path_stages_ba[1] = {{"delay", {{"delay", "200us"}}}};
+    ep::config rcv;
+    rcv.inbound_rate_bps = 6e12;  // a grant that never binds: windows decide
+    pair_rig r(fc, {}, rcv);
+    auto rk = r.b->register_mr(8 << 20);
+    // Warm up RTT estimates, then small messages: they avoid the slow path.
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(256 * 1024), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(2ms);
+    const auto before = r.a->path_info(r.conn_a)[1].packets_sent;
+    for (int i = 0; i < 20; ++i) {
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(64 * 1024), r.b->mr_va(rk), rk, 10 + i).ok());
+        r.run_for(50us);
+    }
+    r.run_for(2ms);
+    CHECK(r.a->path_info(r.conn_a)[1].packets_sent == before);  // 16 packets fit on the 7 fast paths
+    // 2048 packets at once exceed 7 fast paths x 256 in flight: the slow path is used too.
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(8 << 20), r.b->mr_va(rk), rk, 99).ok());
+    r.run_for(5ms);
+    CHECK(r.a->path_info(r.conn_a)[1].packets_sent > before);
+}
