@@ -56,7 +56,12 @@ std::uint16_t endpoint::impl::new_port(endpoint& e, const connection& c, std::ui
     }
 }
 
-std::uint16_t endpoint::impl::ctrl_port(const connection& c) { return c.tx.empty() ? 0xC000 : c.tx[0].port; }
+// §2: CTRL not tied to a packet leaves from the lowest-numbered path in service.
+std::uint16_t endpoint::impl::ctrl_port(const connection& c) {
+    for (const auto& t : c.tx)
+        if (!t.failed) return t.port;
+    return c.tx.empty() ? 0xC000 : c.tx[0].port;
+}
 
 // ------------------------------------------------------------------ API
 

@@ -422,3 +422,26 @@ TEST_CASE("duplicates and reordering are idempotent: bytes placed once, one comp
     CHECK(std::equal(sd.begin(), sd.end(), mem.begin() + 512 * 1024));
     CHECK(r.a->poll().size() == 2);
 }
+
+TEST_CASE("CTRL leaves from the lowest-numbered path in service (§2)") {
+    fabric::fabric_config fc;
+    fc.default_stages = {{"delay", {{"delay", "2us"}}},
+                         {"match_drop", {{"opcode", "WRITE"}, {"path_id", "0"}, {"count", "0"}}}};
+    fc.path_stages_ab[0] = {{"delay", {{"delay", "2us"}}},
+                            {"match_drop", {{"opcode", "WRITE"}, {"path_id", "0"}, {"skip", "20"}, {"count", "0"}}}};
+    pair_rig r(fc);
+    auto rk = r.b->register_mr(8 << 20);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(8 << 20), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(30ms);
+    auto info = r.a->path_info(r.conn_a);
+    REQUIRE(info[0].failed);
+    REQUIRE(r.a->poll().size() == 1);
+    // PATH_RESET for path 0 goes out from path 1's port, the lowest in service.
+    bool seen = false;
+    for (const auto& t : r.frames(direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::ctrl))) {
+        if (t.f().ctrlh.type != static_cast<std::uint8_t>(wire::ctrl_type::path_reset)) continue;
+        CHECK(t.f().udp.sport == info[1].port);
+        seen = true;
+    }
+    CHECK(seen);
+}
