@@ -178,6 +178,8 @@ struct connection {
     std::set<std::uint16_t> rnr_seqs_seen;
     std::uint16_t max_rnr_count = 0;
     bool rnr_query_outstanding = false;
+    unsigned rnr_query_tries = 0;
+    std::unique_ptr<sim::timer> rnr_query_timer;
 
     // --- receiver
     std::vector<path_rx> rx;

@@ -294,13 +294,16 @@ void endpoint::impl::setup_paths(endpoint& e, connection& c) {
         t.probe_timer = std::make_unique<sim::timer>(e.s_);
     }
     c.ctrl_timer = std::make_unique<sim::timer>(e.s_);
+    c.rnr_query_timer = std::make_unique<sim::timer>(e.s_);
     c.pace_timer = std::make_unique<sim::timer>(e.s_);
     c.shared_rto_timer = std::make_unique<sim::timer>(e.s_);
 }
 
+// §4: max(initial RTO, the largest RTO among the paths in service).
 nanos endpoint::impl::ctrl_interval(const endpoint& e, const connection& c) {
     nanos r = e.cfg_.rto_initial;
-    for (const auto& t : c.tx) r = std::max(r, t.rto);
+    for (const auto& t : c.tx)
+        if (!t.failed) r = std::max(r, t.rto);
     return r;
 }
 

@@ -29,6 +29,7 @@ struct endpoint::impl {
     static void on_nak(endpoint& e, connection& c, const wire::frame& f);
     static void on_rnr(endpoint& e, connection& c, const wire::frame& f);
     static void on_rnr_sync(endpoint& e, connection& c, std::uint16_t count);
+    static void send_rnr_query(endpoint& e, connection& c);
     static void try_complete_sends(endpoint& e, connection& c);
     static void on_path_ctrl(endpoint& e, connection& c, const wire::frame& f);
     // receiver (receiver.cpp)

@@ -559,8 +559,8 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
     }
     if (missing && !c.rnr_query_outstanding) {
         c.rnr_query_outstanding = true;
-        ++k.rnr_queries;
-        send_ctrl(e, c, ctrl_type::rnr_query, {}, c.remote_id, ctrl_port(c));
+        c.rnr_query_tries = 0;
+        send_rnr_query(e, c);
     }
     try_complete_sends(e, c);
     pump(e, c);
@@ -644,14 +644,26 @@ void endpoint::impl::on_rnr(endpoint& e, connection& c, const frame& f) {
     if (!rnr_missing(c)) on_rnr_sync(e, c, c.max_rnr_count);
 }
 
+// RNR_QUERY is repeated every CTRL interval while a RnrSeq is missing, up to
+// the retry limit; then the connection goes into error and held SENDs fail (§4).
+void endpoint::impl::send_rnr_query(endpoint& e, connection& c) {
+    if (!rnr_missing(c) || c.state != conn_state::established) return;
+    if (c.rnr_query_tries++ >= e.cfg().retry_limit) return fail_connection(e, c);
+    ++e.stats_mut().rnr_queries;
+    send_ctrl(e, c, ctrl_type::rnr_query, {}, c.remote_id, ctrl_port(c));
+    connection* cp = &c;
+    c.rnr_query_timer->arm_in(ctrl_interval(e, c), [&e, cp] { send_rnr_query(e, *cp); });
+}
+
 void endpoint::impl::on_rnr_sync(endpoint& e, connection& c, std::uint16_t count) {
     if (core::seq16::lt(c.max_rnr_count, count)) c.max_rnr_count = count;
     if (rnr_missing(c)) {
-        ++e.stats_mut().rnr_queries;
-        send_ctrl(e, c, ctrl_type::rnr_query, {}, c.remote_id, ctrl_port(c));
+        send_rnr_query(e, c);  // RNR_SYNC left one missing: query again
         return;
     }
     c.rnr_query_outstanding = false;
+    c.rnr_query_tries = 0;
+    c.rnr_query_timer->cancel();
     for (auto& m : c.msgs) m.held = false;
     try_complete_sends(e, c);
 }

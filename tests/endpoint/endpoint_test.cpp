@@ -445,3 +445,27 @@ TEST_CASE("CTRL leaves from the lowest-numbered path in service (§2)") {
     }
     CHECK(seen);
 }
+
+TEST_CASE("a lost RNR: RnrCount makes the sender hold the SEND and query; it never completes early (MR-RNR-6)") {
+    fabric::fabric_config fc;
+    fc.default_stages = {{"delay", {{"delay", "2us"}}}, {"match_drop", {{"opcode", "RNR"}, {"count", "1"}}}};
+    pair_rig r(fc);
+    auto rk = r.b->register_mr(1 << 16);
+    REQUIRE(r.a->post_send(r.conn_a, 0, 1, pattern(6000), 1).ok());  // no receive posted: rejected
+    r.run_for(300us);
+    CHECK(r.a->poll().empty());  // held, although every packet was acknowledged
+    CHECK(r.a->stats().rnr_queries >= 1);
+    CHECK(r.a->stats().rnrs_received >= 1);  // the RNR re-sent on RNR_QUERY arrived
+    auto ctrl = r.frames(direction::b_to_a, static_cast<std::uint8_t>(wire::opcode::ctrl));
+    CHECK(std::any_of(ctrl.begin(), ctrl.end(), [](const tapped& t) {
+        return t.f().ctrlh.type == static_cast<std::uint8_t>(wire::ctrl_type::rnr_sync);
+    }));
+    REQUIRE(r.b->post_recv(r.conn_b, 1, rk, 0, 8192, 100).ok());
+    r.run_for(5ms);
+    auto rx = r.b->poll();
+    REQUIRE(rx.size() == 1);
+    auto tx = r.a->poll();
+    REQUIRE(tx.size() == 1);
+    CHECK(tx[0].status == ep::wc_status::success);
+    CHECK(tx[0].time >= rx[0].time);  // the SEND completes only after it was received
+}
