@@ -189,8 +189,11 @@ int pick_path(endpoint& e, connection& c, int except = -1) {
         if (static_cast<int>(p) == except) return false;
         const auto& t = c.tx[p];
         if (t.failed) return false;  // taken out of use (MR-PATH-6)
-        return has(e.cfg(), bug::window_overrun) ? t.inflight < 300
-                                                  : t.inflight + 1 <= std::min<double>(t.cwnd, e.cfg().max_inflight);
+        if (has(e.cfg(), bug::window_overrun)) return t.inflight < 300;
+        // MR-CC-4: inflight + 1 <= cwnd. MR-SACK-5: at most 256 PPSNs from CumAck,
+        // SACKed ones included (the window deque spans CumAck .. next PPSN - 1).
+        return t.inflight + 1 <= std::min<double>(t.cwnd, e.cfg().max_inflight) &&
+               t.window.size() < e.cfg().max_inflight;
     };
     auto rtt = [&](unsigned p) {
         const auto& est = estimator(c, p, e.cfg());

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/serial.h"
 #include "harness.h"
 #include "wire/protocol.h"
 
@@ -468,4 +469,36 @@ TEST_CASE("a lost RNR: RnrCount makes the sender hold the SEND and query; it nev
     REQUIRE(tx.size() == 1);
     CHECK(tx[0].status == ep::wc_status::success);
     CHECK(tx[0].time >= rx[0].time);  // the SEND completes only after it was received
+}
+
+TEST_CASE("never more than 256 PPSNs outstanding from CumAck, even while SACKed packets wait on a loss (MR-SACK-5)") {
+    ep::config c;
+    c.num_paths = 1;
+    c.cwnd_initial = 250;  // start near the 256 limit
+    fabric::fabric_config fc;
+    fc.default_stages = {{"delay", {{"delay", "50us"}}}, {"loss", {{"p", "0.01"}}}};
+    ep::config rcv = c;
+    rcv.inbound_rate_bps = 6e12;  // windows, not the grant, limit the sender
+    pair_rig r(fc, c, rcv);
+    auto rk = r.b->register_mr(32 << 20);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(32 << 20), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(200ms);
+    REQUIRE(r.a->poll().size() == 1);
+    CHECK(r.a->stats().fast_retransmits > 10);
+    CHECK(r.a->path_info(r.conn_a)[0].cwnd > 200);  // the window stayed near the limit
+    // Off the wire, as an assertion would: every data PPSN is below the latest
+    // CumAck the sender had received + 256.
+    std::uint32_t cum = 0, max_span = 0;
+    bool have = false;
+    for (const auto& t : r.tap) {
+        const auto f = t.f();
+        if (t.dir == direction::b_to_a && f.bth.opcode == k_ack) {
+            cum = f.bth.psn;
+            have = true;
+        } else if (t.dir == direction::a_to_b && f.bth.opcode == k_write && have) {
+            max_span = std::max(max_span, core::psn24::diff(f.bth.psn, cum));
+        }
+    }
+    CHECK(max_span < 256);
+    CHECK(max_span > 200);  // and the limit was reached
 }
