@@ -150,6 +150,23 @@ bool resend_same(endpoint& e, connection& c, unsigned p, std::size_t i) {
     return true;
 }
 
+// MR-RTO-4: an expiry resends the path's oldest unacknowledged PPSN. Returns
+// false when the retry limit ended the connection.
+bool resend_oldest(endpoint& e, connection& c, unsigned p) {
+    auto& t = c.tx[p];
+    for (std::size_t i = 0; i < t.window.size(); ++i)
+        if (!t.window[i].acked) return resend_same(e, c, p, i);
+    return true;
+}
+
+// Advances the pacer by the frame just sent (MR-GR-2): rates count IP bytes,
+// IP header through ICRC, at the latest grant.
+void charge_pacer(endpoint& e, connection& c, nanos now) {
+    const double rate = c.grant * static_cast<double>(k_grant_unit_bps);
+    const double bytes = static_cast<double>(e.last_frame_size() - k_eth_len);
+    c.next_pace = std::max(now, c.next_pace) + nanos{static_cast<std::int64_t>(std::ceil(bytes * 8e9 / rate))};
+}
+
 // Queues a resend of window index i on path p with its PPSN; pump() sends it
 // before anything else, within the pacing budget (MR-GR-2 counts resends).
 // The packet's tx_seq is bumped now so that one detection causes one resend.
@@ -338,12 +355,7 @@ void on_rto(endpoint& e, connection& c, unsigned p) {
         fail_path(e, c, p);  // the 4th consecutive expiry moved the port and fails the path
         return;
     }
-    for (std::size_t i = 0; i < t.window.size(); ++i) {
-        if (!t.window[i].acked) {
-            if (!resend_same(e, c, p, i)) return;
-            break;
-        }
-    }
+    if (!resend_oldest(e, c, p)) return;
     arm_rto(e, c, p);
 }
 
@@ -358,12 +370,7 @@ void on_rto_shared(endpoint& e, connection& c) {
         t.st.rto_expiries++;
         e.stats_mut().rto_retransmits++;
         t.cwnd = e.cfg().cwnd_min;
-        for (std::size_t i = 0; i < t.window.size(); ++i) {
-            if (!t.window[i].acked) {
-                if (!resend_same(e, c, p, i)) return;
-                break;
-            }
-        }
+        if (!resend_oldest(e, c, p)) return;
     }
     arm_rto(e, c, 0);
 }
@@ -388,11 +395,7 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
             const std::uint32_t i = psn24::diff(rq.ppsn, t.base_ppsn);
             if (t.failed || i >= t.window.size() || (t.window[i].acked && !rq.even_if_acked)) continue;
             if (!resend_same(e, c, p, i)) return;
-            if (paced) {
-                const double rate = c.grant * static_cast<double>(k_grant_unit_bps);
-                const double bytes = static_cast<double>(e.last_frame_size() - 14);
-                c.next_pace = std::max(now, c.next_pace) + nanos{static_cast<std::int64_t>(std::ceil(bytes * 8e9 / rate))};
-            }
+            if (paced) charge_pacer(e, c, now);
             continue;
         }
         // Re-sends after RNR go first, then first transmissions, skipping paused tags.
@@ -422,11 +425,7 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
         const tx_unit u = *it;
         q->erase(it);
         transmit_new(e, c, static_cast<unsigned>(p), u, u.retx);
-        if (paced) {
-            const double rate = c.grant * static_cast<double>(k_grant_unit_bps);
-            const double bytes = static_cast<double>(e.last_frame_size() - 14);  // rates count IP bytes
-            c.next_pace = std::max(now, c.next_pace) + nanos{static_cast<std::int64_t>(std::ceil(bytes * 8e9 / rate))};
-        }
+        if (paced) charge_pacer(e, c, now);
     }
 }
 

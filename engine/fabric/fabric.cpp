@@ -1,5 +1,7 @@
 #include "fabric/fabric.h"
 
+#include "fabric/frame_offsets.h"
+
 #include "wire/protocol.h"
 
 namespace mrct::fabric {
@@ -117,19 +119,11 @@ void fabric::send(direction d, core::bytes_view frame) {
 }
 
 std::uint16_t frame_sport(core::bytes_view f) {
-    if (f.size() < 14) return 0;
-    std::size_t off = 14;
-    std::uint16_t type = static_cast<std::uint16_t>((f[12] << 8) | f[13]);
-    if (type == wire::k_ethertype_vlan) {
-        if (f.size() < 18) return 0;
-        type = static_cast<std::uint16_t>((f[16] << 8) | f[17]);
-        off = 18;
-    }
-    if (type == wire::k_ethertype_ipv4 && f.size() > off) off += std::size_t(f[off] & 0xF) * 4;
-    else if (type == wire::k_ethertype_ipv6) off += 40;
-    else return 0;
-    if (f.size() < off + 2) return 0;
-    return static_cast<std::uint16_t>((f[off] << 8) | f[off + 1]);
+    const int ip = ip_offset(f);
+    if (ip < 0 || f.size() <= static_cast<std::size_t>(ip)) return 0;
+    const std::size_t udp = static_cast<std::size_t>(ip) + ((f[ip] >> 4) == 4 ? std::size_t(f[ip] & 0xF) * 4 : wire::k_ipv6_len);
+    if (f.size() < udp + 2) return 0;
+    return static_cast<std::uint16_t>((f[udp] << 8) | f[udp + 1]);
 }
 
 }  // namespace mrct::fabric

@@ -7,6 +7,7 @@
 #include <queue>
 #include <sstream>
 
+#include "fabric/frame_offsets.h"
 #include "fabric/stage.h"
 #include "wire/checksum.h"
 #include "wire/frame.h"
@@ -17,20 +18,6 @@ namespace mrct::fabric {
 using core::nanos;
 
 namespace {
-
-// Offsets of the IP header in an Ethernet frame, or -1.
-int ip_offset(std::span<const std::uint8_t> f) {
-    if (f.size() < 14) return -1;
-    std::uint16_t type = static_cast<std::uint16_t>((f[12] << 8) | f[13]);
-    int off = 14;
-    if (type == wire::k_ethertype_vlan) {
-        if (f.size() < 18) return -1;
-        type = static_cast<std::uint16_t>((f[16] << 8) | f[17]);
-        off = 18;
-    }
-    if (type != wire::k_ethertype_ipv4 && type != wire::k_ethertype_ipv6) return -1;
-    return off;
-}
 
 // ---------------------------------------------------------------- loss
 // Drops packets by model: bernoulli (p), gilbert_elliott (two-state Markov
