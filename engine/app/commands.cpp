@@ -1,4 +1,6 @@
 #include "app/commands.h"
+#include "assertions/assertion.h"
+#include "run/clauses.h"
 
 #include <cstdio>
 
@@ -189,8 +191,26 @@ int run_docs(const std::string& what) {
         out = "| profile | breaks | behaviour |\n|---|---|---|\n";
         for (const auto& b : endpoint::bug_profiles())
             out += "| `" + std::string(b.name) + "` | " + std::string(b.clauses) + " | " + std::string(b.description) + " |\n";
+    } else if (what == "assertions") {
+        for (const auto& a : assertions::builtin()) {
+            std::string cl;
+            for (const auto& c : a.clauses) cl += (cl.empty() ? "" : ", ") + c;
+            out += "### `" + a.name + "`" + (cl.empty() ? "" : " (" + cl + ")") + "\n\n" + a.summary + "\n\n";
+            if (!a.params.empty()) {
+                out += "| parameter | type | default | meaning |\n|---|---|---|---|\n";
+                for (const auto& p : a.params)
+                    out += "| `" + p.name + "` | " + std::string(assertions::param_type_name(p.type)) + " | " +
+                           (p.def.empty() ? "—" : "`" + p.def + "`") + " | " + p.help + " |\n";
+                out += "\n";
+            }
+        }
+        out += "Names usable in duration expressions:\n\n";
+        for (const auto& [n, h] : assertions::expression_names()) out += "- `" + n + "`: " + h + "\n";
+    } else if (what == "clauses") {
+        out = "| clause | level | text |\n|---|---|---|\n";
+        for (const auto& c : run::clauses()) out += "| " + c.id + " | " + c.level + " | " + c.text + " |\n";
     } else {
-        spdlog::error("docs: expected fabric or bugs");
+        spdlog::error("docs: expected fabric, bugs, assertions or clauses");
         return k_exit_usage;
     }
     std::fwrite(out.data(), 1, out.size(), stdout);

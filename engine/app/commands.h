@@ -44,3 +44,24 @@ int run_simulate(const simulate_args& a);
 int run_docs(const std::string& what);
 
 }  // namespace mrct::app
+
+namespace mrct::app {
+
+struct run_args {
+    std::string plan;
+    std::string dut = "sim";
+    std::vector<std::string> filters, clauses;
+    std::uint64_t seed = 1;
+    unsigned repeat = 1, jobs = 1;
+    std::string out;
+    std::string capture = "fail";  // all | fail | none: pcaps per case in <out>/pcap
+    bool quiet_progress = false;
+};
+int run_plan(const run_args& a);
+int run_list(const std::string& plan, bool json);
+int run_validate(const std::string& plan);
+int run_explain(const std::string& plan, const std::string& case_id);
+// The plan against the reference DUT and every bug profile; prints the kill matrix.
+int run_selftest(const std::string& plan, unsigned jobs, const std::string& out);
+
+}  // namespace mrct::app

@@ -85,11 +85,47 @@ int main(int argc, char** argv) {
     kv("receiver-link", "Rate of the receiver's own link shared by all senders, RED ECN marking (default: none)");
     kv("time-limit", "Virtual-time limit (default 10s)");
 
+    mrct::app::run_args ra;
+    auto* run = app.add_subcommand("run", "Run a test plan against a DUT; exit 0 all passed, 1 a case failed, 2 plan error, 3 infrastructure error");
+    run->add_option("plan", ra.plan, "Test plan (YAML)")->required()->check(CLI::ExistingFile);
+    run->add_option("--dut", ra.dut, "DUT: sim (reference, in-process) or sim:bug=NAME (a bug profile, see `mrct docs bugs`)");
+    run->add_option("--filter", ra.filters, "Only cases whose ID matches this glob (repeatable)");
+    run->add_option("--clause", ra.clauses, "Only cases citing a clause matching this glob, e.g. MR-RNR-* (repeatable)");
+    run->add_option("--seed", ra.seed, "Run seed (same seed, same results)");
+    run->add_option("--repeat", ra.repeat, "Run each case N times with different seeds")->check(CLI::Range(1u, 100000u));
+    run->add_option("--jobs,-j", ra.jobs, "Cases run in parallel")->check(CLI::Range(1u, 256u));
+    run->add_option("--out", ra.out, "Directory for results.json and junit.xml");
+    run->add_option("--capture", ra.capture, "pcap per case in OUT/pcap: all, fail (failed and error cases; default) or none")
+        ->check(CLI::IsMember({"all", "fail", "none"}));
+    run->add_flag("--failures-only", ra.quiet_progress, "Print only cases that did not pass while running");
+
+    std::string list_plan;
+    bool list_json = false;
+    auto* list = app.add_subcommand("list", "List a plan's cases (ID, level, peer role, clauses, title)");
+    list->add_option("plan", list_plan, "Test plan")->required()->check(CLI::ExistingFile);
+    list->add_flag("--json", list_json, "As JSON");
+
+    std::string val_plan;
+    auto* validate = app.add_subcommand("validate", "Check a plan without running it: errors with file:line:col; clause coverage");
+    validate->add_option("plan", val_plan, "Test plan")->required()->check(CLI::ExistingFile);
+
+    std::string ex_plan, ex_case;
+    auto* explain = app.add_subcommand("explain", "Show what a case does and checks, with its clauses' text");
+    explain->add_option("plan", ex_plan, "Test plan")->required()->check(CLI::ExistingFile);
+    explain->add_option("case", ex_case, "Case ID (or glob)")->required();
+
+    std::string st_plan = "testplans/metaroce-1.2/plan.yaml", st_out;
+    unsigned st_jobs = 2;
+    auto* selftest = app.add_subcommand("selftest", "Run the plan against the reference DUT (must all pass) and every bug profile (each must be caught by a case citing its clause); print the kill matrix");
+    selftest->add_option("--plan", st_plan, "Test plan")->check(CLI::ExistingFile);
+    selftest->add_option("--jobs,-j", st_jobs, "Cases run in parallel")->check(CLI::Range(1u, 256u));
+    selftest->add_option("--out", st_out, "Directory for kill-matrix.json");
+
     std::string docs_what;
     auto* docs = app.add_subcommand("docs", "Print a generated reference section as markdown (docs/fabric.md, docs/bug-profiles.md)");
-    docs->add_option("what", docs_what, "fabric (impairment stages and parameters) or bugs (bug profiles)")
+    docs->add_option("what", docs_what, "fabric (impairment stages), bugs (bug profiles), assertions (the assertion library), clauses (clause table)")
         ->required()
-        ->check(CLI::IsMember({"fabric", "bugs"}));
+        ->check(CLI::IsMember({"fabric", "bugs", "assertions", "clauses"}));
 
     try {
         app.parse(argc, argv);
@@ -103,6 +139,11 @@ int main(int argc, char** argv) {
         if (*samples) return mrct::app::run_samples(smp);
         if (*simulate) return mrct::app::run_simulate(sim);
         if (*docs) return mrct::app::run_docs(docs_what);
+        if (*run) return mrct::app::run_plan(ra);
+        if (*list) return mrct::app::run_list(list_plan, list_json);
+        if (*validate) return mrct::app::run_validate(val_plan);
+        if (*explain) return mrct::app::run_explain(ex_plan, ex_case);
+        if (*selftest) return mrct::app::run_selftest(st_plan, st_jobs, st_out);
     } catch (const std::exception& e) {
         spdlog::error("internal error: {}", e.what());
         return mrct::app::k_exit_infra;

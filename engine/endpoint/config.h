@@ -70,4 +70,11 @@ struct config {
     std::optional<std::uint32_t> initial_ppsn;
 };
 
+// Sets one parameter by its name in plans and the agent protocol's `configure`
+// (docs/plan-format.md): mtu, num_paths, rto_initial, rto_min, rto_max,
+// retry_limit, ack_every, ack_delay, cwnd_initial, max_inflight, grant_idle,
+// inbound_rate, rnr_timer_code, bug.
+core::status config_set(config& c, std::string_view name, std::string_view value);
+const std::vector<std::pair<std::string_view, std::string_view>>& config_params();  // name, help
+
 }  // namespace mrct::endpoint

@@ -233,6 +233,20 @@ std::vector<path_stats> endpoint::path_info(std::uint32_t conn) const {
     return v;
 }
 
+std::optional<wire_state> endpoint::conn_wire(std::uint32_t conn) const {
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return std::nullopt;
+    const auto& c = *it->second;
+    wire_state w;
+    w.local_id = c.local_id;
+    w.remote_id = c.remote_id;
+    w.peer = c.peer;
+    w.num_paths = c.num_paths;
+    w.mtu = c.mtu;
+    for (const auto& t : c.tx) w.paths.push_back({t.port, t.epoch, t.next_ppsn});
+    return w;
+}
+
 std::uint64_t endpoint::inflight_messages(std::uint32_t conn) const {
     auto it = conns_.find(conn);
     if (it == conns_.end()) return 0;

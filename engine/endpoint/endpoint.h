@@ -75,6 +75,21 @@ struct counters {
     std::uint64_t completions = 0, error_completions = 0;
 };
 
+// A connection's identity and per-path send state, for crafting frames that
+// look like this endpoint's own (the scriptable peer's injections).
+struct wire_state {
+    std::uint32_t local_id = 0, remote_id = 0;
+    address peer;
+    unsigned num_paths = 0;
+    std::uint32_t mtu = 0;
+    struct path {
+        std::uint16_t port = 0;
+        std::uint8_t epoch = 0;
+        std::uint32_t next_ppsn = 0;
+    };
+    std::vector<path> paths;
+};
+
 struct connection;  // internal, connection.h
 
 class endpoint {
@@ -128,6 +143,8 @@ public:
     const config& cfg() const { return cfg_; }
     sim::scheduler& sched() { return s_; }
     std::uint64_t inflight_messages(std::uint32_t conn) const;
+    std::optional<wire_state> conn_wire(std::uint32_t conn) const;
+    const address& self() const { return self_; }
 
     // Internal plumbing shared by endpoint.cpp, sender.cpp and receiver.cpp.
     struct impl;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "core/units.h"
 #include "core/time.h"
 
 namespace mrct::fabric {
@@ -53,7 +54,7 @@ private:
 // Text forms: durations "150ns", "10us", "1.5ms", "2s" (a bare number is ns), "never";
 // rates "100Gbps", "400G", "25Mbps", "1e9" (bit/s); booleans true/false;
 // integer lists "1,5,9".
-std::optional<std::int64_t> parse_duration_ns(const std::string& text);
-std::optional<double> parse_rate_bps(const std::string& text);
+using core::parse_duration_ns;  // core/units.h
+using core::parse_rate_bps;
 
 }  // namespace mrct::fabric

@@ -1,0 +1,226 @@
+#include "assertions/assertion.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "assertions/expr.h"
+#include "assertions/sender_view.h"
+#include "trace/match.h"
+
+namespace mrct::assertions {
+
+std::string_view verdict_name(verdict v) {
+    switch (v) {
+    case verdict::pass: return "pass";
+    case verdict::fail: return "fail";
+    case verdict::inconclusive: return "inconclusive";
+    case verdict::error: return "error";
+    case verdict::skipped: return "skipped";
+    }
+    return "?";
+}
+
+std::string_view param_type_name(param_type t) {
+    switch (t) {
+    case param_type::integer: return "integer";
+    case param_type::number: return "number";
+    case param_type::duration: return "duration";
+    case param_type::boolean: return "boolean";
+    case param_type::string: return "string";
+    case param_type::int_list: return "integer list";
+    }
+    return "?";
+}
+
+context::context(const trace::trace& tr, std::map<std::string, std::string> args) : tr_(tr), args_(std::move(args)) {}
+context::~context() = default;
+
+const sender_view& context::sender() const {
+    if (!sender_) sender_ = std::make_unique<sender_view>(tr_);
+    return *sender_;
+}
+
+const std::string& context::str(const std::string& name) const {
+    static const std::string k_empty;
+    auto it = args_.find(name);
+    return it == args_.end() ? k_empty : it->second;
+}
+
+std::int64_t context::integer(const std::string& name) const { return std::stoll(str(name), nullptr, 0); }
+double context::number(const std::string& name) const { return std::stod(str(name)); }
+bool context::boolean(const std::string& name) const { return str(name) == "true"; }
+
+std::vector<std::int64_t> context::int_list(const std::string& name) const {
+    std::vector<std::int64_t> v;
+    std::string s = str(name);
+    std::size_t i = 0;
+    while (i < s.size()) {
+        std::size_t j = s.find(',', i);
+        if (j == std::string::npos) j = s.size();
+        auto item = s.substr(i, j - i);
+        if (!item.empty()) v.push_back(std::stoll(item, nullptr, 0));
+        i = j + 1;
+    }
+    return v;
+}
+
+const std::vector<std::pair<std::string, std::string>>& expression_names() {
+    static const std::vector<std::pair<std::string, std::string>> k = {
+        {"rto_min", "minimum RTO (§5, as configured)"},
+        {"rto_max", "maximum RTO"},
+        {"rto_initial", "initial RTO"},
+        {"ack_delay", "ACK interval (20 µs by default)"},
+        {"grant_idle", "grant idle time"},
+        {"rtt(pN)", "median Karn-valid RTT sample of the DUT's path N, measured on the wire"},
+        {"srtt(pN)", "same as rtt(pN)"},
+        {"rtt", "the smallest per-path median RTT"},
+        {"rnr_time", "the decoded timer of the RNR being checked (RNR assertions)"},
+        {"cwnd_initial", "initial window in packets (a number)"},
+        {"retry_limit", "retry limit (a number)"},
+        {"mtu", "agreed MTU in bytes (a number)"},
+    };
+    return k;
+}
+
+bool is_expression_name(std::string_view name) {
+    for (const auto& [n, _] : expression_names()) {
+        std::string_view base = n;
+        if (auto p = base.find('('); p != std::string_view::npos) base = base.substr(0, p);
+        if (base == name) return true;
+    }
+    return false;
+}
+
+std::optional<double> context::resolve(std::string_view name, std::string_view arg,
+                                       const std::map<std::string, double>& extra) const {
+    if (auto it = extra.find(std::string(name)); it != extra.end()) return it->second;
+    const auto& p = tr_.p;
+    auto ns = [](core::nanos d) { return static_cast<double>(d.count()); };
+    if (name == "rto_min") return ns(p.rto_min);
+    if (name == "rto_max") return ns(p.rto_max);
+    if (name == "rto_initial") return ns(p.rto_initial);
+    if (name == "ack_delay") return ns(p.ack_delay);
+    if (name == "grant_idle") return ns(p.grant_idle);
+    if (name == "cwnd_initial") return p.cwnd_initial;
+    if (name == "retry_limit") return p.retry_limit;
+    if (name == "mtu") return p.mtu;
+    if (name == "rtt" || name == "srtt") {
+        const auto& sv = sender();
+        if (arg.empty()) {
+            std::optional<double> best;
+            for (const auto& [path, _] : sv.paths)
+                if (auto r = sv.rtt(path)) best = best ? std::min(*best, ns(*r)) : ns(*r);
+            return best ? *best : std::nan("");
+        }
+        if (arg.size() < 2 || arg[0] != 'p') return std::nullopt;
+        unsigned path = 0;
+        try {
+            path = static_cast<unsigned>(std::stoul(std::string(arg.substr(1))));
+        } catch (...) {
+            return std::nullopt;
+        }
+        auto r = sv.rtt(path);
+        return r ? ns(*r) : std::nan("");
+    }
+    return std::nullopt;
+}
+
+core::result<core::nanos> context::duration(const std::string& name, const std::map<std::string, double>& extra) const {
+    auto v = eval_expr(str(name), [&](std::string_view n, std::string_view a) { return resolve(n, a, extra); });
+    if (!v) return core::error{name + ": " + v.err().message};
+    return core::nanos{static_cast<std::int64_t>(std::llround(*v))};
+}
+
+std::string fmt_time(core::nanos t) {
+    char buf[48];
+    const double us = core::to_micros(t);
+    if (std::fabs(us) >= 1000) std::snprintf(buf, sizeof buf, "%.3f ms", us / 1000);
+    else std::snprintf(buf, sizeof buf, "%.3f us", us);
+    return buf;
+}
+
+outcome pass(std::string message) { return {verdict::pass, std::move(message), {}, {}, {}, {}}; }
+outcome fail(std::string message, std::string expected, std::string actual, std::vector<std::size_t> frames) {
+    if (frames.size() > 16) frames.resize(16);
+    return {verdict::fail, std::move(message), std::move(expected), std::move(actual), std::move(frames), {}};
+}
+outcome inconclusive(std::string message) { return {verdict::inconclusive, std::move(message), {}, {}, {}, {}}; }
+
+const assertion_def* find(std::string_view name) {
+    for (const auto& a : builtin())
+        if (a.name == name) return &a;
+    return nullptr;
+}
+
+core::status check_args(const assertion_def& def, const std::map<std::string, std::string>& args) {
+    for (const auto& [k, v] : args) {
+        const param_decl* d = nullptr;
+        for (const auto& p : def.params)
+            if (p.name == k || (p.name == "match" && k.rfind("match.", 0) == 0)) d = &p;
+        if (!d) {
+            std::string names;
+            for (const auto& p : def.params) names += (names.empty() ? "" : ", ") + p.name;
+            return core::error{"assertion '" + def.name + "' has no parameter '" + k + "' (expected one of: " +
+                               (names.empty() ? "none" : names) + ")"};
+        }
+        auto bad = [&](const std::string& what) {
+            return core::error{"assertion '" + def.name + "', parameter '" + k + "': expected " + what + ", got '" + v + "'"};
+        };
+        try {
+            switch (d->type) {
+            case param_type::integer: {
+                std::size_t pos = 0;
+                (void)std::stoll(v, &pos, 0);
+                if (pos != v.size()) return bad("an integer");
+                break;
+            }
+            case param_type::number: {
+                std::size_t pos = 0;
+                (void)std::stod(v, &pos);
+                if (pos != v.size()) return bad("a number");
+                break;
+            }
+            case param_type::boolean:
+                if (v != "true" && v != "false") return bad("true or false");
+                break;
+            case param_type::duration: {
+                auto st = check_expr(v, [](std::string_view n) { return is_expression_name(n); });
+                if (!st) return core::error{"assertion '" + def.name + "', parameter '" + k + "': " + st.err().message};
+                break;
+            }
+            case param_type::int_list:
+                for (char ch : v)
+                    if (!std::isdigit(static_cast<unsigned char>(ch)) && ch != ',' && ch != ' ') return bad("integers separated by commas");
+                break;
+            case param_type::string:
+                if (k.rfind("match.", 0) == 0)
+                    if (auto st = trace::check_match({{k.substr(6), v}}); !st)
+                        return core::error{"assertion '" + def.name + "': " + st.err().message};
+                break;
+            }
+        } catch (const std::exception&) {
+            return bad(std::string(param_type_name(d->type)));
+        }
+    }
+    for (const auto& p : def.params)
+        if (p.def.empty() && !p.optional && !args.count(p.name))
+            return core::error{"assertion '" + def.name + "' needs parameter '" + p.name + "' (" + p.help + ")"};
+    return core::ok_status();
+}
+
+outcome evaluate(const assertion_def& def, const trace::trace& tr, const std::map<std::string, std::string>& args) {
+    std::map<std::string, std::string> full;
+    for (const auto& p : def.params)
+        if (!p.def.empty()) full[p.name] = p.def;
+    for (const auto& [k, v] : args) full[k] = v;
+    try {
+        context c(tr, full);
+        return def.check(c);
+    } catch (const std::exception& e) {
+        return {verdict::error, "assertion '" + def.name + "' could not be evaluated: " + e.what(), {}, {}, {}, {}};
+    }
+}
+
+}  // namespace mrct::assertions

@@ -1,0 +1,104 @@
+// The assertion library: named, parameterised checks over a recorded trace
+// (trace/trace.h). Each assertion cites the clauses it checks, declares its
+// parameters (which drive plan validation and `mrct explain`), and returns a
+// verdict with expected-vs-actual and the frames involved.
+//
+// Verdicts: pass; fail (the DUT broke the clause); inconclusive (the run did
+// not produce the condition the check needs, e.g. no loss to recover from).
+// error and skipped are the runner's (infrastructure, missing capability).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "trace/trace.h"
+
+namespace mrct::assertions {
+
+enum class verdict : std::uint8_t { pass, fail, inconclusive, error, skipped };
+std::string_view verdict_name(verdict v);
+
+enum class param_type : std::uint8_t { integer, number, duration, boolean, string, int_list };
+std::string_view param_type_name(param_type t);
+
+struct param_decl {
+    std::string name;
+    param_type type;
+    std::string def;  // empty and not optional: required
+    std::string help;
+    bool optional = false;
+};
+
+struct outcome {
+    verdict v = verdict::pass;
+    std::string message;  // one line: what was checked and what happened
+    std::string expected, actual;
+    std::vector<std::size_t> frames;  // trace indices of the frames involved
+    std::map<std::string, double> measured;
+};
+
+class sender_view;    // sender_view.h
+
+// What a check sees: the trace, its arguments (defaults filled in), and
+// analyses of the trace built on first use.
+class context {
+public:
+    context(const trace::trace& tr, std::map<std::string, std::string> args);
+    ~context();
+    const trace::trace& tr() const { return tr_; }
+    const sender_view& sender() const;
+
+    const std::map<std::string, std::string>& all() const { return args_; }
+    bool has(const std::string& name) const { return args_.count(name) && !args_.at(name).empty(); }
+    const std::string& str(const std::string& name) const;
+    std::int64_t integer(const std::string& name) const;
+    double number(const std::string& name) const;
+    bool boolean(const std::string& name) const;
+    std::vector<std::int64_t> int_list(const std::string& name) const;
+    // A duration parameter: an expression in protocol terms (expr.h). `extra`
+    // binds case-specific names, such as rnr_time for the RNR being checked.
+    core::result<core::nanos> duration(const std::string& name,
+                                       const std::map<std::string, double>& extra = {}) const;
+    // The value of a name in expressions: spec parameters and measured values.
+    std::optional<double> resolve(std::string_view name, std::string_view arg,
+                                  const std::map<std::string, double>& extra = {}) const;
+
+private:
+    const trace::trace& tr_;
+    std::map<std::string, std::string> args_;
+    mutable std::unique_ptr<sender_view> sender_;
+};
+
+struct assertion_def {
+    std::string name;
+    std::vector<std::string> clauses;  // clause IDs this check tests
+    std::string summary;
+    std::vector<param_decl> params;
+    std::function<outcome(const context&)> check;
+};
+
+// Built-in assertions, in a fixed order (no static registration).
+const std::vector<assertion_def>& builtin();
+const assertion_def* find(std::string_view name);
+
+// Names usable in duration expressions, with their meaning (docs, validation).
+const std::vector<std::pair<std::string, std::string>>& expression_names();
+bool is_expression_name(std::string_view name);
+
+// Validates `args` against the declaration (unknown or missing names, types).
+core::status check_args(const assertion_def& def, const std::map<std::string, std::string>& args);
+// Runs one assertion; exceptions inside a check become an error verdict.
+outcome evaluate(const assertion_def& def, const trace::trace& tr, const std::map<std::string, std::string>& args);
+
+// Helpers for checks.
+std::string fmt_time(core::nanos t);
+outcome pass(std::string message);
+outcome fail(std::string message, std::string expected, std::string actual, std::vector<std::size_t> frames = {});
+outcome inconclusive(std::string message);
+
+}  // namespace mrct::assertions

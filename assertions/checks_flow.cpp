@@ -1,0 +1,354 @@
+// DUT as sender: windows, ECN response, grants, RNR pauses, close.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "assertions/checks.h"
+#include "assertions/sender_view.h"
+#include "wire/ctrl.h"
+#include "wire/protocol.h"
+#include "wire/rnr_timer.h"
+
+namespace mrct::assertions::checks {
+
+using namespace wire;
+using core::nanos;
+
+// MR-CC-4 / MR-SACK-5
+outcome window_limit(const context& c) {
+    const auto& sv = c.sender();
+    const unsigned cap = c.tr().p.max_inflight, init = c.tr().p.cwnd_initial;
+    if (sv.tx.empty()) return inconclusive("the DUT sent no data");
+    for (const auto& [p, s] : sv.paths) {
+        if (s.max_inflight > cap) {
+            std::size_t rec = 0;
+            for (const auto& e : sv.tx)
+                if (e.path == p && sv.inflight_at(p, e.t) > cap) {
+                    rec = e.rec;
+                    break;
+                }
+            return fail("path " + std::to_string(p) + " had " + std::to_string(s.max_inflight) + " packets in flight",
+                        "<= " + std::to_string(cap) + " per path", std::to_string(s.max_inflight), {rec});
+        }
+        if (s.max_inflight_before_ack > init)
+            return fail("path " + std::to_string(p) + " sent " + std::to_string(s.max_inflight_before_ack) +
+                            " packets before its first ACK",
+                        "<= the initial window, " + std::to_string(init), std::to_string(s.max_inflight_before_ack), {});
+    }
+    unsigned most = 0;
+    for (const auto& [p, s] : sv.paths) most = std::max(most, s.max_inflight);
+    outcome o = pass("at most " + std::to_string(most) + " packets in flight on a path; initial windows respected");
+    o.measured["max_inflight"] = most;
+    return o;
+}
+
+namespace {
+
+struct ece_span {
+    nanos first{-1}, last{-1};
+    std::size_t count = 0, first_rec = 0;
+};
+
+ece_span ece_on(const sender_view& sv, unsigned p) {
+    ece_span s;
+    for (const auto& a : sv.acks)
+        if (a.path == p && a.ece && !a.ignored) {
+            if (!s.count) {
+                s.first = a.t;
+                s.first_rec = a.rec;
+            }
+            s.last = a.t;
+            ++s.count;
+        }
+    return s;
+}
+
+}  // namespace
+
+// MR-CC-2: marks on a path shrink that path's window.
+outcome window_cut_on_ece(const context& c) {
+    const auto& sv = c.sender();
+    const auto p = static_cast<unsigned>(c.integer("path"));
+    auto settle = c.duration("settle");
+    if (!settle) return {verdict::error, settle.err().message, {}, {}, {}, {}};
+    const auto at_most = static_cast<unsigned>(c.integer("at_most"));
+    auto span = ece_on(sv, p);
+    if (span.count < 2 || span.first + *settle >= span.last)
+        return inconclusive("path " + std::to_string(p) + " did not see ECE for longer than the settle time");
+    const unsigned most = sv.max_inflight(p, span.first + *settle, span.last);
+    if (most > at_most)
+        return fail("path " + std::to_string(p) + " kept " + std::to_string(most) + " packets in flight under sustained ECE",
+                    "<= " + std::to_string(at_most) + " after " + fmt_time(*settle) + " of marks",
+                    std::to_string(most), {span.first_rec});
+    outcome o = pass("under ECE path " + std::to_string(p) + "'s inflight stayed <= " + std::to_string(most));
+    o.measured["max_inflight_marked"] = most;
+    return o;
+}
+
+// MR-CC-3: marks on one path never shrink another's window.
+outcome no_cross_path_cut(const context& c) {
+    const auto& sv = c.sender();
+    const auto p = static_cast<unsigned>(c.integer("marked"));
+    auto settle = c.duration("settle");
+    if (!settle) return {verdict::error, settle.err().message, {}, {}, {}, {}};
+    const auto at_least = static_cast<unsigned>(c.integer("at_least"));
+    auto span = ece_on(sv, p);
+    if (span.count < 2 || span.first + *settle >= span.last)
+        return inconclusive("path " + std::to_string(p) + " did not see ECE for longer than the settle time");
+    std::size_t others = 0;
+    outcome o;
+    for (const auto& [q, s] : sv.paths) {
+        if (q == p) continue;
+        bool unmarked = true;
+        for (const auto& a : sv.acks)
+            if (a.path == q && a.ece) unmarked = false;
+        if (!unmarked) continue;
+        ++others;
+        const unsigned most = sv.max_inflight(q, span.first + *settle, span.last);
+        o.measured["max_inflight_path" + std::to_string(q)] = most;
+        if (most < at_least)
+            return fail("path " + std::to_string(q) + " (never marked) held at most " + std::to_string(most) +
+                            " packets in flight while path " + std::to_string(p) + " was marked",
+                        ">= " + std::to_string(at_least), std::to_string(most), {span.first_rec});
+    }
+    if (!others) return inconclusive("no unmarked path carried data");
+    o.v = verdict::pass;
+    o.message = std::to_string(others) + " unmarked paths kept their windows while path " + std::to_string(p) + " was marked";
+    return o;
+}
+
+// MR-GR-2: the rate over any window of max(RTT, 20 packet times) stays at or
+// below the latest GrantRate + 5 % (one packet of slack for the window edge).
+outcome grant_rate(const context& c) {
+    const auto& sv = c.sender();
+    const double slack = c.number("slack");
+    std::optional<nanos> rtt;
+    for (const auto& [p, _] : sv.paths)
+        if (auto r = sv.rtt(p)) rtt = rtt ? std::min(*rtt, *r) : *r;
+    if (!rtt) return inconclusive("no RTT sample on any path");
+    // Grant in effect at each time: the latest accepted ACK's.
+    std::vector<std::pair<nanos, std::uint16_t>> grants;
+    for (const auto& a : sv.acks)
+        if (!a.ignored) grants.push_back({a.t, a.grant == 0 ? std::uint16_t{1} : a.grant});
+    auto grant_at = [&](nanos t) -> std::optional<std::uint16_t> {
+        std::optional<std::uint16_t> g;
+        for (const auto& [gt, gv] : grants) {
+            if (gt > t) break;
+            g = gv;
+        }
+        return g;
+    };
+    std::uint32_t max_pkt = 0;
+    double mean = 0;
+    for (const auto& e : sv.tx) {
+        max_pkt = std::max(max_pkt, e.ip_bytes);
+        mean += e.ip_bytes;
+    }
+    if (sv.tx.empty()) return inconclusive("the DUT sent no data");
+    mean /= static_cast<double>(sv.tx.size());
+    std::size_t windows = 0;
+    double worst = 0;
+    for (std::size_t i = 0; i < sv.tx.size(); ++i) {
+        const nanos t0 = sv.tx[i].t;
+        auto g = grant_at(t0);
+        if (!g || *g == k_grant_unlimited) continue;
+        const double bps = *g * static_cast<double>(k_grant_unit_bps);
+        const nanos w = std::max(*rtt, nanos{static_cast<std::int64_t>(20 * mean * 8e9 / bps)});
+        if (t0 + w > c.tr().end) break;
+        if (grant_at(t0 + w) != g) continue;  // the grant changed inside: not a window of one grant
+        double bytes = 0;
+        for (std::size_t j = i; j < sv.tx.size() && sv.tx[j].t < t0 + w; ++j) bytes += sv.tx[j].ip_bytes;
+        const double allowed = bps * (1 + slack) * core::to_seconds(w) / 8 + max_pkt;
+        ++windows;
+        worst = std::max(worst, bytes * 8 / core::to_seconds(w) / bps);
+        if (bytes > allowed)
+            return fail("the DUT sent " + std::to_string(static_cast<long long>(bytes)) + " IP bytes in " + fmt_time(w) +
+                            " from " + fmt_time(t0) + " (" + std::to_string(bytes * 8 / core::to_seconds(w) / 1e9) +
+                            " Gb/s) under a grant of " + std::to_string(bps / 1e9) + " Gb/s",
+                        "<= grant + " + std::to_string(static_cast<int>(slack * 100)) + "%",
+                        std::to_string(bytes * 8 / core::to_seconds(w) / 1e9) + " Gb/s", {sv.tx[i].rec});
+    }
+    if (!windows) return inconclusive("no window ran under a limited grant");
+    outcome o = pass(std::to_string(windows) + " windows, the fullest at " + std::to_string(worst * 100) + " % of the grant");
+    o.measured["max_grant_fraction"] = worst;
+    return o;
+}
+
+namespace {
+
+// RNRs that pause a tag: those for the message's current Attempt (§4).
+struct pause {
+    std::uint16_t tag = 0, stream = 0;
+    std::uint32_t seq = 0;
+    std::uint8_t attempt = 0;
+    nanos at{0}, until{0}, time{0};
+    std::size_t rec = 0;
+};
+
+std::vector<pause> pauses(const context& c) {
+    const auto& sv = c.sender();
+    std::map<std::pair<std::uint16_t, std::uint32_t>, std::uint8_t> attempt;  // latest sent
+    std::vector<pause> out;
+    std::size_t ti = 0;
+    for (const auto& r : c.tr().frames) {
+        while (ti < sv.tx.size() && sv.tx[ti].rec < r.index) {
+            attempt[{sv.tx[ti].stream, sv.tx[ti].stream_seq}] = sv.tx[ti].attempt;
+            ++ti;
+        }
+        if (!r.reached_dut() || !r.is(opcode::rnr)) continue;
+        const auto& h = r.f().rnrh;
+        auto it = attempt.find({h.stream_id, h.stream_seq});
+        if (it == attempt.end() || it->second != h.attempt) continue;  // an earlier Attempt: records only
+        pause p;
+        p.tag = h.tag;
+        p.stream = h.stream_id;
+        p.seq = h.stream_seq;
+        p.attempt = h.attempt;
+        p.at = r.t;
+        p.time = rnr_timer_duration(h.timer_code);
+        p.until = r.t + p.time;
+        p.rec = r.index;
+        out.push_back(p);
+    }
+    return out;
+}
+
+}  // namespace
+
+// MR-RNR-2: no packet of the tag goes out for the first time during the pause.
+outcome rnr_pause(const context& c) {
+    const auto& sv = c.sender();
+    auto grace = c.duration("grace");
+    if (!grace) return {verdict::error, grace.err().message, {}, {}, {}, {}};
+    auto ps = pauses(c);
+    if (ps.empty()) return inconclusive("the DUT received no RNR for a current Attempt");
+    // The tag stays paused until the latest-ending timer on it.
+    for (const auto& p : ps) {
+        nanos until = p.until;
+        for (const auto& q : ps)
+            if (q.tag == p.tag && q.at <= until && q.until > until) until = q.until;
+        for (const auto& e : sv.tx) {
+            if (e.t <= p.at + *grace || e.t >= until) continue;
+            if (e.tag != p.tag || !is_send_opcode(e.opcode) || e.kind != tx_kind::first || e.retx_flag) continue;
+            return fail("tag " + std::to_string(p.tag) + " sent a new packet " + fmt_time(e.t - p.at) +
+                            " into a pause of " + fmt_time(p.time),
+                        "no new packet on tag " + std::to_string(p.tag) + " until " + fmt_time(until),
+                        "stream " + std::to_string(e.stream) + " seq " + std::to_string(e.stream_seq) + " at " + fmt_time(e.t),
+                        {p.rec, e.rec});
+        }
+    }
+    return pass(std::to_string(ps.size()) + " RNR pauses honoured");
+}
+
+// MR-RNR-4: the tag resumes by itself, re-sending the rejected message.
+outcome rnr_resume(const context& c) {
+    const auto& sv = c.sender();
+    auto ps = pauses(c);
+    if (ps.empty()) return inconclusive("the DUT received no RNR for a current Attempt");
+    nanos worst{0};
+    for (const auto& p : ps) {
+        auto within = c.duration("within", {{"rnr_time", static_cast<double>(p.time.count())}});
+        if (!within) return {verdict::error, within.err().message, {}, {}, {}, {}};
+        const std::uint8_t next = static_cast<std::uint8_t>((p.attempt + 1) & 0xF);
+        const tx_event* resend = nullptr;
+        for (const auto& e : sv.tx)
+            if (e.t > p.at && e.stream == p.stream && e.stream_seq == p.seq && e.attempt == next) {
+                resend = &e;
+                break;
+            }
+        // A later RNR for the same message covers this one.
+        bool superseded = false;
+        for (const auto& q : ps)
+            if (&q != &p && q.stream == p.stream && q.seq == p.seq && q.at > p.at) superseded = true;
+        if (!resend) {
+            if (superseded) continue;
+            return fail("tag " + std::to_string(p.tag) + " never resumed after an RNR of " + fmt_time(p.time) +
+                            " (stream " + std::to_string(p.stream) + " seq " + std::to_string(p.seq) + " not re-sent)",
+                        "Attempt " + std::to_string(next) + " with RNR_RESEND within " + c.str("within"), "nothing by " +
+                        fmt_time(c.tr().end), {p.rec});
+        }
+        const nanos after = resend->t - p.at;
+        worst = std::max(worst, after);
+        if (after > *within)
+            return fail("tag " + std::to_string(p.tag) + " resumed " + fmt_time(after) + " after an RNR of " + fmt_time(p.time),
+                        "within " + c.str("within") + " = " + fmt_time(*within), fmt_time(after), {p.rec, resend->rec});
+        if (!resend->rnr_resend || resend->kind != tx_kind::first)
+            return fail("the re-sent message lacks RNR_RESEND or reuses a PPSN", "RNR_RESEND set, new PPSN",
+                        std::string(resend->rnr_resend ? "" : "RNR_RESEND clear ") +
+                            (resend->kind != tx_kind::first ? "old PPSN" : ""),
+                        {p.rec, resend->rec});
+    }
+    outcome o = pass(std::to_string(ps.size()) + " pauses, each resumed on time (latest after " + fmt_time(worst) + ")");
+    o.measured["max_resume_us"] = core::to_micros(worst);
+    return o;
+}
+
+// MR-RNR-3: other tags and streams keep flowing during a pause.
+outcome other_tags_flow(const context& c) {
+    const auto& sv = c.sender();
+    const auto min_packets = static_cast<std::size_t>(c.integer("min_packets"));
+    auto ps = pauses(c);
+    if (ps.empty()) return inconclusive("the DUT received no RNR for a current Attempt");
+    std::size_t total = 0;
+    for (const auto& p : ps) {
+        std::size_t n = 0;
+        for (const auto& e : sv.tx)
+            if (e.t > p.at && e.t < p.until && e.kind == tx_kind::first && e.tag != p.tag) ++n;
+        if (n < min_packets)
+            return fail("only " + std::to_string(n) + " packets of other tags left during tag " + std::to_string(p.tag) +
+                            "'s pause of " + fmt_time(p.time),
+                        ">= " + std::to_string(min_packets) + " new packets of other tags", std::to_string(n), {p.rec});
+        total += n;
+    }
+    return pass(std::to_string(total) + " packets of other tags flowed during " + std::to_string(ps.size()) + " pauses");
+}
+
+// MR-CONN-3: CLOSE only once everything is acknowledged.
+outcome close_after_ack(const context& c) {
+    const auto& sv = c.sender();
+    for (const auto& r : c.tr().frames) {
+        if (r.d != trace::dir::from_dut || !r.is(opcode::ctrl) ||
+            r.f().ctrlh.type != static_cast<std::uint8_t>(ctrl_type::close))
+            continue;
+        for (const auto& [p, _] : sv.paths) {
+            const unsigned n = sv.inflight_at(p, r.t);
+            if (n)
+                return fail("the DUT sent CLOSE with " + std::to_string(n) + " packets unacknowledged on path " + std::to_string(p),
+                            "CLOSE only when everything is acknowledged", std::to_string(n) + " in flight", {r.index});
+        }
+        return pass("CLOSE sent at " + fmt_time(r.t) + " with nothing in flight");
+    }
+    return inconclusive("the DUT sent no CLOSE");
+}
+
+}  // namespace mrct::assertions::checks
+
+namespace mrct::assertions::checks {
+
+// MR-PATH-5 (SHOULD): per-packet spraying over every agreed path. With equal
+// RTTs and no path out of window, each path carries at least `min_fraction`
+// of an even share of first transmissions.
+outcome spraying(const context& c) {
+    const auto& sv = c.sender();
+    const double min_fraction = c.number("min_fraction");
+    const unsigned n = c.tr().p.num_paths;
+    std::map<unsigned, std::size_t> per;
+    std::size_t total = 0;
+    for (const auto& e : sv.tx)
+        if (e.kind == tx_kind::first) {
+            ++per[e.path];
+            ++total;
+        }
+    if (total < 4 * n) return inconclusive("too few packets (" + std::to_string(total) + ") to judge spraying over " + std::to_string(n) + " paths");
+    const double even = static_cast<double>(total) / n;
+    for (unsigned p = 0; p < n; ++p)
+        if (static_cast<double>(per[p]) < min_fraction * even)
+            return fail("path " + std::to_string(p) + " carried " + std::to_string(per[p]) + " of " + std::to_string(total) +
+                            " packets",
+                        ">= " + std::to_string(static_cast<int>(min_fraction * 100)) + "% of an even share (" +
+                            std::to_string(static_cast<int>(even)) + ")",
+                        std::to_string(per[p]), {});
+    return pass(std::to_string(total) + " packets sprayed over all " + std::to_string(n) + " paths");
+}
+
+}  // namespace mrct::assertions::checks

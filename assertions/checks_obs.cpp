@@ -1,0 +1,184 @@
+// Observations through the DUT's control surface: completions and memory.
+#include <cstdio>
+#include <map>
+
+#include "assertions/checks.h"
+#include "core/serial.h"
+#include "trace/match.h"
+
+namespace mrct::assertions::checks {
+
+using core::nanos;
+
+namespace {
+
+const trace::side_obs& side(const context& c, const std::string& s) { return s == "peer" ? c.tr().peer : c.tr().dut; }
+
+}  // namespace
+
+// Every Send and Write posted completes with the given status (within a time).
+outcome all_complete(const context& c) {
+    const std::string want = c.str("status");
+    std::optional<nanos> within;
+    if (c.has("within")) {
+        auto w = c.duration("within");
+        if (!w) return {verdict::error, w.err().message, {}, {}, {}, {}};
+        within = *w;
+    }
+    std::size_t n = 0;
+    for (const std::string s : {"dut", "peer"}) {
+        if (c.str("side") != "both" && c.str("side") != s) continue;
+        const auto& o = side(c, s);
+        std::map<std::uint64_t, const trace::completion*> by_id;
+        for (const auto& wc : o.completions)
+            if (wc.kind == "send" || wc.kind == "write") by_id[wc.wr_id] = &wc;
+        for (const auto& p : o.posted) {
+            if (p.kind == "recv") continue;
+            ++n;
+            auto it = by_id.find(p.wr_id);
+            if (it == by_id.end())
+                return fail(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) + " never completed",
+                            "completion with status " + want, "no completion by " + fmt_time(c.tr().end), {});
+            if (it->second->status != want)
+                return fail(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) + " completed with " + it->second->status,
+                            want, it->second->status, {});
+            if (within && it->second->t - p.t > *within)
+                return fail(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) + " took " + fmt_time(it->second->t - p.t),
+                            "within " + c.str("within") + " = " + fmt_time(*within), fmt_time(it->second->t - p.t), {});
+        }
+    }
+    if (!n) return inconclusive("nothing was posted");
+    return pass(std::to_string(n) + " work requests completed with " + want);
+}
+
+// MR-STR-1
+outcome completion_order(const context& c) {
+    const auto& o = side(c, c.str("side"));
+    std::map<std::pair<bool, std::uint16_t>, const trace::completion*> last;
+    std::size_t pairs = 0;
+    for (const auto& wc : o.completions) {
+        if (wc.status != "success") continue;
+        const bool recv = wc.kind == "recv" || wc.kind == "recv_write_imm";
+        auto& l = last[{recv, wc.stream}];
+        if (l) {
+            ++pairs;
+            if (!core::seq32::lt(l->stream_seq, wc.stream_seq))
+                return fail("stream " + std::to_string(wc.stream) + " completed seq " + std::to_string(wc.stream_seq) +
+                                " after seq " + std::to_string(l->stream_seq),
+                            "completions in StreamSeq order", "seq " + std::to_string(l->stream_seq) + " then " +
+                            std::to_string(wc.stream_seq), {});
+        }
+        l = &wc;
+    }
+    if (!pairs) return inconclusive("no stream completed two messages");
+    return pass(std::to_string(pairs + last.size()) + " completions in StreamSeq order");
+}
+
+// MR-STR-2 / MR-RNR-3: a stream's messages complete by a deadline.
+outcome stream_progress(const context& c) {
+    const auto& o = side(c, c.str("side"));
+    const auto stream = static_cast<std::uint16_t>(c.integer("stream"));
+    auto within = c.duration("within");
+    if (!within) return {verdict::error, within.err().message, {}, {}, {}, {}};
+    nanos start = core::k_never;
+    std::size_t posted = 0;
+    for (const auto& p : o.posted)
+        if (p.kind != "recv" && p.stream == stream) {
+            start = std::min(start, p.t);
+            ++posted;
+        }
+    if (!posted) return inconclusive("nothing was posted on stream " + std::to_string(stream));
+    std::size_t done = 0;
+    nanos last{0};
+    for (const auto& wc : o.completions)
+        if ((wc.kind == "send" || wc.kind == "write") && wc.stream == stream && wc.status == "success" && wc.t <= start + *within) {
+            ++done;
+            last = std::max(last, wc.t);
+        }
+    if (done < posted)
+        return fail("stream " + std::to_string(stream) + " completed " + std::to_string(done) + " of " + std::to_string(posted) +
+                        " messages within " + fmt_time(*within),
+                    "all " + std::to_string(posted) + " within " + c.str("within"), std::to_string(done), {});
+    return pass("stream " + std::to_string(stream) + ": " + std::to_string(done) + " messages done " + fmt_time(last - start) +
+                " after the first post");
+}
+
+// MR-OOO-1 / MR-OOO-2: the bytes landed where they belong (memory compare).
+outcome data_integrity(const context& c) {
+    std::size_t bytes = 0, checks = 0;
+    for (const auto& m : c.tr().memory) {
+        if (c.str("side") != "both" && c.str("side") != m.side) continue;
+        ++checks;
+        if (m.actual.size() != m.expected.size())
+            return fail("could not read back " + m.side + " memory for wr_id " + std::to_string(m.wr_id), std::to_string(m.expected.size()) + " bytes",
+                        std::to_string(m.actual.size()) + " bytes", {});
+        for (std::size_t i = 0; i < m.expected.size(); ++i)
+            if (m.actual[i] != m.expected[i]) {
+                char e[8], a[8];
+                std::snprintf(e, sizeof e, "0x%02x", m.expected[i]);
+                std::snprintf(a, sizeof a, "0x%02x", m.actual[i]);
+                return fail(m.side + " memory of wr_id " + std::to_string(m.wr_id) + " differs at byte " + std::to_string(i) +
+                                " (region offset " + std::to_string(m.offset + i) + ")",
+                            e, a, {});
+            }
+        bytes += m.expected.size();
+    }
+    if (!checks) return inconclusive("no memory to compare");
+    return pass(std::to_string(bytes) + " bytes in " + std::to_string(checks) + " regions as expected");
+}
+
+// Work requests expected to fail (NAK outcomes, retry limit).
+outcome error_completion(const context& c) {
+    const auto& o = side(c, c.str("side"));
+    const std::string want = c.str("status");
+    for (const auto& wc : o.completions)
+        if (wc.status == want) return pass("a work request completed with " + want);
+    std::string got;
+    for (const auto& wc : o.completions) got += (got.empty() ? "" : ", ") + wc.status;
+    return fail("no work request completed with " + want, want, got.empty() ? "no completions" : got, {});
+}
+
+}  // namespace mrct::assertions::checks
+
+namespace mrct::assertions::checks {
+
+// Frames on the DUT's wire matching fields (trace/match.h), counted.
+outcome frame_count(const context& c) {
+    trace::field_map m;
+    for (const auto& [k, v] : c.all())
+        if (k.rfind("match.", 0) == 0) m[k.substr(6)] = v;
+    const auto d = c.str("dir") == "to_dut" ? trace::dir::to_dut : trace::dir::from_dut;
+    std::vector<std::size_t> hits;
+    for (const auto& r : c.tr().frames)
+        if (r.d == d && !(r.dropped && d == trace::dir::to_dut) && trace::matches(m, r)) hits.push_back(r.index);  // a dropped to_dut frame never reached the DUT
+    std::string what;
+    for (const auto& [k, v] : m) what += (what.empty() ? "" : ", ") + k + "=" + v;
+    what = std::string(trace::dir_name(d)) + " frames with " + (what.empty() ? "any fields" : what);
+    const auto at_least = static_cast<std::size_t>(c.integer("at_least"));
+    if (hits.size() < at_least)
+        return fail(std::to_string(hits.size()) + " " + what, ">= " + std::to_string(at_least), std::to_string(hits.size()), hits);
+    if (c.has("at_most") && hits.size() > static_cast<std::size_t>(c.integer("at_most")))
+        return fail(std::to_string(hits.size()) + " " + what, "<= " + c.str("at_most"), std::to_string(hits.size()), hits);
+    return pass(std::to_string(hits.size()) + " " + what);
+}
+
+}  // namespace mrct::assertions::checks
+
+namespace mrct::assertions::checks {
+
+// Completions a side reported, counted (e.g. "nothing of the message completed").
+outcome completion_count(const context& c) {
+    const auto& o = side(c, c.str("side"));
+    std::size_t n = 0;
+    for (const auto& wc : o.completions)
+        if ((!c.has("kind") || wc.kind == c.str("kind")) && (!c.has("status") || wc.status == c.str("status"))) ++n;
+    const std::string what = c.str("side") + " completions" + (c.has("kind") ? " of kind " + c.str("kind") : "") +
+                             (c.has("status") ? " with status " + c.str("status") : "");
+    if (n < static_cast<std::size_t>(c.integer("at_least")))
+        return fail(std::to_string(n) + " " + what, ">= " + c.str("at_least"), std::to_string(n), {});
+    if (c.has("at_most") && n > static_cast<std::size_t>(c.integer("at_most")))
+        return fail(std::to_string(n) + " " + what, "<= " + c.str("at_most"), std::to_string(n), {});
+    return pass(std::to_string(n) + " " + what);
+}
+
+}  // namespace mrct::assertions::checks

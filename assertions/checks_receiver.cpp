@@ -1,0 +1,269 @@
+// DUT as receiver: ACKs, NAKs, silent drops, RNRs, placement before completion.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "assertions/checks.h"
+#include "core/serial.h"
+#include "core/units.h"
+#include <cmath>
+#include "wire/protocol.h"
+
+namespace mrct::assertions::checks {
+
+using namespace wire;
+using core::nanos;
+
+namespace {
+
+// Does a DUT ACK cover `ppsn` (24-bit) on its path?
+bool covers(const frame& f, std::uint32_t ppsn) {
+    const std::uint32_t cum = f.bth.psn;
+    const std::uint32_t d = (ppsn - cum) & 0xFFFFFF;
+    if (d >= (1u << 23)) return true;  // below CumAck
+    return d < 256 && d != 0 && f.ackh.sack.test(d);
+}
+
+}  // namespace
+
+// MR-SACK-1, MR-SACK-2, MR-CC-1, MR-GR-1
+outcome acks_conform(const context& c) {
+    auto within = c.duration("within");
+    if (!within) return {verdict::error, within.err().message, {}, {}, {}, {}};
+    const auto& fr = c.tr().frames;
+    const nanos interval = c.tr().p.ack_delay;
+    std::map<unsigned, std::uint32_t> highest;  // highest PPSN received per path
+    std::map<unsigned, std::uint16_t> last_ce;
+    std::size_t checked = 0;
+    for (const auto& r : fr) {
+        if (r.d == trace::dir::from_dut && r.is(opcode::ack)) {
+            const auto& a = r.f().ackh;
+            if (a.grant_rate == 0)
+                return fail("a DUT ACK carries GrantRate 0 (reserved)", "GrantRate >= 1", "0", {r.index});
+            auto it = last_ce.find(a.path_id);
+            if (it != last_ce.end() && core::seq16::lt(a.ce_count, it->second))
+                return fail("CE_Count went backwards on path " + std::to_string(a.path_id), ">= " + std::to_string(it->second),
+                            std::to_string(a.ce_count), {r.index});
+            last_ce[a.path_id] = a.ce_count;
+            continue;
+        }
+        if (!r.reached_dut() || !r.data() || !r.f().icrc_ok()) continue;
+        const auto& f = r.f();
+        const unsigned p = f.mrh.path_id;
+        const std::uint32_t x = f.bth.psn;
+        bool gap = false;
+        auto h = highest.find(p);
+        if (h != highest.end()) {
+            const std::uint32_t d = (x - h->second) & 0xFFFFFF;
+            if (d < (1u << 23)) {
+                gap = d > 1;
+                h->second = x;
+            }
+        } else {
+            highest[p] = x;
+        }
+        const bool ce = f.ip_ecn() == 3;
+        const bool now = f.bth.ack_req || ce || gap;
+        ++checked;
+        // Find the DUT's answer.
+        const trace::record* immediate = nullptr;
+        const trace::record* any = nullptr;
+        bool nak = false;
+        for (std::size_t j = r.index + 1; j < fr.size() && fr[j].t <= r.t + interval + *within; ++j) {
+            const auto& q = fr[j];
+            if (q.d != trace::dir::from_dut || !q.ok()) continue;
+            if (q.is(opcode::nak) || q.is(opcode::rnr)) {
+                if ((q.is(opcode::nak) && q.f().nakh.nak_ppsn.ppsn() == x) || (q.is(opcode::rnr) && q.f().rnrh.ppsn.ppsn() == x))
+                    nak = true;
+                continue;
+            }
+            if (!q.is(opcode::ack) || q.f().ackh.path_id != p) continue;
+            if (q.f().ackh.trig_ppsn.ppsn() == x && q.t <= r.t + *within && !immediate) immediate = &q;
+            if (covers(q.f(), x) && !any) any = &q;
+        }
+        if (nak) continue;  // answered by NAK (0x0B etc.): a different clause
+        if (now && !immediate)
+            return fail(std::string("PPSN ") + std::to_string(x) + " on path " + std::to_string(p) + " (" +
+                            (f.bth.ack_req ? "AckReq" : ce ? "CE-marked" : "a new gap") + ") was not acknowledged at once",
+                        "an ACK with TrigPPSN " + std::to_string(x) + " within " + fmt_time(*within), "none", {r.index});
+        if (ce && !(immediate->f().ackh.ece()))
+            return fail("the ACK for CE-marked PPSN " + std::to_string(x) + " lacks ECE", "ECE set", "ECE clear",
+                        {r.index, immediate->index});
+        if (!any && r.t + interval + *within <= c.tr().end)
+            return fail("PPSN " + std::to_string(x) + " on path " + std::to_string(p) + " was not acknowledged within the ACK interval",
+                        "an ACK covering it within " + fmt_time(interval + *within), "none", {r.index});
+    }
+    if (!checked) return inconclusive("the DUT received no data");
+    return pass(std::to_string(checked) + " data packets acknowledged as §5 requires");
+}
+
+// NAK codes the DUT sent (MR-HDR-5, MR-OOO-4, MR-SACK-5, MR-CONN-2/3/4).
+outcome naks(const context& c) {
+    const auto code = c.has("code") ? static_cast<int>(c.integer("code")) : -1;
+    std::vector<std::size_t> hits, other;
+    for (const auto& r : c.tr().frames)
+        if (r.d == trace::dir::from_dut && r.is(opcode::nak)) {
+            if (code < 0 || r.f().nakh.code == code) hits.push_back(r.index);
+            else other.push_back(r.index);
+        }
+    const auto at_least = static_cast<std::size_t>(c.integer("at_least"));
+    const std::string what = code < 0 ? std::string("NAKs") : "NAK " + std::string(nak_code_name(static_cast<std::uint8_t>(code)));
+    if (hits.size() < at_least)
+        return fail("the DUT sent " + std::to_string(hits.size()) + " " + what, ">= " + std::to_string(at_least),
+                    std::to_string(hits.size()) + (other.empty() ? "" : " (other NAK codes: " + frames_list(other) + ")"), other);
+    if (c.has("at_most") && hits.size() > static_cast<std::size_t>(c.integer("at_most")))
+        return fail("the DUT sent " + std::to_string(hits.size()) + " " + what, "<= " + c.str("at_most"),
+                    std::to_string(hits.size()), hits);
+    return pass("the DUT sent " + std::to_string(hits.size()) + " " + what);
+}
+
+// MR-HDR-2 / MR-HDR-3: injected broken packets get no answer and are counted.
+outcome silent_drop(const context& c) {
+    auto window = c.duration("window");
+    if (!window) return {verdict::error, window.err().message, {}, {}, {}, {}};
+    const auto& fr = c.tr().frames;
+    std::size_t injected = 0;
+    for (const auto& r : fr) {
+        if (!r.reached_dut() || !r.injected) continue;
+        ++injected;
+        // Decoded without the ICRC check: the fields of a bad-ICRC packet.
+        auto raw = decode_ethernet(r.bytes, {.verify_icrc = false});
+        if (!raw.ok() || !is_data_opcode(raw.f.bth.opcode)) continue;
+        const std::uint32_t x = raw.f.bth.psn;
+        const unsigned p = raw.f.mrh.path_id;
+        for (std::size_t j = r.index + 1; j < fr.size() && fr[j].t <= r.t + *window; ++j) {
+            const auto& q = fr[j];
+            if (q.reached_dut() && q.data() && q.f().mrh.path_id == p && q.f().bth.psn == x && !q.injected)
+                break;  // the real packet with that PPSN arrived: answers are its own
+            if (q.d != trace::dir::from_dut || !q.ok()) continue;
+            const bool answer = (q.is(opcode::ack) && q.f().ackh.path_id == p &&
+                                 (q.f().ackh.trig_ppsn.ppsn() == x || covers(q.f(), x))) ||
+                                (q.is(opcode::nak) && q.f().nakh.nak_ppsn.ppsn() == x && q.f().nakh.path_id == p);
+            if (answer)
+                return fail("the DUT answered an injected broken packet (" + r.action + ")",
+                            "silent drop: no ACK or NAK for PPSN " + std::to_string(x), "frame #" + std::to_string(q.index) +
+                            " answers it", {r.index, q.index});
+        }
+    }
+    if (!injected) return inconclusive("nothing was injected");
+    if (c.has("counter")) {
+        const auto& k = c.tr().dut.counters;
+        auto it = k.find(c.str("counter"));
+        if (it == k.end())
+            return inconclusive("the DUT reports no counter '" + c.str("counter") + "'");
+        if (it->second < injected)
+            return fail("the DUT counted " + std::to_string(it->second) + " drops in " + c.str("counter"),
+                        ">= " + std::to_string(injected) + " (one per injected packet)", std::to_string(it->second), {});
+    }
+    return pass(std::to_string(injected) + " injected packets dropped silently" +
+                (c.has("counter") ? " and counted in " + c.str("counter") : ""));
+}
+
+// MR-RNR-1 / MR-RNR-6: rejected SENDs get an RNR and their PPSNs are
+// acknowledged with a RnrCount that includes the rejection.
+outcome rnr_sent(const context& c) {
+    const auto& fr = c.tr().frames;
+    std::set<std::tuple<std::uint16_t, std::uint32_t, std::uint8_t, std::uint16_t>> seen;
+    std::size_t rnrs = 0;
+    for (const auto& r : fr) {
+        if (r.d != trace::dir::from_dut || !r.is(opcode::rnr)) continue;
+        const auto& h = r.f().rnrh;
+        ++rnrs;
+        seen.insert({h.stream_id, h.stream_seq, h.attempt, h.rnr_seq});
+        // The rejected packet's PPSN must be acknowledged, with RnrCount >= RnrSeq.
+        const std::uint32_t x = h.ppsn.ppsn();
+        const trace::record* ack = nullptr;
+        for (std::size_t j = r.index + 1; j < fr.size(); ++j) {
+            const auto& q = fr[j];
+            if (q.d == trace::dir::from_dut && q.is(opcode::ack) && q.f().ackh.path_id == h.path_id && covers(q.f(), x)) {
+                ack = &q;
+                break;
+            }
+        }
+        // An ACK sent just before the RNR may already cover it.
+        for (std::size_t j = r.index; j-- > 0 && !ack && fr[j].t == r.t;)
+            if (fr[j].d == trace::dir::from_dut && fr[j].is(opcode::ack) && fr[j].f().ackh.path_id == h.path_id &&
+                covers(fr[j].f(), x))
+                ack = &fr[j];
+        if (!ack)
+            return fail("the rejected packet (PPSN " + std::to_string(x) + ", path " + std::to_string(h.path_id) +
+                            ") was never acknowledged",
+                        "its PPSN acknowledged on its path", "no ACK", {r.index});
+        if (core::seq16::lt(ack->f().ackh.rnr_count, h.rnr_seq))
+            return fail("the ACK covering a rejected packet carries RnrCount " + std::to_string(ack->f().ackh.rnr_count) +
+                            " below the rejection's RnrSeq " + std::to_string(h.rnr_seq),
+                        "RnrCount >= " + std::to_string(h.rnr_seq), std::to_string(ack->f().ackh.rnr_count),
+                        {r.index, ack->index});
+    }
+    const auto at_least = static_cast<std::size_t>(c.integer("at_least"));
+    if (seen.size() < at_least)
+        return fail("the DUT made " + std::to_string(seen.size()) + " rejections", ">= " + std::to_string(at_least) + " RNRs",
+                    std::to_string(seen.size()), {});
+    if (!rnrs) return inconclusive("the DUT sent no RNR and none was required");
+    return pass(std::to_string(rnrs) + " RNRs, each rejected packet acknowledged with RnrCount covering it");
+}
+
+// MR-OOO-3: a receive completes only once every byte of its message arrived.
+outcome completion_after_placement(const context& c) {
+    const auto& fr = c.tr().frames;
+    std::size_t checked = 0;
+    for (const auto& wc : c.tr().dut.completions) {
+        if (wc.status != "success" || (wc.kind != "recv" && wc.kind != "recv_write_imm")) continue;
+        ++checked;
+        // Byte ranges of this message that reached the DUT by the completion.
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> got;
+        std::uint32_t len = 0;
+        for (const auto& r : fr) {
+            if (r.t > wc.t) break;
+            if (!r.reached_dut() || !r.data() || !r.f().icrc_ok()) continue;
+            const auto& f = r.f();
+            if (f.mrh.stream_id != wc.stream || f.mrh.stream_seq != wc.stream_seq) continue;
+            len = f.has(has_seth) ? f.seth.msg_len : f.reth.dma_len;
+            got.push_back({f.mrh.msg_offset, f.mrh.msg_offset + static_cast<std::uint32_t>(f.payload.size())});
+        }
+        std::sort(got.begin(), got.end());
+        std::uint32_t upto = 0;
+        for (const auto& [a, b] : got) {
+            if (a > upto) break;
+            upto = std::max(upto, b);
+        }
+        if (upto < len || got.empty())
+            return fail("stream " + std::to_string(wc.stream) + " seq " + std::to_string(wc.stream_seq) + " completed at " +
+                            fmt_time(wc.t) + " with bytes from " + std::to_string(upto) + " not yet received",
+                        "completion after all " + std::to_string(len) + " bytes arrived",
+                        "only bytes [0, " + std::to_string(upto) + ") had arrived", {});
+    }
+    if (!checked) return inconclusive("the DUT raised no receive completion");
+    return pass(std::to_string(checked) + " receive completions, each after its last byte arrived");
+}
+
+}  // namespace mrct::assertions::checks
+
+namespace mrct::assertions::checks {
+
+// MR-GR-1 / MR-GR-3: the DUT's ACKs advertise the fair share.
+outcome grant_advertised(const context& c) {
+    auto rate = core::parse_rate_bps(c.str("rate"));
+    if (!rate) return {verdict::error, "rate: expected a rate such as 100Gbps", {}, {}, {}, {}};
+    auto settle = c.duration("settle");
+    if (!settle) return {verdict::error, settle.err().message, {}, {}, {}, {}};
+    const double tol = c.number("tolerance");
+    const double want = *rate / static_cast<double>(k_grant_unit_bps);
+    std::optional<nanos> first;
+    std::size_t n = 0;
+    for (const auto& r : c.tr().frames) {
+        if (r.d != trace::dir::from_dut || !r.is(opcode::ack)) continue;
+        if (!first) first = r.t;
+        if (r.t < *first + *settle) continue;
+        ++n;
+        const double g = r.f().ackh.grant_rate;
+        if (g == k_grant_unlimited || std::abs(g - want) > tol * want)
+            return fail("a DUT ACK advertises GrantRate " + std::to_string(static_cast<int>(g)) + " x 100 Mb/s",
+                        std::to_string(want) + " x 100 Mb/s +/- " + std::to_string(static_cast<int>(tol * 100)) + "%",
+                        std::to_string(static_cast<int>(g)), {r.index});
+    }
+    if (!n) return inconclusive("the DUT sent no ACK after the settle time");
+    return pass(std::to_string(n) + " ACKs advertise about " + c.str("rate"));
+}
+
+}  // namespace mrct::assertions::checks

@@ -1,0 +1,251 @@
+// DUT as sender: loss recovery, timers, port moves, failover.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "assertions/checks.h"
+#include "assertions/sender_view.h"
+#include "wire/ctrl.h"
+#include "wire/protocol.h"
+
+namespace mrct::assertions::checks {
+
+using namespace wire;
+using core::nanos;
+
+namespace {
+
+std::string ppsn_str(std::uint64_t u) { return std::to_string(u % (1u << 24)); }
+
+bool wanted_path(const context& c, unsigned p) {
+    if (!c.has("paths")) return true;
+    auto v = c.int_list("paths");
+    return std::find(v.begin(), v.end(), static_cast<std::int64_t>(p)) != v.end();
+}
+
+}  // namespace
+
+// MR-SACK-3: each detected loss -> one resend of exactly that PPSN on the same
+// path, RETX set, without waiting for a timer.
+outcome fast_retransmit(const context& c) {
+    const auto& sv = c.sender();
+    auto within = c.duration("within");
+    if (!within) return {verdict::error, within.err().message, {}, {}, {}, {}};
+    std::size_t answered = 0, excused = 0;
+    for (const auto& d : sv.detections) {
+        if (!d.resend_rec) {
+            if (d.acked_at) {
+                ++excused;
+                continue;
+            }
+            // Not resent on the same path with the same PPSN: say where it went.
+            const auto& lost = sv.tx[0];
+            (void)lost;
+            std::string elsewhere;
+            const trace::record& txr = c.tr().frames[d.tx_rec];
+            for (const auto& e : sv.tx)
+                if (e.t > d.t && e.stream == txr.f().mrh.stream_id && e.stream_seq == txr.f().mrh.stream_seq &&
+                    e.offset == txr.f().mrh.msg_offset && (e.path != d.path)) {
+                    elsewhere = "; the packet was resent on path " + std::to_string(e.path) + " as PPSN " + ppsn_str(e.ppsn) +
+                                " (frame #" + std::to_string(e.rec) + ")";
+                    break;
+                }
+            return fail("loss of PPSN " + ppsn_str(d.ppsn) + " on path " + std::to_string(d.path) + " detected at " +
+                            fmt_time(d.t) + " was never resent on that path" + elsewhere,
+                        "a resend on path " + std::to_string(d.path) + ", PPSN " + ppsn_str(d.ppsn) + ", RETX, within " +
+                            fmt_time(*within),
+                        "none" + elsewhere, {d.tx_rec, d.ack_rec});
+        }
+        const auto& r = c.tr().frames[*d.resend_rec];
+        const nanos delay = r.t - d.t;
+        if (delay > *within)
+            return fail("PPSN " + ppsn_str(d.ppsn) + " on path " + std::to_string(d.path) + " was resent " + fmt_time(delay) +
+                            " after the ACK that showed it lost (a timer, not the SACK, recovered it)",
+                        "resend within " + fmt_time(*within), "resend after " + fmt_time(delay),
+                        {d.tx_rec, d.ack_rec, *d.resend_rec});
+        if (!(r.f().mrh.flags & k_flag_retx))
+            return fail("the resend of PPSN " + ppsn_str(d.ppsn) + " on path " + std::to_string(d.path) + " lacks RETX",
+                        "RETX set", "RETX clear", {*d.resend_rec});
+        ++answered;
+    }
+    if (!answered) return inconclusive("no loss was detected by SACK in this run" +
+                                       (excused ? " (" + std::to_string(excused) + " acknowledged before a resend)" : std::string()));
+    outcome o = pass(std::to_string(answered) + " detected losses, each resent on its path with its PPSN and RETX within " +
+                     fmt_time(*within));
+    o.measured["detections"] = static_cast<double>(answered);
+    return o;
+}
+
+// MR-SACK-4
+outcome no_go_back_n(const context& c) {
+    const auto& sv = c.sender();
+    std::size_t resends = 0;
+    for (const auto& e : sv.tx) {
+        if (e.kind == tx_kind::first) continue;
+        ++resends;
+        if (e.acked_before)
+            return fail("PPSN " + ppsn_str(e.ppsn) + " on path " + std::to_string(e.path) +
+                            " was resent although an ACK had already covered it",
+                        "no resend of acknowledged PPSNs", "resend at " + fmt_time(e.t), {e.covering_ack, e.rec});
+    }
+    if (!resends) return inconclusive("the DUT resent nothing in this run");
+    return pass(std::to_string(resends) + " resends, none of an acknowledged PPSN");
+}
+
+// MR-SACK-6
+outcome retry_limit(const context& c) {
+    const auto& sv = c.sender();
+    const unsigned limit = c.tr().p.retry_limit;
+    std::map<std::tuple<std::uint16_t, std::uint32_t, std::uint32_t, std::uint8_t>, std::vector<std::size_t>> tx;
+    for (const auto& e : sv.tx) tx[{e.stream, e.stream_seq, e.offset, e.attempt}].push_back(e.rec);
+    std::size_t most = 0;
+    std::vector<std::size_t> worst;
+    for (const auto& [k, v] : tx)
+        if (v.size() > most) {
+            most = v.size();
+            worst = v;
+        }
+    if (most > limit)
+        return fail("a packet was transmitted " + std::to_string(most) + " times", "at most " + std::to_string(limit) +
+                    " transmissions (retry limit)", std::to_string(most), worst);
+    if (most < limit) return inconclusive("no packet reached the retry limit (most transmissions: " + std::to_string(most) + ")");
+    bool error_wc = false;
+    for (const auto& wc : c.tr().dut.completions)
+        if (wc.status == "retry_exceeded") error_wc = true;
+    if (!error_wc)
+        return fail("a packet reached the retry limit but no work request failed", "an error completion (retry exceeded)",
+                    "none", worst);
+    if (!c.tr().dut.conn_error)
+        return fail("the retry limit was reached but the connection is not in error", "connection in error",
+                    "connection usable", worst);
+    return pass("retry limit of " + std::to_string(limit) + " reached, error completion raised, connection in error");
+}
+
+// MR-RTO-3 / MR-RTO-4: each expiry's timing against RFC 6298 computed from
+// the Karn-valid samples on the wire, doubled per consecutive expiry.
+outcome rto_timing(const context& c) {
+    const auto& sv = c.sender();
+    const double rel = c.number("rel");
+    auto abs = c.duration("abs");
+    if (!abs) return {verdict::error, abs.err().message, {}, {}, {}, {}};
+    std::size_t n = 0;
+    outcome o;
+    for (const auto& x : sv.expiries) {
+        if (!wanted_path(c, x.path)) continue;
+        if (x.timer_start.count() < 0) continue;
+        ++n;
+        const nanos observed = x.t - x.timer_start;
+        const double tol = rel * static_cast<double>(x.expected_rto.count()) + static_cast<double>(abs->count());
+        if (std::fabs(static_cast<double>((observed - x.expected_rto).count())) > tol)
+            return fail("path " + std::to_string(x.path) + " expiry " + std::to_string(x.run) + " (PPSN " + ppsn_str(x.ppsn) +
+                            ") fired after " + fmt_time(observed),
+                        "RTO " + fmt_time(x.expected_rto) + " (RFC 6298 from Karn-valid samples, x2 per expiry) +/- " +
+                            fmt_time(nanos{static_cast<std::int64_t>(tol)}),
+                        fmt_time(observed), {x.rec});
+        if (!x.oldest)
+            return fail("path " + std::to_string(x.path) + "'s expiry resent PPSN " + ppsn_str(x.ppsn) +
+                            ", not the oldest unacknowledged one (MR-RTO-4)",
+                        "the oldest unacknowledged PPSN", "PPSN " + ppsn_str(x.ppsn), {x.rec});
+        o.measured["rto_us_path" + std::to_string(x.path)] = core::to_micros(observed);
+    }
+    if (!n) return inconclusive("no retransmission timer expired in this run");
+    o.v = verdict::pass;
+    o.message = std::to_string(n) + " expiries, each at its path's own RTO";
+    return o;
+}
+
+// MR-RTO-1 / MR-RTO-2: the path's timeouts stay near its own RTT.
+outcome rto_independence(const context& c) {
+    const auto& sv = c.sender();
+    const auto p = static_cast<unsigned>(c.integer("path"));
+    auto bound = c.duration("at_most");
+    if (!bound) return {verdict::error, bound.err().message, {}, {}, {}, {}};
+    std::size_t n = 0;
+    nanos worst{0};
+    for (const auto& x : sv.expiries) {
+        if (x.path != p || x.run != 1 || x.timer_start.count() < 0) continue;
+        ++n;
+        const nanos observed = x.t - x.timer_start;
+        worst = std::max(worst, observed);
+        if (observed > *bound)
+            return fail("path " + std::to_string(p) + "'s timer expired " + fmt_time(observed) +
+                            " after it started: it is not its own (another path's RTT drives it)",
+                        "<= " + c.str("at_most") + " = " + fmt_time(*bound), fmt_time(observed), {x.rec});
+    }
+    if (!n) return inconclusive("path " + std::to_string(p) + "'s timer never expired");
+    outcome o = pass(std::to_string(n) + " expiries on path " + std::to_string(p) + ", the longest " + fmt_time(worst) +
+                     " (bound " + fmt_time(*bound) + ")");
+    o.measured["max_timeout_us"] = core::to_micros(worst);
+    return o;
+}
+
+// MR-PATH-4
+outcome port_move_after_rtos(const context& c) {
+    const auto& sv = c.sender();
+    const unsigned after = c.tr().p.moves_after;
+    std::size_t moves = 0;
+    for (const auto& x : sv.expiries) {
+        if (!wanted_path(c, x.path)) continue;
+        const auto& e = *std::find_if(sv.tx.begin(), sv.tx.end(), [&](const tx_event& t) { return t.rec == x.rec; });
+        if (x.run % after == 0) {
+            if (e.sport == x.sport_before && x.run == after)
+                return fail("path " + std::to_string(x.path) + "'s resend after " + std::to_string(x.run) +
+                                " consecutive expiries still uses port " + std::to_string(e.sport),
+                            "a new source port on this resend", "port " + std::to_string(e.sport), {x.rec});
+            ++moves;
+        } else if (x.run == 1 && e.sport != x.sport_before) {
+            return fail("path " + std::to_string(x.path) + " moved to a new port after a single expiry",
+                        "port " + std::to_string(x.sport_before), "port " + std::to_string(e.sport), {x.rec});
+        }
+    }
+    if (!moves) return inconclusive("no path had " + std::to_string(after) + " consecutive expiries");
+    return pass(std::to_string(moves) + " port moves, each on the resend of the " + std::to_string(after) + "nd expiry");
+}
+
+// MR-PATH-6 / MR-PATH-7: a failed path is reset and left alone until a probe
+// reply and PATH_RESET_ACK bring it back.
+outcome failover(const context& c) {
+    const auto p = static_cast<unsigned>(c.integer("path"));
+    std::optional<nanos> reset_at;
+    std::size_t reset_rec = 0;
+    bool probe_reply = false, reset_ack = false;
+    std::size_t new_data_after = 0;
+    for (const auto& r : c.tr().frames) {
+        if (!r.ok()) continue;
+        const auto& f = r.f();
+        if (f.bth.opcode == static_cast<std::uint8_t>(opcode::ctrl)) {
+            auto t = read_ctrl_tlvs(f.tlvs);
+            if (!t.path_id || *t.path_id != p) continue;
+            if (r.d == trace::dir::from_dut && f.ctrlh.type == static_cast<std::uint8_t>(ctrl_type::path_reset) && !reset_at) {
+                reset_at = r.t;
+                reset_rec = r.index;
+            }
+            if (r.reached_dut() && f.ctrlh.type == static_cast<std::uint8_t>(ctrl_type::probe_reply)) probe_reply = true;
+            if (r.reached_dut() && f.ctrlh.type == static_cast<std::uint8_t>(ctrl_type::path_reset_ack)) reset_ack = true;
+            continue;
+        }
+        if (reset_at && r.d == trace::dir::from_dut && is_data_opcode(f.bth.opcode) && f.mrh.path_id == p) {
+            if (!(probe_reply && reset_ack))
+                return fail("path " + std::to_string(p) + " carried data after it failed, before a PROBE_REPLY and PATH_RESET_ACK",
+                            "no data on the failed path until it is probed and reset", "data at " + fmt_time(r.t),
+                            {reset_rec, r.index});
+            ++new_data_after;
+        }
+    }
+    if (!reset_at) {
+        // Did the path ever have 4 consecutive expiries?
+        unsigned most = 0;
+        for (const auto& x : c.sender().expiries)
+            if (x.path == p) most = std::max(most, x.run);
+        if (most >= 2 * c.tr().p.moves_after)
+            return fail("path " + std::to_string(p) + " had " + std::to_string(most) + " consecutive expiries but was never failed",
+                        "PATH_RESET after the 4th consecutive expiry", "no PATH_RESET", {});
+        return inconclusive("path " + std::to_string(p) + " did not fail in this run");
+    }
+    return pass("path " + std::to_string(p) + " failed at " + fmt_time(*reset_at) + " and stayed out of use until probed" +
+                (new_data_after ? " (back in service afterwards)" : ""));
+}
+
+}  // namespace mrct::assertions::checks

@@ -1,0 +1,280 @@
+#include "assertions/sender_view.h"
+
+#include <algorithm>
+
+#include "wire/ctrl.h"
+
+namespace mrct::assertions {
+
+namespace {
+
+constexpr std::uint64_t k_mod = 1u << 24;
+
+struct pkt_state {
+    nanos last_tx{0};
+    std::uint64_t tx_seq = 0;
+    std::uint8_t epoch = 0;
+    unsigned tx_count = 0;
+    bool acked = false, retransmitted = false;
+    std::optional<std::size_t> pending;  // index into detections
+    std::size_t last_tx_rec = 0, acked_by = 0;
+};
+
+struct path_state {
+    bool any = false;
+    std::uint64_t max_sent = 0;
+    std::uint32_t gen = 0;
+    std::map<std::uint64_t, pkt_state> pkts;
+    unsigned inflight = 0;
+    std::uint64_t tx_seq = 0;
+    std::map<std::uint8_t, std::uint64_t> hi_by_epoch;
+    nanos last_newack{-1}, empty_start{-1}, last_expiry{-1};
+    unsigned consec = 0;
+    bool has_rtt = false;
+    nanos srtt{0}, rttvar{0};
+    std::uint16_t port = 0, run_port = 0;
+    bool seen_ack = false;
+
+    std::uint64_t unwrap(std::uint32_t ppsn) const {
+        if (!any) return k_mod + ppsn;
+        const std::uint32_t ref = static_cast<std::uint32_t>(max_sent % k_mod);
+        std::int64_t d = static_cast<std::int64_t>((ppsn - ref) & (k_mod - 1));
+        if (d >= static_cast<std::int64_t>(k_mod / 2)) d -= static_cast<std::int64_t>(k_mod);
+        return static_cast<std::uint64_t>(static_cast<std::int64_t>(max_sent) + d);
+    }
+    void reset() {
+        const auto g = gen + 1;
+        *this = path_state{};
+        gen = g;
+    }
+};
+
+nanos rto_base(const path_state& s, const trace::params& p) {
+    if (!s.has_rtt) return p.rto_initial;
+    return std::clamp(s.srtt + 4 * s.rttvar, p.rto_min, p.rto_max);
+}
+
+nanos backed_off(nanos base, unsigned doublings, const trace::params& p) {
+    for (unsigned i = 0; i < doublings && base < p.rto_max; ++i) base *= 2;
+    return std::min(base, p.rto_max);
+}
+
+}  // namespace
+
+sender_view::sender_view(const trace::trace& tr) {
+    std::map<unsigned, path_state> st;
+    const auto& prm = tr.p;
+
+    auto note_inflight = [&](nanos t, unsigned p, const path_state& s) {
+        inflight.push_back({t, p, s.inflight});
+        auto& sum = paths[p];
+        sum.max_inflight = std::max(sum.max_inflight, s.inflight);
+        if (!s.seen_ack) sum.max_inflight_before_ack = std::max(sum.max_inflight_before_ack, s.inflight);
+    };
+
+    for (const auto& r : tr.frames) {
+        if (!r.ok() || (r.d == trace::dir::to_dut && !r.reached_dut())) continue;
+        const auto& f = r.f();
+        const auto op = f.bth.opcode;
+        if (r.d == trace::dir::from_dut && op == static_cast<std::uint8_t>(wire::opcode::ctrl) &&
+            f.ctrlh.type == static_cast<std::uint8_t>(wire::ctrl_type::path_reset)) {
+            auto fields = wire::read_ctrl_tlvs(f.tlvs);
+            if (fields.path_id) st[*fields.path_id].reset();  // the path restarts as new (§5 failed path)
+            continue;
+        }
+        if (r.d == trace::dir::from_dut && wire::is_data_opcode(op)) {
+            const unsigned p = f.mrh.path_id;
+            auto& s = st[p];
+            auto& sum = paths[p];
+            tx_event e;
+            e.rec = r.index;
+            e.t = r.t;
+            e.path = p;
+            e.ppsn = s.unwrap(f.bth.psn);
+            e.gen = s.gen;
+            e.epoch = f.mrh.path_epoch;
+            e.sport = f.udp.sport;
+            e.retx_flag = f.mrh.flags & wire::k_flag_retx;
+            e.rnr_resend = f.mrh.flags & wire::k_flag_rnr_resend;
+            e.stream = f.mrh.stream_id;
+            e.tag = f.mrh.tag;
+            e.stream_seq = f.mrh.stream_seq;
+            e.offset = f.mrh.msg_offset;
+            e.length = static_cast<std::uint32_t>(f.payload.size());
+            e.opcode = op;
+            e.attempt = f.mrh.attempt;
+            e.ip_bytes = static_cast<std::uint32_t>(r.bytes.size() - f.ip_offset - f.trailer.size());
+            if (sum.ports.empty() || sum.ports.back() != e.sport) sum.ports.push_back(e.sport);
+            const std::uint16_t port_before = s.any ? s.port : e.sport;
+            s.port = e.sport;
+
+            auto it = s.pkts.find(e.ppsn);
+            if (it != s.pkts.end()) {
+                auto& k = it->second;
+                e.tx_no = ++k.tx_count;
+                if (k.acked) {
+                    e.acked_before = true;
+                    e.covering_ack = k.acked_by;
+                }
+                if (k.pending) {
+                    e.kind = tx_kind::sack_resend;
+                    detections[*k.pending].resend_rec = r.index;
+                    k.pending.reset();
+                } else if (!k.acked) {
+                    e.kind = tx_kind::rto_resend;
+                    if (s.consec == 0) s.run_port = port_before;
+                    ++s.consec;
+                    expiry x;
+                    x.path = p;
+                    x.ppsn = e.ppsn;
+                    x.t = r.t;
+                    x.rec = r.index;
+                    x.run = s.consec;
+                    x.timer_start = std::max({s.last_newack, s.empty_start, s.last_expiry});
+                    x.expected_rto = backed_off(rto_base(s, prm), s.consec - 1, prm);
+                    x.sport_before = s.run_port;
+                    for (const auto& [key, pk] : s.pkts)
+                        if (!pk.acked) {
+                            x.oldest = key == e.ppsn;
+                            break;
+                        }
+                    expiries.push_back(x);
+                    s.last_expiry = r.t;
+                } else {
+                    e.kind = tx_kind::rto_resend;  // a resend of something acknowledged: go-back-N
+                }
+                k.last_tx = r.t;
+                k.tx_seq = ++s.tx_seq;
+                k.epoch = e.epoch;
+                k.retransmitted = true;
+                k.last_tx_rec = r.index;
+            } else {
+                pkt_state k;
+                k.last_tx = r.t;
+                k.tx_seq = ++s.tx_seq;
+                k.epoch = e.epoch;
+                k.tx_count = 1;
+                k.last_tx_rec = r.index;
+                s.pkts.emplace(e.ppsn, k);
+                if (s.inflight == 0) s.empty_start = r.t;
+                ++s.inflight;
+                if (!s.any || e.ppsn > s.max_sent) s.max_sent = e.ppsn;
+                s.any = true;
+            }
+            tx.push_back(e);
+            note_inflight(r.t, p, s);
+            continue;
+        }
+        if (r.d == trace::dir::to_dut && op == static_cast<std::uint8_t>(wire::opcode::ack)) {
+            const unsigned p = f.ackh.path_id;
+            auto& s = st[p];
+            ack_event a;
+            a.rec = r.index;
+            a.t = r.t;
+            a.path = p;
+            a.epoch = f.ackh.path_epoch;
+            a.ece = f.ackh.ece();
+            a.grant = f.ackh.grant_rate;
+            a.rnr_count = f.ackh.rnr_count;
+            if (!s.any) {
+                a.ignored = true;
+                acks.push_back(a);
+                continue;
+            }
+            const std::uint64_t cum = s.unwrap(f.bth.psn);
+            if (cum > s.max_sent + 1) {
+                a.ignored = true;
+                acks.push_back(a);
+                continue;
+            }
+            const std::uint64_t trig = s.unwrap(f.ackh.trig_ppsn.ppsn());
+            auto ack_one = [&](std::uint64_t key, pkt_state& k) {
+                if (k.acked) return;
+                k.acked = true;
+                k.acked_by = r.index;
+                --s.inflight;
+                ++a.newly;
+                auto& hi = s.hi_by_epoch[k.epoch];
+                hi = std::max(hi, k.tx_seq);
+                if (k.pending) {
+                    detections[*k.pending].acked_at = r.t;
+                    k.pending.reset();
+                }
+                // RFC 6298 + Karn, written again on purpose: the checker must
+                // not share code with the reference endpoint it judges.
+                if (key == trig && !k.retransmitted) {  // Karn: no samples from resends
+                    const nanos sample = r.t - k.last_tx;
+                    paths[p].rtt_samples.push_back({r.t, sample});
+                    if (!s.has_rtt) {
+                        s.srtt = sample;
+                        s.rttvar = sample / 2;
+                        s.has_rtt = true;
+                    } else {
+                        s.rttvar = (3 * s.rttvar + (s.srtt > sample ? s.srtt - sample : sample - s.srtt)) / 4;
+                        s.srtt = (7 * s.srtt + sample) / 8;
+                    }
+                }
+            };
+            for (auto it = s.pkts.begin(); it != s.pkts.end() && it->first < cum; ++it) ack_one(it->first, it->second);
+            for (unsigned i = 1; i < 256; ++i)
+                if (f.ackh.sack.test(i))
+                    if (auto it = s.pkts.find(cum + i); it != s.pkts.end()) ack_one(it->first, it->second);
+            if (a.newly) {
+                s.last_newack = r.t;
+                s.consec = 0;
+            }
+            // §5 Loss: x is lost when a PPSN sent on the path in the same epoch
+            // after x's latest transmission is acknowledged.
+            for (auto& [key, k] : s.pkts) {
+                if (k.acked || k.pending) continue;
+                auto hi = s.hi_by_epoch.find(k.epoch);
+                if (hi != s.hi_by_epoch.end() && hi->second > k.tx_seq) {
+                    detection d;
+                    d.path = p;
+                    d.ppsn = key;
+                    d.gen = s.gen;
+                    d.t = r.t;
+                    d.ack_rec = r.index;
+                    d.tx_rec = k.last_tx_rec;
+                    k.pending = detections.size();
+                    detections.push_back(d);
+                }
+            }
+            // Forget what lies far below CumAck (kept a while to spot go-back-N).
+            while (!s.pkts.empty() && s.pkts.begin()->first + 1024 < cum && s.pkts.begin()->second.acked)
+                s.pkts.erase(s.pkts.begin());
+            auto& sum = paths[p];
+            if (!s.seen_ack) sum.first_ack = r.t;
+            s.seen_ack = true;
+            acks.push_back(a);
+            note_inflight(r.t, p, s);
+        }
+    }
+}
+
+std::optional<nanos> sender_view::rtt(unsigned path) const {
+    auto it = paths.find(path);
+    if (it == paths.end() || it->second.rtt_samples.empty()) return std::nullopt;
+    std::vector<nanos> v;
+    for (const auto& s : it->second.rtt_samples) v.push_back(s.second);
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+}
+
+unsigned sender_view::inflight_at(unsigned path, nanos t) const {
+    unsigned v = 0;
+    for (const auto& p : inflight) {
+        if (p.t > t) break;
+        if (p.path == path) v = p.inflight;
+    }
+    return v;
+}
+
+unsigned sender_view::max_inflight(unsigned path, nanos from, nanos to) const {
+    unsigned v = inflight_at(path, from);
+    for (const auto& p : inflight)
+        if (p.path == path && p.t >= from && p.t <= to) v = std::max(v, p.inflight);
+    return v;
+}
+
+}  // namespace mrct::assertions

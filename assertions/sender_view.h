@@ -1,0 +1,113 @@
+// The DUT as a data sender, reconstructed from its wire: per path, every data
+// transmission, every ACK it was given, what each ACK newly acknowledged, the
+// losses the spec's *Loss* term says it detected, the retransmission-timer
+// expiries its resends reveal, in-flight counts over time, and the RTT
+// samples Karn's rule allows. All of it from frames only (§5 terms), so a DUT
+// is judged by what it did on the wire, never by its own counters.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "trace/trace.h"
+
+namespace mrct::assertions {
+
+using core::nanos;
+
+enum class tx_kind : std::uint8_t {
+    first,        // a PPSN's first transmission on its path
+    sack_resend,  // answers a loss detection on the same path and PPSN
+    rto_resend,   // a resend no detection explains: a timer expiry
+};
+
+struct tx_event {
+    std::size_t rec = 0;
+    nanos t{0};
+    unsigned path = 0;
+    std::uint64_t ppsn = 0;  // unwrapped (64-bit) within the path's sequence
+    std::uint32_t gen = 0;   // path generation: a PATH_RESET restarts the sequence
+    std::uint8_t epoch = 0;
+    std::uint16_t sport = 0;
+    bool retx_flag = false, rnr_resend = false;
+    tx_kind kind = tx_kind::first;
+    unsigned tx_no = 1;      // nth transmission of this PPSN
+    std::uint16_t stream = 0, tag = 0;
+    std::uint32_t stream_seq = 0, offset = 0, length = 0;
+    std::uint8_t opcode = 0, attempt = 0;
+    std::uint32_t ip_bytes = 0;  // IP header through ICRC (§5 rates)
+    bool acked_before = false;   // an ACK had already covered this PPSN (go-back-N)
+    std::size_t covering_ack = 0;
+};
+
+struct ack_event {
+    std::size_t rec = 0;
+    nanos t{0};
+    unsigned path = 0;
+    std::uint8_t epoch = 0;
+    bool ignored = false;  // CumAck beyond what was sent, or a failed path
+    bool ece = false;
+    std::uint16_t grant = 0xFFFF;
+    std::uint16_t rnr_count = 0;
+    unsigned newly = 0;
+};
+
+struct detection {
+    unsigned path = 0;
+    std::uint64_t ppsn = 0;
+    std::uint32_t gen = 0;
+    nanos t{0};
+    std::size_t ack_rec = 0;
+    std::size_t tx_rec = 0;  // the transmission found lost
+    std::optional<std::size_t> resend_rec;  // the SACK resend that answered it
+    std::optional<nanos> acked_at;          // acknowledged before any resend
+};
+
+struct expiry {
+    unsigned path = 0;
+    std::uint64_t ppsn = 0;
+    nanos t{0};
+    std::size_t rec = 0;
+    unsigned run = 1;          // consecutive expiries on the path, this one included
+    nanos timer_start{0};      // when the timer that expired was (re)started
+    nanos expected_rto{0};     // RFC 6298 from Karn-valid samples, doubled per expiry
+    bool oldest = true;        // resent the path's oldest unacknowledged PPSN
+    std::uint16_t sport_before = 0;  // the path's port before this run
+};
+
+struct inflight_point {
+    nanos t{0};
+    unsigned path = 0;
+    unsigned inflight = 0;
+};
+
+struct path_summary {
+    std::vector<std::pair<nanos, nanos>> rtt_samples;  // (time, sample)
+    unsigned max_inflight = 0;
+    unsigned max_inflight_before_ack = 0;  // before the path's first accepted ACK
+    nanos first_ack{-1};
+    std::vector<std::uint16_t> ports;  // distinct source ports in order of use
+};
+
+class sender_view {
+public:
+    explicit sender_view(const trace::trace& tr);
+
+    std::vector<tx_event> tx;
+    std::vector<ack_event> acks;
+    std::vector<detection> detections;
+    std::vector<expiry> expiries;
+    std::vector<inflight_point> inflight;
+    std::map<unsigned, path_summary> paths;
+
+    // Median Karn-valid RTT sample of a path, if any.
+    std::optional<nanos> rtt(unsigned path) const;
+    // Inflight of `path` at time t (after every event at t).
+    unsigned inflight_at(unsigned path, nanos t) const;
+    // Max inflight on `path` within [from, to].
+    unsigned max_inflight(unsigned path, nanos from, nanos to) const;
+};
+
+}  // namespace mrct::assertions

@@ -1,0 +1,289 @@
+// mrct run | list | validate | explain | selftest
+#include <atomic>
+#include <cctype>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "app/commands.h"
+#include "capture/pcap_file.h"
+#include "assertions/assertion.h"
+#include "endpoint/config.h"
+#include "run/clauses.h"
+#include "run/runner.h"
+
+namespace mrct::app {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_sigint(int) { g_stop.store(true); }
+
+core::result<plan::suite> load_valid(const std::string& path) {
+    auto s = plan::load(path);
+    if (!s) return s.err();
+    if (auto st = run::validate(*s); !st) return st.err();
+    return s;
+}
+
+int plan_error(const core::error& e) {
+    std::fprintf(stderr, "%s\n", e.message.c_str());
+    return k_exit_usage;
+}
+
+const char* mark(assertions::verdict v) {
+    switch (v) {
+    case assertions::verdict::pass: return "PASS";
+    case assertions::verdict::fail: return "FAIL";
+    case assertions::verdict::inconclusive: return "INCONCLUSIVE";
+    case assertions::verdict::error: return "ERROR";
+    case assertions::verdict::skipped: return "SKIP";
+    }
+    return "?";
+}
+
+std::vector<std::string> split_clauses(std::string_view s) {
+    // "MR-RNR-2, MR-RNR-3" -> ids
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : s) {
+        if (c == ',' || c == ' ') {
+            if (!cur.empty()) out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    if (!cur.empty()) out.push_back(cur);
+    return out;
+}
+
+}  // namespace
+
+int run_plan(const run_args& a) {
+    auto s = load_valid(a.plan);
+    if (!s) return plan_error(s.err());
+    std::string bug;
+    auto make = run::parse_dut(a.dut, &bug);
+    if (!make) return plan_error(make.err());
+    run::run_options o;
+    o.filters = a.filters;
+    o.clauses = a.clauses;
+    o.seed = a.seed;
+    o.repeat = a.repeat;
+    o.jobs = a.jobs;
+    o.stop = &g_stop;
+    std::signal(SIGINT, on_sigint);
+    const auto total = run::select(*s, o).size() * std::max(1u, a.repeat);
+    if (!total) {
+        std::fprintf(stderr, "no case matches the filters\n");
+        return k_exit_usage;
+    }
+    std::printf("mrct %s: %s (%zu cases) against %s, seed %llu\n", std::string(version_string()).c_str(),
+                s->name.c_str(), total, a.dut.c_str(), static_cast<unsigned long long>(a.seed));
+    std::string pcap_dir;
+    if (!a.out.empty() && a.capture != "none") {
+        pcap_dir = a.out + "/pcap";
+        std::error_code ec;
+        std::filesystem::create_directories(pcap_dir, ec);
+    }
+    o.progress = [&](const run::case_result& r, std::size_t done, std::size_t n) {
+        if (!pcap_dir.empty() && r.tr && (a.capture == "all" || r.v == assertions::verdict::fail || r.v == assertions::verdict::error)) {
+            std::string name;
+            for (char ch : r.id) name += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ? ch : '_';
+            const auto path = pcap_dir + "/" + name + ".pcap";
+            auto w = capture::pcap_writer::create(path + ".tmp");
+            if (w) {
+                for (const auto& f : r.tr->frames) (*w)->write(f.t.count(), f.bytes);
+                if ((*w)->close()) std::filesystem::rename(path + ".tmp", path);
+            }
+        }
+        if (a.quiet_progress && r.v == assertions::verdict::pass) return;
+        std::printf("[%zu/%zu] %-12s %s%s%s\n", done, n, mark(r.v), r.id.c_str(),
+                    r.v == assertions::verdict::pass ? "" : "  -- ", r.v == assertions::verdict::pass ? "" : r.reason.c_str());
+        std::fflush(stdout);
+    };
+    auto results = run::run_suite(*s, *make, o);
+    std::signal(SIGINT, SIG_DFL);
+    std::map<assertions::verdict, int> n;
+    for (const auto& r : results) n[r.v]++;
+    std::printf("\n%zu cases: %d passed, %d failed, %d inconclusive, %d errors, %d skipped%s\n", results.size(),
+                n[assertions::verdict::pass], n[assertions::verdict::fail], n[assertions::verdict::inconclusive],
+                n[assertions::verdict::error], n[assertions::verdict::skipped],
+                g_stop ? " (interrupted: results cover the finished cases)" : "");
+    for (const auto& r : results)
+        if (r.v == assertions::verdict::fail || r.v == assertions::verdict::error) {
+            std::string cl;
+            for (const auto& c : r.clauses) cl += (cl.empty() ? "" : ", ") + c;
+            std::printf("  %s %s [%s]: %s\n", mark(r.v), r.id.c_str(), cl.c_str(), r.reason.c_str());
+        }
+    if (!a.out.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(a.out, ec);
+        if (ec) {
+            spdlog::error("cannot create {}: {}", a.out, ec.message());
+            return k_exit_infra;
+        }
+        auto info = (*make)();
+        const auto dinfo = info ? (*info)->hello() : dut::info{};
+        auto st1 = run::write_file_atomic(a.out + "/results.json", run::results_json(*s, results, a.dut, a.seed, dinfo));
+        auto st2 = run::write_file_atomic(a.out + "/junit.xml", run::results_junit(*s, results, a.dut, a.seed));
+        if (!st1 || !st2) {
+            spdlog::error("{}", !st1 ? st1.err().message : st2.err().message);
+            return k_exit_infra;
+        }
+        std::printf("reports: %s/results.json, %s/junit.xml\n", a.out.c_str(), a.out.c_str());
+    }
+    if (n[assertions::verdict::error]) return k_exit_infra;
+    if (n[assertions::verdict::fail]) return k_exit_fail;
+    return g_stop ? k_exit_infra : k_exit_ok;
+}
+
+int run_list(const std::string& path, bool json) {
+    auto s = load_valid(path);
+    if (!s) return plan_error(s.err());
+    if (json) {
+        auto j = nlohmann::ordered_json::array();
+        for (const auto& c : s->cases)
+            j.push_back({{"id", c.id}, {"title", c.title}, {"area", c.area}, {"level", c.level}, {"role", c.role},
+                         {"clauses", c.clauses}, {"at", c.at.str()}});
+        std::printf("%s\n", j.dump(2).c_str());
+        return k_exit_ok;
+    }
+    for (const auto& c : s->cases) {
+        std::string cl;
+        for (const auto& x : c.clauses) cl += (cl.empty() ? "" : ",") + x;
+        std::printf("%-28s %-6s %-8s %-40s %s\n", c.id.c_str(), c.level.c_str(), c.role.c_str(), cl.c_str(), c.title.c_str());
+    }
+    std::printf("%zu cases\n", s->cases.size());
+    return k_exit_ok;
+}
+
+int run_validate(const std::string& path) {
+    auto s = load_valid(path);
+    if (!s) return plan_error(s.err());
+    // Coverage: every MUST by >= 2 cases.
+    std::map<std::string, int> cover;
+    for (const auto& c : s->cases)
+        for (const auto& cl : c.clauses) cover[cl]++;
+    std::vector<std::string> thin;
+    for (const auto& c : run::clauses())
+        if (cover[c.id] < (c.level == "MUST" ? 2 : 1)) thin.push_back(c.id + " (" + std::to_string(cover[c.id]) + ")");
+    std::printf("%s: %zu cases, valid\n", path.c_str(), s->cases.size());
+    if (!thin.empty()) {
+        std::printf("clauses covered by fewer cases than required (MUST: 2, SHOULD: 1):");
+        for (const auto& t : thin) std::printf(" %s", t.c_str());
+        std::printf("\n");
+    }
+    return k_exit_ok;
+}
+
+int run_explain(const std::string& path, const std::string& id) {
+    auto s = load_valid(path);
+    if (!s) return plan_error(s.err());
+    for (const auto& c : s->cases) {
+        if (c.id != id && !run::glob_match(id, c.id)) continue;
+        std::printf("%s — %s\n  at %s\n  level %s, area %s, the peer plays the %s\n", c.id.c_str(), c.title.c_str(),
+                    c.at.str().c_str(), c.level.c_str(), c.area.c_str(), c.role.c_str());
+        if (!c.description.empty()) std::printf("\n  %s\n", c.description.c_str());
+        std::printf("\n  clauses:\n");
+        for (const auto& cl : c.clauses)
+            if (const auto* d = run::find_clause(cl)) std::printf("    %s (%s) %s\n", cl.c_str(), d->level.c_str(), d->text.c_str());
+        std::printf("\n  topology:");
+        for (const auto& [k, v] : c.topology) std::printf(" %s=%s", k.c_str(), v.text.c_str());
+        for (const auto& i : c.impair) {
+            std::printf("\n    impair %s:", i.name.c_str());
+            for (const auto& [k, v] : i.a) std::printf(" %s=%s", k.c_str(), v.text.c_str());
+        }
+        auto acts = [](const std::vector<plan::action>& v) {
+            for (const auto& a : v) {
+                std::printf("\n      %s", a.name.c_str());
+                for (const auto& [k, x] : a.a) std::printf(" %s=%s", k.c_str(), x.text.c_str());
+            }
+        };
+        std::printf("\n  setup:");
+        acts(c.setup);
+        std::printf("\n  steps:");
+        for (const auto& st : c.steps) {
+            if (st.time) std::printf("\n    at %s:", st.time->text.c_str());
+            else {
+                std::printf("\n    on %s nth %u of", st.on->dir.c_str(), st.on->nth);
+                for (const auto& [k, x] : st.on->match) std::printf(" %s=%s", k.c_str(), x.text.c_str());
+                std::printf(":");
+            }
+            acts(st.actions);
+        }
+        std::printf("\n  expect:\n");
+        for (const auto& e : c.expect) {
+            const auto* d = assertions::find(e.name);
+            std::printf("    %s", e.name.c_str());
+            for (const auto& [k, x] : e.a) std::printf(" %s=%s", k.c_str(), x.text.c_str());
+            if (d) std::printf("\n      %s\n", d->summary.c_str());
+        }
+        return k_exit_ok;
+    }
+    std::fprintf(stderr, "no case '%s' in %s\n", id.c_str(), path.c_str());
+    return k_exit_usage;
+}
+
+int run_selftest(const std::string& path, unsigned jobs, const std::string& out) {
+    auto s = load_valid(path);
+    if (!s) return plan_error(s.err());
+    run::run_options o;
+    o.jobs = jobs;
+    o.stop = &g_stop;
+    std::signal(SIGINT, on_sigint);
+    bool ok = true;
+    // 1. Reference: 100 % pass, no inconclusive.
+    auto ref = run::run_suite(*s, *run::parse_dut("sim"), o);
+    std::map<assertions::verdict, int> n;
+    for (const auto& r : ref) n[r.v]++;
+    std::printf("reference DUT: %zu cases, %d pass, %d fail, %d inconclusive, %d error, %d skipped\n", ref.size(),
+                n[assertions::verdict::pass], n[assertions::verdict::fail], n[assertions::verdict::inconclusive],
+                n[assertions::verdict::error], n[assertions::verdict::skipped]);
+    for (const auto& r : ref)
+        if (r.v != assertions::verdict::pass) {
+            ok = false;
+            std::printf("  %s %s: %s\n", mark(r.v), r.id.c_str(), r.reason.c_str());
+        }
+    // 2. Every bug profile: caught, and by a case citing a clause it breaks.
+    std::printf("\nkill matrix (bug profile -> failing cases; * = the case cites a clause the profile breaks)\n");
+    nlohmann::ordered_json matrix = nlohmann::ordered_json::object();
+    for (const auto& b : endpoint::bug_profiles()) {
+        if (g_stop) break;
+        auto res = run::run_suite(*s, *run::parse_dut("sim:bug=" + std::string(b.name)), o);
+        const auto broken = split_clauses(b.clauses);
+        std::vector<std::string> killers;
+        bool cited = false;
+        for (const auto& r : res) {
+            if (r.v != assertions::verdict::fail) continue;
+            bool cites = false;
+            for (const auto& cl : r.clauses)
+                for (const auto& bc : broken) cites = cites || cl == bc;
+            cited = cited || cites;
+            killers.push_back(r.id + (cites ? "*" : ""));
+        }
+        std::string list;
+        for (std::size_t i = 0; i < killers.size() && i < 6; ++i) list += (i ? " " : "") + killers[i];
+        if (killers.size() > 6) list += " (+" + std::to_string(killers.size() - 6) + ")";
+        const bool caught = cited;
+        ok = ok && caught;
+        std::printf("  %-18s %-22s %-8s %s\n", std::string(b.name).c_str(), std::string(b.clauses).c_str(),
+                    caught ? "caught" : (killers.empty() ? "MISSED" : "NOT-CITED"), list.c_str());
+        matrix[std::string(b.name)] = {{"clauses", broken}, {"caught", caught}, {"failing_cases", killers}};
+    }
+    std::signal(SIGINT, SIG_DFL);
+    if (!out.empty()) {
+        std::filesystem::create_directories(out);
+        (void)run::write_file_atomic(out + "/kill-matrix.json", matrix.dump(2) + "\n");
+    }
+    std::printf("\nselftest %s\n", ok ? "passed" : "FAILED");
+    return ok ? k_exit_ok : k_exit_fail;
+}
+
+}  // namespace mrct::app

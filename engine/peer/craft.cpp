@@ -1,0 +1,124 @@
+#include "peer/craft.h"
+
+#include <charconv>
+
+#include "wire/build.h"
+#include "wire/protocol.h"
+
+namespace mrct::peer {
+
+using namespace wire;
+
+const std::vector<std::string>& craft_fields() {
+    static const std::vector<std::string> k = {"template", "path", "ppsn", "size", "va_offset", "rkey", "tag", "stream",
+                                               "seq", "recv_idx", "msg_len", "msg_offset", "attempt", "flags", "icrc",
+                                               "tver", "mrh_ver", "opcode", "dest_qp", "path_id", "pad_cnt", "truncate",
+                                               "ack_req", "dir", "version_major", "version_minor", "num_paths", "mtu", "conn_id"};
+    return k;
+}
+
+core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint32_t conn,
+                                      const std::map<std::string, std::string>& f, const craft_target& target) {
+    auto w = peer.conn_wire(conn);
+    if (!w) return core::error{"inject: the peer has no connection"};
+    auto num = [&](const std::string& k, std::uint64_t def) -> core::result<std::uint64_t> {
+        auto it = f.find(k);
+        if (it == f.end()) return def;
+        std::uint64_t v = 0;
+        const auto& s = it->second;
+        int base = 10;
+        std::size_t skip = 0;
+        if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+            base = 16;
+            skip = 2;
+        }
+        auto [p, ec] = std::from_chars(s.data() + skip, s.data() + s.size(), v, base);
+        if (ec != std::errc{} || p != s.data() + s.size()) return core::error{"inject: '" + k + "' = '" + s + "': expected a number"};
+        return v;
+    };
+    auto get = [&](const std::string& k, std::uint64_t def) {
+        auto v = num(k, def);
+        return v ? *v : def;
+    };
+    for (const auto& [k, v] : f) {
+        bool known = false;
+        for (const auto& n : craft_fields()) known |= n == k;
+        if (!known) return core::error{"inject: unknown field '" + k + "'"};
+        if (k != "template" && k != "ppsn" && k != "icrc" && k != "dir" && k != "ack_req" && !num(k, 0))
+            return num(k, 0).err();
+    }
+    const auto tmpl = f.count("template") ? f.at("template") : std::string("write");
+    if (tmpl != "write" && tmpl != "send" && tmpl != "connect")
+        return core::error{"inject: template must be write, send or connect"};
+    if (tmpl == "connect") {
+        frame_spec s;
+        s.eth.src = peer.self().mac;
+        s.eth.dst = target.dut.mac;
+        s.ipv4.src = peer.self().ip;
+        s.ipv4.dst = target.dut.ip;
+        s.ipv4.df = true;
+        s.udp.sport = static_cast<std::uint16_t>(k_entropy_base | 0x2A2A);
+        s.udp.dport = k_udp_port;
+        s.bth.opcode = static_cast<std::uint8_t>(opcode::ctrl);
+        s.bth.dest_qp = k_listener_qp;
+        s.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(ctrl_type::connect), 0};
+        const auto paths = static_cast<std::uint16_t>(get("num_paths", 4));
+        s.tlvs = {tlv::version(static_cast<std::uint8_t>(get("version_major", 1)), static_cast<std::uint8_t>(get("version_minor", 2))),
+                  tlv::num_paths(paths), tlv::src_conn_id(static_cast<std::uint32_t>(get("conn_id", 0x4242))),
+                  tlv::mtu(static_cast<std::uint16_t>(get("mtu", 4096))), tlv::initial_ppsn(std::vector<std::uint32_t>(paths, 1000))};
+        return build(s);
+    }
+    const auto path = static_cast<unsigned>(get("path", 0));
+    if (path >= w->paths.size()) return core::error{"inject: the peer has no path " + std::to_string(path)};
+    const auto& pp = w->paths[path];
+
+    std::uint32_t ppsn = (pp.next_ppsn + 64) & 0xFFFFFF;
+    if (auto it = f.find("ppsn"); it != f.end()) {
+        const auto& s = it->second;
+        if (s == "next") ppsn = pp.next_ppsn;
+        else if (s.rfind("next+", 0) == 0) ppsn = (pp.next_ppsn + static_cast<std::uint32_t>(std::stoul(s.substr(5)))) & 0xFFFFFF;
+        else ppsn = static_cast<std::uint32_t>(std::stoul(s, nullptr, 0)) & 0xFFFFFF;
+    }
+    const auto size = static_cast<std::uint32_t>(get("size", 256));
+
+    frame_spec s;
+    s.eth.src = peer.self().mac;
+    s.eth.dst = w->peer.mac;
+    s.ipv4.src = peer.self().ip;
+    s.ipv4.dst = w->peer.ip;
+    s.ipv4.df = true;
+    s.ipv4.ecn = 2;
+    s.udp.sport = pp.port;
+    s.udp.dport = k_udp_port;
+    const bool send = tmpl == "send";
+    s.bth.opcode = static_cast<std::uint8_t>(get("opcode", send ? 0xC2 : 0xC0));
+    s.bth.dest_qp = static_cast<std::uint32_t>(get("dest_qp", w->remote_id));
+    s.bth.psn = ppsn;
+    s.bth.ack_req = f.count("ack_req") ? f.at("ack_req") == "true" : true;
+    s.bth.tver = static_cast<std::uint8_t>(get("tver", 0));
+    struct mrh m;
+    m.ver = static_cast<std::uint8_t>(get("mrh_ver", 1));
+    m.path_epoch = pp.epoch;
+    m.flags = static_cast<std::uint8_t>(get("flags", k_flag_som | k_flag_eom));
+    m.path_id = static_cast<std::uint8_t>(get("path_id", path));
+    m.attempt = static_cast<std::uint8_t>(get("attempt", 0));
+    m.stream_id = static_cast<std::uint16_t>(get("stream", 0x7FFF));
+    m.tag = static_cast<std::uint16_t>(get("tag", send ? 1 : 0));
+    m.stream_seq = static_cast<std::uint32_t>(get("seq", 0));
+    m.msg_offset = static_cast<std::uint32_t>(get("msg_offset", 0));
+    s.mrh = m;
+    const auto msg_len = static_cast<std::uint32_t>(get("msg_len", size));
+    if (send) s.seth = seth{static_cast<std::uint32_t>(get("recv_idx", 0)), msg_len};
+    else s.reth = reth{target.dut_va + get("va_offset", 0), static_cast<std::uint32_t>(get("rkey", target.dut_rkey)), msg_len};
+    s.payload.assign(size, 0xA5);
+    if (f.count("pad_cnt")) s.ov.pad_cnt = static_cast<std::uint8_t>(get("pad_cnt", 0));
+    if (f.count("truncate")) s.ov.truncate_to = static_cast<std::size_t>(get("truncate", 0));
+    auto bytes = build(s);
+    if (f.count("icrc")) {
+        if (f.at("icrc") != "bad") return core::error{"inject: icrc must be 'bad'"};
+        if (bytes.size() >= 4 && !f.count("truncate")) bytes[bytes.size() - 1] ^= 0x5A;
+    }
+    return bytes;
+}
+
+}  // namespace mrct::peer

@@ -1,0 +1,39 @@
+// The scriptable peer's crafted packets: a data packet that looks like the
+// peer's own (its connection ID, path port, epoch and next PPSN), then broken
+// field by field on request. The plan's `inject` action lands here.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/bytes.h"
+#include "core/result.h"
+#include "endpoint/endpoint.h"
+
+namespace mrct::peer {
+
+// Fields (all optional; docs/plan-format.md, action `inject`):
+//   template  write | send                (default write)
+//   path      PathID to use               (default 0)
+//   ppsn      next | next+N | N            (default next+64: ahead, in window)
+//   size      payload bytes               (default 256)
+//   va_offset offset into the DUT region  (default 0)
+//   rkey      R_Key                       (default the DUT region's)
+//   tag, stream, seq, recv_idx, msg_len, msg_offset, attempt, flags
+//   icrc      bad                          (a wrong ICRC)
+//   tver, mrh_ver, opcode, dest_qp, path_id, pad_cnt, truncate  (raw overrides)
+// template connect: a CONNECT to the DUT's listener with version_major,
+//   version_minor, num_paths, mtu, conn_id (a new connection attempt).
+struct craft_target {
+    std::uint64_t dut_va = 0;  // the DUT region WRITEs aim at
+    std::uint32_t dut_rkey = 0;
+    endpoint::address dut;
+};
+
+core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint32_t conn,
+                                      const std::map<std::string, std::string>& fields, const craft_target& target);
+
+// The names `craft` accepts (validation).
+const std::vector<std::string>& craft_fields();
+
+}  // namespace mrct::peer

@@ -1,0 +1,80 @@
+// Runs test plans: one case at a time in virtual time against a DUT, records
+// the trace, evaluates the case's assertions, gives verdicts.
+//
+//   case verdict = error        the infrastructure failed (DUT, setup)
+//                = skipped      the DUT lacks a required capability
+//                = fail         any assertion failed
+//                = inconclusive none failed, some could not be judged
+//                = pass         every assertion passed
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "assertions/assertion.h"
+#include "dut_adapters/dut.h"
+#include "plan/plan.h"
+#include "trace/trace.h"
+
+namespace mrct::run {
+
+using assertions::verdict;
+
+struct assertion_result {
+    std::string name;
+    std::vector<std::string> clauses;
+    plan::loc at;
+    assertions::outcome o;
+};
+
+struct case_result {
+    std::string id, title, level, area, role;
+    std::vector<std::string> clauses;
+    verdict v = verdict::pass;
+    std::string reason;  // for error/skipped, or the first failure's message
+    std::vector<assertion_result> asserts;
+    std::uint64_t seed = 0;
+    double wall_s = 0;
+    core::nanos sim_time{0};
+    std::size_t frames = 0, events = 0;
+    std::shared_ptr<const trace::trace> tr;  // kept for pcaps and reports
+};
+
+// Makes a fresh DUT for each case.
+using dut_factory = std::function<core::result<std::unique_ptr<dut::dut>>()>;
+// "sim" or "sim:bug=NAME".
+core::result<dut_factory> parse_dut(const std::string& spec, std::string* bug_out = nullptr);
+
+// Checks names and values a parser cannot: actions, assertions and their
+// arguments, clause IDs, stage kinds and parameters, durations. All problems,
+// each with file:line:col.
+core::status validate(const plan::suite& s);
+
+case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed);
+
+struct run_options {
+    std::vector<std::string> filters;   // globs on case IDs
+    std::vector<std::string> clauses;   // globs on clause IDs
+    std::uint64_t seed = 1;
+    unsigned repeat = 1, jobs = 1;
+    bool keep_traces = false;  // keep each trace after `progress` saw it
+    const std::atomic<bool>* stop = nullptr;  // set by SIGINT: finish the running cases, start no more
+    std::function<void(const case_result&, std::size_t done, std::size_t total)> progress;
+};
+
+bool glob_match(std::string_view pattern, std::string_view text);
+std::vector<const plan::test_case*> select(const plan::suite& s, const run_options& o);
+std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make, const run_options& o);
+
+// Results as JSON (schema mrct-results/1) and JUnit XML.
+std::string results_json(const plan::suite& s, const std::vector<case_result>& r, const std::string& dut_spec,
+                         std::uint64_t seed, const dut::info& dut_info);
+std::string results_junit(const plan::suite& s, const std::vector<case_result>& r, const std::string& dut_spec,
+                          std::uint64_t seed);
+// Writes a file atomically (temp + rename).
+core::status write_file_atomic(const std::string& path, const std::string& text);
+
+}  // namespace mrct::run

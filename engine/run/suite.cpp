@@ -1,0 +1,106 @@
+// Selecting, running (in parallel) and repeating cases.
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+#include "run/runner.h"
+
+namespace mrct::run {
+
+bool glob_match(std::string_view p, std::string_view t) {
+    // '*' any run, '?' one character.
+    std::size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;
+    while (ti < t.size()) {
+        if (pi < p.size() && (p[pi] == '?' || p[pi] == t[ti])) {
+            ++pi;
+            ++ti;
+        } else if (pi < p.size() && p[pi] == '*') {
+            star = pi++;
+            mark = ti;
+        } else if (star != std::string_view::npos) {
+            pi = star + 1;
+            ti = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (pi < p.size() && p[pi] == '*') ++pi;
+    return pi == p.size();
+}
+
+core::result<dut_factory> parse_dut(const std::string& spec, std::string* bug_out) {
+    std::string bug;
+    if (spec == "sim") {
+    } else if (spec.rfind("sim:bug=", 0) == 0) {
+        bug = spec.substr(8);
+        endpoint::config tmp;
+        if (auto st = endpoint::config_set(tmp, "bug", bug); !st) return st.err();
+    } else {
+        return core::error{"unknown DUT '" + spec + "' (this build has: sim, sim:bug=NAME; agent adapters are issue 5)"};
+    }
+    if (bug_out) *bug_out = bug;
+    return dut_factory([bug]() -> core::result<std::unique_ptr<dut::dut>> { return dut::make_sim(bug); });
+}
+
+std::vector<const plan::test_case*> select(const plan::suite& s, const run_options& o) {
+    std::vector<const plan::test_case*> out;
+    for (const auto& c : s.cases) {
+        bool ok = o.filters.empty();
+        for (const auto& f : o.filters) ok = ok || glob_match(f, c.id);
+        if (!ok) continue;
+        if (!o.clauses.empty()) {
+            bool any = false;
+            for (const auto& g : o.clauses)
+                for (const auto& cl : c.clauses) any = any || glob_match(g, cl);
+            if (!any) continue;
+        }
+        out.push_back(&c);
+    }
+    return out;
+}
+
+std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make, const run_options& o) {
+    auto cases = select(s, o);
+    struct job {
+        const plan::test_case* c;
+        unsigned rep;
+    };
+    std::vector<job> jobs;
+    for (unsigned r = 0; r < std::max(1u, o.repeat); ++r)
+        for (const auto* c : cases) jobs.push_back({c, r});
+    std::vector<std::optional<case_result>> results(jobs.size());
+    std::mutex m;
+    std::size_t next = 0, done = 0;
+    auto worker = [&] {
+        for (;;) {
+            std::size_t i;
+            {
+                std::lock_guard<std::mutex> g(m);
+                if (next >= jobs.size() || (o.stop && o.stop->load())) return;
+                i = next++;
+            }
+            // Each case's seed depends only on the run seed, the case and the repetition.
+            std::uint64_t seed = o.seed;
+            for (char ch : jobs[i].c->id) seed = seed * 131 + static_cast<unsigned char>(ch);
+            seed += 0x9E37ull * jobs[i].rep;
+            auto r = run_case(*jobs[i].c, make, seed);
+            if (o.repeat > 1) r.id += "#" + std::to_string(jobs[i].rep + 1);
+            std::lock_guard<std::mutex> g(m);
+            results[i] = std::move(r);
+            ++done;
+            if (o.progress) o.progress(*results[i], done, jobs.size());  // sees the trace (pcaps)
+            if (!o.keep_traces) results[i]->tr.reset();
+        }
+    };
+    const unsigned n = std::max(1u, std::min<unsigned>(o.jobs, static_cast<unsigned>(jobs.size())));
+    std::vector<std::thread> th;
+    for (unsigned i = 1; i < n; ++i) th.emplace_back(worker);
+    worker();
+    for (auto& t : th) t.join();
+    std::vector<case_result> out;
+    for (auto& r : results)
+        if (r) out.push_back(std::move(*r));
+    return out;
+}
+
+}  // namespace mrct::run

@@ -1,0 +1,133 @@
+// Plan validation beyond shape: names and values, with file:line:col.
+#include "assertions/assertion.h"
+#include "core/units.h"
+#include "endpoint/config.h"
+#include "fabric/stage.h"
+#include "peer/craft.h"
+#include "run/actions.h"
+#include "run/clauses.h"
+#include "run/runner.h"
+
+namespace mrct::run {
+
+namespace {
+
+const std::vector<std::pair<std::string, std::vector<std::string>>>& k_actions() {
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> k = {
+        {"post_send", {"side", "stream", "tag", "size", "count", "imm"}},
+        {"post_write", {"side", "stream", "size", "count", "imm", "offset"}},
+        {"post_recv", {"side", "tag", "size", "count"}},
+        {"memory", {"size"}},
+        {"close", {"side"}},
+        {"fail_path", {"path", "dir"}},
+        {"restore_path", {"path", "dir"}},
+        {"drop", {"dir", "count", "skip", "for", "match"}},
+        {"duplicate", {"dir", "count", "skip", "for", "match"}},
+        {"delay", {"dir", "count", "skip", "for", "match", "by"}},
+        {"mark_ce", {"dir", "count", "skip", "for", "match"}},
+        {"skew", {"path", "add"}},
+        {"inject", {}},
+    };
+    return k;
+}
+
+}  // namespace
+
+core::status validate(const plan::suite& s) {
+    std::vector<std::string> errs;
+    auto e = [&](const plan::loc& at, const std::string& msg) { errs.push_back(at.str() + ": " + msg); };
+    auto check_action = [&](const plan::action& a) {
+        const std::vector<std::string>* keys = nullptr;
+        for (const auto& [n, k] : k_actions())
+            if (n == a.name) keys = &k;
+        if (!keys) {
+            std::string all;
+            for (const auto& [n, _] : k_actions()) all += (all.empty() ? "" : ", ") + n;
+            return e(a.at, "unknown action '" + a.name + "' (expected one of: " + all + ")");
+        }
+        plan::args match;
+        for (const auto& [k, v] : a.a) {
+            const auto base = k.substr(0, k.find('.'));
+            if (a.name == "inject") {
+                bool ok = false;
+                for (const auto& f : peer::craft_fields()) ok |= f == k;
+                if (!ok) e(v.at, "inject: unknown field '" + k + "'");
+                continue;
+            }
+            bool ok = false;
+            for (const auto& n : *keys) ok |= n == base;
+            if (!ok) {
+                std::string all;
+                for (const auto& n : *keys) all += (all.empty() ? "" : ", ") + n;
+                e(v.at, a.name + ": unknown argument '" + k + "' (expected one of: " + all + ")");
+            }
+            if (base == "match") match[k.substr(6)] = v;
+            if ((k == "by" || k == "add" || k == "for") && !core::parse_duration_ns(v.text)) e(v.at, a.name + ": '" + k + "' expects a duration");
+            if (k == "side" && v.text != "dut" && v.text != "peer") e(v.at, "side must be dut or peer");
+            if ((k == "size" || k == "count" || k == "tag" || k == "stream" || k == "path" || k == "skip" || k == "offset") &&
+                v.text.find_first_not_of("0123456789") != std::string::npos)
+                e(v.at, a.name + ": '" + k + "' expects a non-negative integer, got '" + v.text + "'");
+        }
+        if (auto st = filter_set::check_match(match); !st) errs.push_back(st.err().message);
+    };
+    for (const auto& c : s.cases) {
+        for (std::size_t i = 0; i < c.clauses.size(); ++i)
+            if (!find_clause(c.clauses[i])) e(c.clause_locs[i], "unknown clause ID '" + c.clauses[i] + "'");
+        for (const auto& [k, v] : c.dut)
+            if (k != "bug") {
+                endpoint::config tmp;
+                if (auto st = endpoint::config_set(tmp, k, v.text); !st) e(v.at, "dut: " + st.err().message);
+            }
+        for (const auto& [k, v] : c.peer) {
+            endpoint::config tmp;
+            if (auto st = endpoint::config_set(tmp, k, v.text); !st) e(v.at, "peer: " + st.err().message);
+        }
+        for (const auto& [k, v] : c.topology) {
+            if (k == "paths") {
+                if (v.text.find_first_not_of("0123456789") != std::string::npos || v.text.empty() || std::stoul(v.text) < 1 ||
+                    std::stoul(v.text) > 256)
+                    e(v.at, "topology.paths must be 1..256, got '" + v.text + "'");
+            } else if ((k == "delay" || k.rfind("path_delay.", 0) == 0) && !core::parse_duration_ns(v.text)) {
+                e(v.at, "topology." + k + " expects a duration such as 5us");
+            } else if (k == "rate" && !core::parse_rate_bps(v.text)) {
+                e(v.at, "topology.rate expects a rate such as 100Gbps");
+            }
+        }
+        for (const auto& imp : c.impair) {
+            fabric::param_map pm;
+            for (const auto& [k, v] : imp.a)
+                if (k != "path" && k != "dir") pm[k] = v.text;
+            fabric::packet_pool pool;
+            auto st = fabric::make_stage(imp.name, pm, pool, core::rng(1));
+            if (!st) e(imp.at, st.err().message);
+        }
+        for (const auto& a : c.setup) check_action(a);
+        for (const auto& st : c.steps) {
+            if (st.time && !core::parse_duration_ns(st.time->text))
+                e(st.time->at, "at: expects a duration such as 200us, got '" + st.time->text + "'");
+            if (st.on)
+                if (auto m = filter_set::check_match(st.on->match); !m) errs.push_back(m.err().message);
+            for (const auto& a : st.actions) check_action(a);
+        }
+        for (const auto& x : c.expect) {
+            const auto* def = assertions::find(x.name);
+            if (!def) {
+                e(x.at, "unknown assertion '" + x.name + "' (see `mrct docs assertions`)");
+                continue;
+            }
+            std::map<std::string, std::string> args;
+            for (const auto& [k, v] : x.a) args[k] = v.text;
+            if (auto st = assertions::check_args(*def, args); !st) e(x.at, st.err().message);
+        }
+        if (c.limits.count("duration") && !core::parse_duration_ns(c.limits.at("duration").text))
+            e(c.limits.at("duration").at, "limits.duration expects a duration");
+        for (const auto& [k, v] : c.limits)
+            if (k != "duration" && k != "settle") e(v.at, "unknown limit '" + k + "' (expected duration, settle)");
+    }
+    if (errs.empty()) return core::ok_status();
+    std::string all;
+    for (const auto& x : errs) all += (all.empty() ? "" : "\n") + x;
+    return core::error{all};
+}
+
+}  // namespace mrct::run

@@ -1,0 +1,106 @@
+// What a test case recorded: every frame on the DUT's wire, in both directions,
+// with time, decoded fields and what the engine did to it; and what the DUT
+// reported through its control surface (completions, counters, memory). The
+// assertions (assertions/) read only this, so the same checks work for the
+// in-process DUT and for a DUT on a real wire.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/bytes.h"
+#include "core/time.h"
+#include "wire/frame.h"
+#include "wire/protocol.h"
+
+namespace mrct::trace {
+
+using core::nanos;
+
+// Direction on the DUT's wire.
+enum class dir : std::uint8_t { from_dut, to_dut };
+std::string_view dir_name(dir d);
+
+struct record {
+    std::size_t index = 0;  // position in the trace, used to cite frames
+    nanos t{0};             // from_dut: when the DUT sent it; to_dut: when it reached the DUT
+    dir d = dir::from_dut;
+    core::byte_buffer bytes;
+    wire::decode_result dec;  // views into `bytes` (stable: the buffer never moves)
+    std::string action;       // what the engine did, e.g. "dropped by step 2", "injected by step 1"
+    int step = -1;            // the plan step that acted on it, or -1
+    bool dropped = false;     // removed by a plan step before reaching the other side
+    bool injected = false;    // crafted by the peer on a plan step
+
+    const wire::frame& f() const { return dec.f; }
+    // Whether the DUT saw it: a to_dut frame dropped by a step never arrived.
+    bool reached_dut() const { return d == dir::to_dut && !dropped; }
+    bool ok() const { return dec.ok(); }
+    bool data() const { return ok() && wire::is_data_opcode(dec.f.bth.opcode); }
+    bool is(wire::opcode op) const { return ok() && dec.f.bth.opcode == static_cast<std::uint8_t>(op); }
+    // The PathID a MetaRoCE header carries, or -1 (CTRL, undecodable).
+    int path_id() const;
+};
+
+// A work completion the DUT (or the peer) reported.
+struct completion {
+    std::uint64_t wr_id = 0;
+    std::string kind;    // send, write, recv, recv_write_imm
+    std::string status;  // success, retry_exceeded, ...
+    std::uint16_t stream = 0, tag = 0;
+    std::uint32_t stream_seq = 0, length = 0;
+    nanos t{0};
+};
+
+// A work request the plan posted on a side.
+struct posted_wr {
+    std::uint64_t wr_id = 0;
+    std::string kind;  // send, write, recv
+    std::uint16_t stream = 0, tag = 0;
+    std::uint32_t length = 0;
+    nanos t{0};
+};
+
+// Memory the plan expects on the receiving side after the run.
+struct memory_check {
+    std::string side;       // dut or peer: whose memory
+    std::uint64_t wr_id = 0;  // the message that should have written it
+    std::uint64_t offset = 0;
+    core::byte_buffer expected;
+    core::byte_buffer actual;  // read back after the run
+};
+
+struct side_obs {
+    std::vector<posted_wr> posted;
+    std::vector<completion> completions;
+    std::map<std::string, std::uint64_t> counters;
+    bool conn_error = false;
+    bool established = false;
+};
+
+// Protocol parameters in force (spec §5, as configured), for tolerances.
+struct params {
+    unsigned num_paths = 8;  // agreed
+    std::uint32_t mtu = 4096;
+    nanos rto_initial{1'000'000}, rto_min{100'000}, rto_max{100'000'000};
+    unsigned retry_limit = 7, ack_every = 8, cwnd_initial = 16, max_inflight = 256, moves_after = 2;
+    nanos ack_delay{20'000}, grant_idle{1'000'000};
+};
+
+struct trace {
+    std::vector<record> frames;
+    side_obs dut, peer;
+    std::vector<memory_check> memory;
+    params p;
+    nanos end{0};
+    // Times at which plan steps ran, by step index (for `after: step N`).
+    std::map<int, nanos> step_times;
+
+    record& add(nanos t, dir d, core::bytes_view bytes);
+};
+
+}  // namespace mrct::trace
