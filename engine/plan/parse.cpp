@@ -114,7 +114,7 @@ private:
         for (const auto& item : list) {
             if (!item.IsMap() || item.size() != 1) die(item, what + ": each item is a map with one key (the action's name)");
             const auto name = item.begin()->first.Scalar();
-            const auto& body = item.begin()->second;
+            const YAML::Node body = item.begin()->second;
             if (name == "use") {
                 const auto fname = subst(body, v);
                 auto it = fragments_.find(fname);
@@ -240,8 +240,9 @@ private:
                     if (!it->second.IsSequence() || it->second.size() == 0)
                         die(it->second, "sweep '" + it->first.Scalar() + "': expected a non-empty list");
                     std::vector<std::map<std::string, std::string>> next;
+                    const YAML::Node values = it->second;  // not a view into the iterator's temporary
                     for (const auto& p : points)
-                        for (const auto& val : it->second) {
+                        for (const auto& val : values) {
                             auto q = p;
                             q[it->first.Scalar()] = subst(val, v);
                             next.push_back(q);

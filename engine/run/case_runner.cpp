@@ -219,7 +219,6 @@ private:
         // The peer's frames meet the to_dut filters before the fabric; the
         // trace records them as they reach the DUT.
         core::byte_buffer b(fr.begin(), fr.end());
-        auto dec = wire::decode_ethernet(b);
         trace::record probe;
         probe.d = trace::dir::to_dut;
         probe.bytes = b;
@@ -512,12 +511,13 @@ private:
         }
     }
 
+    // The scheduler outlives everything that holds timers on it (DUT, peer, fabric).
+    sim::scheduler s_;
+    sim::virtual_driver drv_{s_};
     const plan::test_case& c_;
     std::unique_ptr<dut::dut> dut_;
     std::uint64_t seed_;
     std::shared_ptr<trace::trace> tr_;
-    sim::scheduler s_;
-    sim::virtual_driver drv_{s_};
     filter_set filters_;
     std::unique_ptr<fabric::fabric> fab_;
     std::unique_ptr<endpoint::endpoint> peer_;
