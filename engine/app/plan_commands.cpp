@@ -1,4 +1,5 @@
 // mrct run | list | validate | explain | selftest
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <csignal>
@@ -268,6 +269,9 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out)
             cited = cited || cites;
             killers.push_back(r.id + (cites ? "*" : ""));
         }
+        std::stable_sort(killers.begin(), killers.end(), [](const std::string& a, const std::string& b) {
+            return (a.back() == '*') > (b.back() == '*');  // cases citing the broken clause first
+        });
         std::string list;
         for (std::size_t i = 0; i < killers.size() && i < 6; ++i) list += (i ? " " : "") + killers[i];
         if (killers.size() > 6) list += " (+" + std::to_string(killers.size() - 6) + ")";
