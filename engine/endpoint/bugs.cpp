@@ -23,6 +23,16 @@ const std::vector<bug_info>& bug_profiles() {
         {bug::early_completion, "early-completion", "MR-OOO-3", "completes a message when its EOM packet arrives"},
         {bug::no_retry_limit, "no-retry-limit", "MR-SACK-6", "retransmits forever"},
         {bug::ecn_not_ect, "ecn-not-ect", "MR-HDR-4", "sends data packets as Not-ECT"},
+        {bug::lazy_ack, "lazy-ack", "MR-SACK-2", "ignores AckReq and new gaps: ACKs only every 8 packets or 20 us"},
+        {bug::no_ece, "no-ece", "MR-CC-1", "acknowledges CE-marked packets without ECE"},
+        {bug::grant_unlimited, "grant-unlimited", "MR-GR-3", "advertises GrantRate 0xFFFF (unlimited) whatever the load"},
+        {bug::no_rnr, "no-rnr", "MR-RNR-1", "discards a SEND that has no receive without sending an RNR"},
+        {bug::accept_mismatch, "accept-mismatch", "MR-HDR-5", "skips the header-mismatch checks: no NAK 0x0F"},
+        {bug::no_path_check, "no-path-check", "MR-CONN-4", "drops data with PathID >= NumPaths silently instead of NAK 0x20"},
+        {bug::close_early, "close-early", "MR-CONN-3", "sends CLOSE at once, with data still unacknowledged"},
+        {bug::single_path, "single-path", "MR-PATH-5", "sends every new packet on path 0 (no spraying)"},
+        {bug::ignore_mtu, "ignore-mtu", "MR-CONN-1", "as initiator keeps its own MTU when the peer accepts a smaller one"},
+        {bug::no_failover, "no-failover", "MR-PATH-6", "never fails a path: keeps resending into a dead route"},
     };
     return k_bugs;
 }

@@ -38,6 +38,16 @@ enum class bug : std::uint8_t {
     early_completion,// MR-OOO-3: completes a message when its EOM packet arrives
     no_retry_limit,  // MR-SACK-6: retransmits forever
     ecn_not_ect,     // MR-HDR-4: sends data as Not-ECT
+    lazy_ack,        // MR-SACK-2: ignores AckReq and new gaps; ACKs only every 8 packets or 20 us
+    no_ece,          // MR-CC-1: acknowledges CE-marked packets without ECE
+    grant_unlimited, // MR-GR-1/3: advertises GrantRate 0xFFFF whatever the load
+    no_rnr,          // MR-RNR-1: discards a SEND without a receive and sends no RNR
+    accept_mismatch, // MR-HDR-5: skips the header-mismatch checks (no NAK 0x0F)
+    no_path_check,   // MR-CONN-4: drops data with PathID >= NumPaths silently instead of NAK 0x20
+    close_early,     // MR-CONN-3: sends CLOSE at once, with data unacknowledged
+    single_path,     // MR-PATH-5: sends every new packet on path 0
+    ignore_mtu,      // MR-CONN-1: an initiator keeps its own MTU when the peer accepts a smaller one
+    no_failover,     // MR-PATH-6: never fails a path; keeps resending into a dead route
 };
 
 struct bug_info {

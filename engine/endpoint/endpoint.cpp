@@ -107,10 +107,11 @@ bool endpoint::closed(std::uint32_t conn) const {
 
 void endpoint::impl::try_close(endpoint& e, connection& c) {
     if (!c.closing || c.state != conn_state::established) return;
+    const bool early = e.cfg_.bug_profile == bug::close_early;
     for (const auto& [stream, q] : c.stream_pending)
-        if (!q.empty()) return;
+        if (!q.empty() && !early) return;
     for (const auto& t : c.tx)
-        if (t.inflight) return;
+        if (t.inflight && !early) return;
     if (c.ctrl_tries++ >= e.cfg_.retry_limit) return fail_connection(e, c);
     send_ctrl(e, c, ctrl_type::close, {}, c.remote_id, ctrl_port(c));
     connection* cp = &c;
@@ -439,7 +440,7 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
         }
         c.remote_id = *fields.src_conn_id;
         c.num_paths = *fields.num_paths;
-        if (fields.mtu) c.mtu = std::min<std::uint32_t>(c.mtu, *fields.mtu);
+        if (fields.mtu && e.cfg_.bug_profile != bug::ignore_mtu) c.mtu = std::min<std::uint32_t>(c.mtu, *fields.mtu);
         c.tx.resize(c.num_paths);  // the first NUM_PATHS entries of our own list
         c.my_initial_ppsn.resize(c.num_paths);
         c.peer_initial_ppsn.assign(fields.initial_ppsn->begin(), fields.initial_ppsn->begin() + c.num_paths);

@@ -71,12 +71,12 @@ void send_ack(endpoint& e, connection& c, unsigned p, std::uint32_t trig, bool e
     s.bth.psn = r.cum_ack;
     wire::ackh a;
     a.path_epoch = r.last_epoch & 0xF;
-    a.flags = ece ? k_ack_flag_ece : 0;
+    a.flags = ece && !has(e.cfg(), bug::no_ece) ? k_ack_flag_ece : 0;
     a.path_id = static_cast<std::uint8_t>(p);
     a.trig_ppsn = ppsn32::of(trig);
     a.sack = r.got;  // bit 0 is CumAck itself: never set
     a.ce_count = r.ce_count;
-    a.grant_rate = grant_for(e, conns);
+    a.grant_rate = has(e.cfg(), bug::grant_unlimited) ? k_grant_unlimited : grant_for(e, conns);
     a.rnr_count = c.rnr_count;
     s.ackh = a;
     impl::send(e, s);
@@ -164,7 +164,10 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
     if (c.state == conn_state::closed)
         return send_nak(e, c.remote_id, f, static_cast<std::uint8_t>(nak_code::connection_closing));
     const auto& m = f.mrh;
-    if (m.path_id >= c.num_paths) return send_nak(e, c.remote_id, f, static_cast<std::uint8_t>(nak_code::invalid_path));
+    if (m.path_id >= c.num_paths) {
+        if (has(cfg, bug::no_path_check)) return;
+        return send_nak(e, c.remote_id, f, static_cast<std::uint8_t>(nak_code::invalid_path));
+    }
     const unsigned p = m.path_id;
     auto& r = c.rx[p];
     const std::uint32_t ppsn = f.bth.psn;
@@ -179,7 +182,8 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
     r.last_ppsn = ppsn;
     if (ce) ++r.ce_count;  // every CE-marked packet acknowledged, duplicates included
     auto ack_policy = [&](bool new_gap) {
-        if (ce || f.bth.ack_req || new_gap || ++r.unacked >= cfg.ack_every) {
+        const bool lazy = has(cfg, bug::lazy_ack);
+        if (ce || (!lazy && (f.bth.ack_req || new_gap)) || ++r.unacked >= cfg.ack_every) {
             send_ack(e, c, p, ppsn, ce, f.udp.sport, e.conns_);
         } else if (!r.ack_timer->armed()) {
             connection* self = &c;
@@ -239,12 +243,13 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
                     (f.has(has_immdt) && im.imm && *im.imm != f.immdt);
         if (im.failed) return ack_policy(mark_received());
     }
-    if (mismatch) return fail_with(nak_code::header_mismatch);
+    if (mismatch && !has(cfg, bug::accept_mismatch)) return fail_with(nak_code::header_mismatch);
 
     std::uint8_t* dst = nullptr;
     if (send_op) {
         auto& list = c.recvs[m.tag];
         if (f.seth.recv_idx >= list.size()) {
+            if (has(cfg, bug::no_rnr)) return ack_policy(mark_received());  // discarded, nobody told
             // MR-RNR-1/6: a new rejection per Attempt, counted before the ACK.
             auto it = c.rejections.find(key);
             if (it == c.rejections.end() || it->second.attempt != m.attempt) {
@@ -259,6 +264,8 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
         const auto& rv = list[f.seth.recv_idx];
         if (total > rv.len) return fail_with(nak_code::invalid_request);
         auto mr = e.mrs_.find(rv.rkey);
+        // Never write outside the receive (reachable only when a bug profile skips the mismatch checks).
+        if (static_cast<std::uint64_t>(m.msg_offset) + len > rv.len) return;
         dst = mr->second.bytes.data() + rv.offset + m.msg_offset;
     } else {
         auto mr = e.mrs_.find(f.reth.r_key);

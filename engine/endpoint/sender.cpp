@@ -204,6 +204,7 @@ int pick_path(endpoint& e, connection& c, int except = -1) {
     const unsigned n = c.num_paths;
     auto eligible = [&](unsigned p) {
         if (static_cast<int>(p) == except) return false;
+        if (has(e.cfg(), bug::single_path) && p != 0) return false;
         const auto& t = c.tx[p];
         if (t.failed) return false;  // taken out of use (MR-PATH-6)
         if (has(e.cfg(), bug::window_overrun)) return t.inflight < 300;
@@ -351,7 +352,8 @@ void on_rto(endpoint& e, connection& c, unsigned p) {
     t.cwnd = cfg.cwnd_min;  // only this path's window (MR-RTO-4)
     unsigned in_service = 0;
     for (const auto& q : c.tx) in_service += !q.failed;
-    if (t.backoff >= 2 * cfg.moves_after && in_service > 1 && !has(cfg, bug::no_port_move)) {
+    if (t.backoff >= 2 * cfg.moves_after && in_service > 1 && !has(cfg, bug::no_port_move) &&
+        !has(cfg, bug::no_failover)) {
         fail_path(e, c, p);  // the 4th consecutive expiry moved the port and fails the path
         return;
     }
