@@ -28,6 +28,7 @@ outcome grant_rate(const context& c);
 outcome rnr_pause(const context& c);
 outcome rnr_resume(const context& c);
 outcome other_tags_flow(const context& c);
+outcome rnr_keeps_window(const context& c);
 outcome close_after_ack(const context& c);
 
 // DUT as receiver (checks_receiver.cpp)

@@ -317,6 +317,41 @@ outcome other_tags_flow(const context& c) {
     return pass(std::to_string(total) + " packets of other tags flowed during " + std::to_string(judged) + " pauses");
 }
 
+// MR-RNR-5: an RNR changes no congestion window. Per path, the inflight the
+// DUT reaches in the second half of `span` after the RNR is compared with the
+// span before: a window cut shows as a collapse while the DUT still has data
+// to send. Paths with fewer than 8 packets in flight are not judged.
+outcome rnr_keeps_window(const context& c) {
+    const auto& sv = c.sender();
+    auto span = c.duration("span");
+    if (!span) return {verdict::error, span.err().message, {}, {}, {}, {}};
+    const double keep = c.number("keep");
+    auto ps = pauses(c);
+    if (ps.empty()) return inconclusive("the DUT received no RNR for a current Attempt");
+    std::size_t judged = 0;
+    for (const auto& p : ps) {
+        for (const auto& [path, _] : sv.paths) {
+            const unsigned before = sv.max_inflight(path, p.at - *span, p.at);
+            if (before < 8) continue;  // too few packets to tell a cut from noise
+            // Only while the DUT still had other data for the path after the span.
+            bool busy = false;
+            for (const auto& e : sv.tx)
+                if (e.path == path && e.kind == tx_kind::first && e.tag != p.tag && e.t > p.at + *span) busy = true;
+            if (!busy) continue;
+            ++judged;
+            // The second half of the span: packets already in flight at the RNR have drained by then.
+            const unsigned after = sv.max_inflight(path, p.at + *span / 2, p.at + *span);
+            if (after < keep * before)
+                return fail("path " + std::to_string(path) + "'s inflight fell from " + std::to_string(before) + " to " +
+                                std::to_string(after) + " after an RNR on tag " + std::to_string(p.tag),
+                            ">= " + std::to_string(static_cast<int>(keep * 100)) + "% of " + std::to_string(before),
+                            std::to_string(after), {p.rec});
+        }
+    }
+    if (!judged) return inconclusive("no path was busy around an RNR");
+    return pass(std::to_string(judged) + " paths kept their windows across RNRs");
+}
+
 // MR-CONN-3: CLOSE only once everything is acknowledged.
 outcome close_after_ack(const context& c) {
     const auto& sv = c.sender();

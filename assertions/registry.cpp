@@ -74,6 +74,11 @@ const std::vector<assertion_def>& builtin() {
         {"other_tags_flow", {"MR-RNR-3"},
          "During an RNR pause, new packets of other tags keep leaving.",
          {{"min_packets", T::integer, "1", "new packets of other tags required per pause"}}, k::other_tags_flow},
+        {"rnr_keeps_window", {"MR-RNR-5"},
+         "Around an RNR, every busy path keeps at least a fraction of the inflight it had before.",
+         {{"span", T::duration, "100us", "window before and after the RNR"},
+          {"keep", T::number, "0.5", "fraction of the earlier inflight required after"}},
+         k::rnr_keeps_window},
         {"close_after_ack", {"MR-CONN-3"}, "CLOSE leaves only when nothing is unacknowledged.", {}, k::close_after_ack},
         {"acks_conform", {"MR-SACK-1", "MR-SACK-2", "MR-CC-1", "MR-GR-1"},
          "The DUT acknowledges at once on AckReq, a new gap or CE (with ECE), every packet within the ACK interval; "

@@ -1,5 +1,9 @@
+#include <algorithm>
+#include <map>
+
 #include "app/commands.h"
 #include "assertions/assertion.h"
+#include "plan/plan.h"
 #include "run/clauses.h"
 
 #include <cstdio>
@@ -183,7 +187,7 @@ int run_simulate(const simulate_args& a) {
 
 namespace mrct::app {
 
-int run_docs(const std::string& what) {
+int run_docs(const std::string& what, const std::string& plan_path) {
     std::string out;
     if (what == "fabric") {
         out = fabric::stages_markdown();
@@ -207,8 +211,31 @@ int run_docs(const std::string& what) {
         out += "Names usable in duration expressions:\n\n";
         for (const auto& [n, h] : assertions::expression_names()) out += "- `" + n + "`: " + h + "\n";
     } else if (what == "clauses") {
-        out = "| clause | level | text |\n|---|---|---|\n";
-        for (const auto& c : run::clauses()) out += "| " + c.id + " | " + c.level + " | " + c.text + " |\n";
+        std::map<std::string, std::vector<std::string>> cases;
+        if (!plan_path.empty()) {
+            auto s = plan::load(plan_path);
+            if (!s) {
+                spdlog::error("{}", s.err().message);
+                return k_exit_usage;
+            }
+            for (const auto& c : s->cases)
+                for (const auto& cl : c.clauses) {
+                    // One entry per case definition: sweep instances share the ID before '['.
+                    const auto base = c.id.substr(0, c.id.find('['));
+                    auto& v = cases[cl];
+                    if (std::find(v.begin(), v.end(), base) == v.end()) v.push_back(base);
+                }
+        }
+        out = plan_path.empty() ? "| clause | level | text |\n|---|---|---|\n" : "| clause | level | text | cases |\n|---|---|---|---|\n";
+        for (const auto& c : run::clauses()) {
+            out += "| " + c.id + " | " + c.level + " | " + c.text + " |";
+            if (!plan_path.empty()) {
+                std::string list;
+                for (const auto& id : cases[c.id]) list += (list.empty() ? "" : ", ") + id;
+                out += " " + (list.empty() ? std::string("**uncovered**") : list) + " |";
+            }
+            out += "\n";
+        }
     } else {
         spdlog::error("docs: expected fabric, bugs, assertions or clauses");
         return k_exit_usage;

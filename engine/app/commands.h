@@ -41,7 +41,8 @@ struct simulate_args {
 int run_simulate(const simulate_args& a);
 
 // Prints a generated reference section (markdown): "fabric" or "bugs".
-int run_docs(const std::string& what);
+// clauses: with `plan`, the cases citing each clause (traceability).
+int run_docs(const std::string& what, const std::string& plan = "");
 
 }  // namespace mrct::app
 

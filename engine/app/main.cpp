@@ -121,11 +121,12 @@ int main(int argc, char** argv) {
     selftest->add_option("--jobs,-j", st_jobs, "Cases run in parallel")->check(CLI::Range(1u, 256u));
     selftest->add_option("--out", st_out, "Directory for kill-matrix.json");
 
-    std::string docs_what;
-    auto* docs = app.add_subcommand("docs", "Print a generated reference section as markdown (docs/fabric.md, docs/bug-profiles.md)");
+    std::string docs_what, docs_plan;
+    auto* docs = app.add_subcommand("docs", "Print a generated reference section as markdown (docs/fabric.md, bug-profiles.md, assertions.md, clauses.md)");
     docs->add_option("what", docs_what, "fabric (impairment stages), bugs (bug profiles), assertions (the assertion library), clauses (clause table)")
         ->required()
         ->check(CLI::IsMember({"fabric", "bugs", "assertions", "clauses"}));
+    docs->add_option("--plan", docs_plan, "With clauses: add the cases of this plan citing each clause")->check(CLI::ExistingFile);
 
     try {
         app.parse(argc, argv);
@@ -138,7 +139,7 @@ int main(int argc, char** argv) {
         if (*decode) return mrct::app::run_decode(dec);
         if (*samples) return mrct::app::run_samples(smp);
         if (*simulate) return mrct::app::run_simulate(sim);
-        if (*docs) return mrct::app::run_docs(docs_what);
+        if (*docs) return mrct::app::run_docs(docs_what, docs_plan);
         if (*run) return mrct::app::run_plan(ra);
         if (*list) return mrct::app::run_list(list_plan, list_json);
         if (*validate) return mrct::app::run_validate(val_plan);

@@ -33,6 +33,7 @@ const std::vector<bug_info>& bug_profiles() {
         {bug::single_path, "single-path", "MR-PATH-5", "sends every new packet on path 0 (no spraying)"},
         {bug::ignore_mtu, "ignore-mtu", "MR-CONN-1", "as initiator keeps its own MTU when the peer accepts a smaller one"},
         {bug::no_failover, "no-failover", "MR-PATH-6", "never fails a path: keeps resending into a dead route"},
+        {bug::rnr_cuts_window, "rnr-cuts-window", "MR-RNR-5", "treats an RNR as congestion: cuts every path's window to 1"},
     };
     return k_bugs;
 }

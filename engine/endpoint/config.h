@@ -48,6 +48,7 @@ enum class bug : std::uint8_t {
     single_path,     // MR-PATH-5: sends every new packet on path 0
     ignore_mtu,      // MR-CONN-1: an initiator keeps its own MTU when the peer accepts a smaller one
     no_failover,     // MR-PATH-6: never fails a path; keeps resending into a dead route
+    rnr_cuts_window, // MR-RNR-5: an RNR cuts every path's window to the minimum
 };
 
 struct bug_info {

@@ -633,6 +633,8 @@ void endpoint::impl::on_rnr(endpoint& e, connection& c, const frame& f) {
     if (m && is_send(*m) && r.attempt == (m->attempt & 0xF) && !m->done && !m->failed) {
         // MR-RNR-2: pause only this tag, until the latest-ending timer on it.
         m->rnr_current = true;
+        if (has(cfg, bug::rnr_cuts_window))  // MR-RNR-5: treats the RNR as congestion
+            for (auto& t : c.tx) t.cwnd = cfg.cwnd_min;
         const nanos until = e.sched().now() + rnr_timer_duration(r.timer_code);
         const bool all = has(cfg, bug::rnr_pauses_all);
         nanos& slot = all ? c.all_paused_until : c.tag_paused_until[m->tag];

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "harness.h"
+#include "wire/build.h"
 #include "wire/protocol.h"
 
 using namespace mrct;
@@ -309,6 +310,202 @@ TEST_CASE("ecn-not-ect: data leaves as Not-ECT (MR-HDR-4)") {
     (void)k_send;
 }
 
+// Receiver-side and connection profiles (issue 4): B is the mutant receiver
+// unless the profile is a sender's.
+
+TEST_CASE("lazy-ack: an AckReq packet waits for the ACK interval (MR-SACK-2)") {
+    auto ack_delay = [](ep::bug b) {
+        pair_rig r({}, with(ep::bug::none), with(b));
+        auto rk = r.b->register_mr(1 << 16);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(100), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(1ms);
+        auto w = r.frames(direction::a_to_b, k_write);
+        auto a = r.frames(direction::b_to_a, static_cast<std::uint8_t>(wire::opcode::ack));
+        REQUIRE(w.size() == 1);
+        REQUIRE(!a.empty());
+        return a[0].t - w[0].t;
+    };
+    CHECK(ack_delay(ep::bug::none) < 5us);
+    CHECK(ack_delay(ep::bug::lazy_ack) >= 20us);
+}
+
+TEST_CASE("no-ece: CE-marked packets are acknowledged without ECE (MR-CC-1)") {
+    // Every data packet is CE-marked on its way to the receiver (the ecn_mark stage).
+    auto ece_marked = [](ep::bug b) {
+        fabric::fabric_config fc;
+        fc.default_stages = {{"delay", {{"delay", "2us"}}}, {"ecn_mark", {{"p", "1"}}}};
+        pair_rig r(fc, with(ep::bug::none), with(b));
+        auto rk = r.b->register_mr(1 << 16);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(4096), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(100us);
+        std::uint64_t n = 0;
+        for (const auto& p : r.a->path_info(r.conn_a)) n += p.ece_received;
+        return n;
+    };
+    CHECK(ece_marked(ep::bug::none) >= 1);
+    CHECK(ece_marked(ep::bug::no_ece) == 0);
+}
+
+TEST_CASE("grant-unlimited: every ACK advertises 0xFFFF (MR-GR-3)") {
+    auto grants = [](ep::bug b) {
+        ep::config rc = with(b);
+        rc.inbound_rate_bps = 100e9;
+        pair_rig r({}, with(ep::bug::none), rc);
+        auto rk = r.b->register_mr(1 << 16);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(40000), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(1ms);
+        std::set<std::uint16_t> g;
+        for (const auto& t : r.frames(direction::b_to_a, static_cast<std::uint8_t>(wire::opcode::ack))) g.insert(t.f().ackh.grant_rate);
+        return g;
+    };
+    CHECK(grants(ep::bug::none) == std::set<std::uint16_t>{1000});
+    CHECK(grants(ep::bug::grant_unlimited) == std::set<std::uint16_t>{wire::k_grant_unlimited});
+}
+
+TEST_CASE("no-rnr: a SEND without a receive is discarded without an RNR (MR-RNR-1)") {
+    auto rnrs = [](ep::bug b) {
+        pair_rig r({}, with(ep::bug::none), with(b));
+        REQUIRE(r.a->post_send(r.conn_a, 0, 3, pattern(5000), 1).ok());
+        r.run_for(1ms);
+        return r.b->stats().rnrs_sent;
+    };
+    CHECK(rnrs(ep::bug::none) == 1);
+    CHECK(rnrs(ep::bug::no_rnr) == 0);
+}
+
+namespace {
+// A WRITE crafted as A's own on path `path_id`, with a nonzero Tag (a header mismatch).
+core::byte_buffer crafted_write(pair_rig& r, std::uint32_t rk, std::uint8_t path_id, std::uint16_t tag) {
+    auto w = r.a->conn_wire(r.conn_a);
+    REQUIRE(w);
+    wire::frame_spec s;
+    s.eth.src = r.a->self().mac;
+    s.eth.dst = w->peer.mac;
+    s.ipv4.src = r.a->self().ip;
+    s.ipv4.dst = w->peer.ip;
+    s.ipv4.df = true;
+    s.udp.sport = w->paths[0].port;
+    s.udp.dport = wire::k_udp_port;
+    s.bth.opcode = k_write;
+    s.bth.dest_qp = w->remote_id;
+    s.bth.psn = w->paths[0].next_ppsn;
+    s.bth.ack_req = true;
+    s.mrh = wire::mrh{1, 0, wire::k_flag_som | wire::k_flag_eom, path_id, 0, 0, 0, tag, 0, 0};
+    s.reth = wire::reth{r.b->mr_va(rk), rk, 64};
+    s.payload.assign(64, 1);
+    return wire::build(s);
+}
+std::vector<std::uint8_t> naks_of(pair_rig& r) {
+    std::vector<std::uint8_t> v;
+    for (const auto& t : r.frames(direction::b_to_a, static_cast<std::uint8_t>(wire::opcode::nak))) v.push_back(t.f().nakh.code);
+    return v;
+}
+}  // namespace
+
+TEST_CASE("accept-mismatch: a WRITE with a Tag is placed, not NAKed 0x0F (MR-HDR-5)") {
+    for (auto b : {ep::bug::none, ep::bug::accept_mismatch}) {
+        pair_rig r({}, with(ep::bug::none), with(b));
+        auto rk = r.b->register_mr(4096);
+        r.b->receive(crafted_write(r, rk, 0, 9));
+        r.run_for(10us);
+        if (b == ep::bug::none) CHECK(naks_of(r) == std::vector<std::uint8_t>{0x0F});
+        else CHECK(naks_of(r).empty());
+    }
+}
+
+TEST_CASE("no-path-check: PathID >= NumPaths is dropped silently, not NAKed 0x20 (MR-CONN-4)") {
+    for (auto b : {ep::bug::none, ep::bug::no_path_check}) {
+        pair_rig r({}, with(ep::bug::none, 4), with(b, 4));
+        auto rk = r.b->register_mr(4096);
+        r.b->receive(crafted_write(r, rk, 9, 0));
+        r.run_for(10us);
+        if (b == ep::bug::none) CHECK(naks_of(r) == std::vector<std::uint8_t>{0x20});
+        else CHECK(naks_of(r).empty());
+    }
+}
+
+TEST_CASE("close-early: CLOSE leaves with data unacknowledged (MR-CONN-3)") {
+    auto close_before_last_ack = [](ep::bug b) {
+        pair_rig r({}, with(b), {});
+        auto rk = r.b->register_mr(1 << 20);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(1 << 20), r.b->mr_va(rk), rk, 1).ok());
+        REQUIRE(r.a->close(r.conn_a).ok());
+        r.run_for(5ms);
+        core::nanos close_t{-1}, last_ack{0};
+        for (const auto& t : r.tap) {
+            const auto f = t.f();
+            if (t.dir == direction::a_to_b && f.bth.opcode == static_cast<std::uint8_t>(wire::opcode::ctrl) && close_t.count() < 0 &&
+                f.ctrlh.type == static_cast<std::uint8_t>(wire::ctrl_type::close))
+                close_t = t.t;
+            if (t.dir == direction::b_to_a && f.bth.opcode == static_cast<std::uint8_t>(wire::opcode::ack)) last_ack = t.t;
+        }
+        REQUIRE(close_t.count() >= 0);
+        return close_t < last_ack;
+    };
+    CHECK_FALSE(close_before_last_ack(ep::bug::none));
+    CHECK(close_before_last_ack(ep::bug::close_early));
+}
+
+TEST_CASE("single-path: every new packet leaves on path 0 (MR-PATH-5)") {
+    auto paths_used = [](ep::bug b) {
+        pair_rig r({}, with(b), {});
+        auto rk = r.b->register_mr(1 << 20);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(1 << 20), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(5ms);
+        std::set<unsigned> p;
+        for (const auto& t : r.frames(direction::a_to_b, k_write)) p.insert(t.f().mrh.path_id);
+        return p.size();
+    };
+    CHECK(paths_used(ep::bug::none) == 8);
+    CHECK(paths_used(ep::bug::single_path) == 1);
+}
+
+TEST_CASE("ignore-mtu: the initiator keeps its MTU when a smaller one is agreed (MR-CONN-1)") {
+    auto biggest = [](ep::bug b) {
+        ep::config rc;
+        rc.mtu = 1024;
+        pair_rig r({}, with(b), rc);
+        auto rk = r.b->register_mr(1 << 16);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(8192), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(1ms);
+        std::size_t m = 0;
+        for (const auto& t : r.frames(direction::a_to_b, k_write)) m = std::max(m, t.f().payload.size());
+        return m;
+    };
+    CHECK(biggest(ep::bug::none) == 1024);
+    CHECK(biggest(ep::bug::ignore_mtu) == 4096);
+}
+
+TEST_CASE("no-failover: a dead path is never failed (MR-PATH-6)") {
+    auto resets = [](ep::bug b) {
+        pair_rig r({}, with(b, 2), with(ep::bug::none, 2));
+        auto rk = r.b->register_mr(1 << 20);
+        r.fab->at(direction::a_to_b, 1).set_failed(true);
+        for (std::uint16_t port = 0xC000; port != 0; ++port)  // every port but path 0's routes into the dead fabric path
+            if (port != r.a->path_info(r.conn_a)[0].port) r.fab->pin(port, 1);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(1 << 18), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(50ms);
+        return r.a->path_info(r.conn_a)[1].failed;
+    };
+    CHECK(resets(ep::bug::none));
+    CHECK_FALSE(resets(ep::bug::no_failover));
+}
+
+TEST_CASE("rnr-cuts-window: an RNR cuts every path's window (MR-RNR-5)") {
+    auto cwnd_after = [](ep::bug b) {
+        pair_rig r({}, with(b, 2), with(ep::bug::none, 2));
+        auto rk = r.b->register_mr(8 << 20);
+        REQUIRE(r.a->post_write(r.conn_a, 1, pattern(4 << 20), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(50us);
+        REQUIRE(r.a->post_send(r.conn_a, 0, 5, pattern(100), 2).ok());  // no receive on tag 5: RNR
+        r.run_for(500us);
+        REQUIRE(r.a->stats().rnrs_received >= 1);
+        return r.a->path_info(r.conn_a)[0].cwnd;
+    };
+    CHECK(cwnd_after(ep::bug::none) >= 16);
+    CHECK(cwnd_after(ep::bug::rnr_cuts_window) <= 2);
+}
+
 TEST_CASE("every bug profile has a name, a clause and a test above") {
     std::set<std::string_view> names;
     for (const auto& b : ep::bug_profiles()) {
@@ -316,6 +513,6 @@ TEST_CASE("every bug profile has a name, a clause and a test above") {
         CHECK(b.clauses.starts_with("MR-"));
         CHECK(ep::bug_by_name(b.name).ok());
     }
-    CHECK(names.size() == 19);
+    CHECK(names.size() == 30);
     CHECK_FALSE(ep::bug_by_name("nonsense").ok());
 }

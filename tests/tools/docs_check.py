@@ -7,16 +7,18 @@ import sys
 ap = argparse.ArgumentParser()
 ap.add_argument("--mrct", required=True)
 ap.add_argument("--docs", required=True)
+ap.add_argument("--plan", required=True)
 args = ap.parse_args()
 bad = 0
-for what, page in (("fabric", "fabric.md"), ("bugs", "bug-profiles.md")):
-    want = subprocess.run([args.mrct, "docs", what], capture_output=True, text=True, check=True).stdout
+for what, page, extra in (("fabric", "fabric.md", []), ("bugs", "bug-profiles.md", []),
+                          ("assertions", "assertions.md", []), ("clauses", "clauses.md", ["--plan", args.plan])):
+    want = subprocess.run([args.mrct, "docs", what, *extra], capture_output=True, text=True, check=True).stdout
     text = open(f"{args.docs}/{page}").read()
     begin = text.index("<!-- BEGIN generated")
     begin = text.index("\n", begin) + 1
     end = text.index("<!-- END generated -->")
     if text[begin:end] != want:
-        print(f"docs/{page} is out of date: regenerate with `mrct docs {what}`")
+        print(f"docs/{page} is out of date: regenerate with `mrct docs {what} {' '.join(extra)}`")
         bad += 1
-print("1 passed, 0 failed" if not bad else f"0 passed, {bad} failed")
+print("4 passed, 0 failed" if not bad else f"{4 - bad} passed, {bad} failed")
 sys.exit(1 if bad else 0)

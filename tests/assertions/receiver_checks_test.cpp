@@ -1,0 +1,178 @@
+// Receiver-side, format and observation assertions on synthetic traces.
+#include "assertions/trace_builder.h"
+
+using namespace mrct;
+using namespace mrct::test;
+using assertions::verdict;
+using D = trace::dir;
+
+TEST_CASE("acks_conform: AckReq, CE and gaps answered at once") {
+    SECTION("conforming") {
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100, .ack_req = true});
+        b.ack(1us, D::from_dut, 0, 101, {}, 100, false, 4000);
+        b.data(2us, D::to_dut, {.ppsn = 101, .ce = true});
+        b.ack(3us, D::from_dut, 0, 102, {}, 101, true, 4000, 0, 1);
+        CHECK(b.check("acks_conform").v == verdict::pass);
+    }
+    SECTION("AckReq left waiting for the interval") {
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100, .ack_req = true});
+        b.ack(20us, D::from_dut, 0, 101, {}, 100, false, 4000);
+        auto o = b.check("acks_conform");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("AckReq"));
+    }
+    SECTION("CE without ECE") {
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100, .ce = true});
+        b.ack(1us, D::from_dut, 0, 101, {}, 100, false, 4000);
+        CHECK_THAT(b.check("acks_conform").message, Catch::Contains("lacks ECE"));
+    }
+    SECTION("never acknowledged") {
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100});
+        CHECK_THAT(b.check("acks_conform").message, Catch::Contains("within the ACK interval"));
+    }
+    SECTION("GrantRate 0") {
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100, .ack_req = true});
+        b.ack(1us, D::from_dut, 0, 101, {}, 100, false, 0);
+        CHECK_THAT(b.check("acks_conform").message, Catch::Contains("GrantRate 0"));
+    }
+}
+
+TEST_CASE("grant_advertised") {
+    trace_builder b;
+    b.ack(1us, D::from_dut, 0, 101, {}, 100, false, 1000);
+    CHECK(b.check("grant_advertised", {{"rate", "100Gbps"}}).v == verdict::pass);
+    b.ack(2us, D::from_dut, 0, 102, {}, 101, false, 0xFFFF);
+    CHECK(b.check("grant_advertised", {{"rate", "100Gbps"}}).v == verdict::fail);
+}
+
+TEST_CASE("naks counts codes") {
+    trace_builder b;
+    b.nak(1us, D::from_dut, 0x0F, 0, 100);
+    CHECK(b.check("naks", {{"code", "0x0F"}}).v == verdict::pass);
+    CHECK(b.check("naks", {{"code", "0x02"}}).v == verdict::fail);
+    CHECK(b.check("naks", {{"at_least", "0"}, {"at_most", "0"}}).v == verdict::fail);
+}
+
+TEST_CASE("silent_drop: an injected packet must get no answer, and be counted") {
+    trace_builder b;
+    auto& inj = b.data(0us, D::to_dut, {.ppsn = 164, .ack_req = true});
+    inj.injected = true;
+    inj.action = "injected by step 0";
+    b.tr.dut.counters["drop.bad_icrc"] = 1;
+    CHECK(b.check("silent_drop", {{"counter", "drop.bad_icrc"}}).v == verdict::pass);
+    b.tr.dut.counters["drop.bad_icrc"] = 0;
+    CHECK(b.check("silent_drop", {{"counter", "drop.bad_icrc"}}).v == verdict::fail);
+    b.ack(1us, D::from_dut, 0, 100, {164}, 164);
+    CHECK_THAT(b.check("silent_drop").message, Catch::Contains("answered an injected"));
+}
+
+TEST_CASE("rnr_sent: an RNR, and the rejected PPSN acknowledged with RnrCount covering it") {
+    trace_builder b;
+    b.data(0us, D::to_dut, {.ppsn = 100, .opcode = 0xC2, .tag = 3});
+    b.rnr(1us, D::from_dut, 3, 0, 0, 0, 14, 100, 1);
+    b.ack(1us, D::from_dut, 0, 101, {}, 100, false, 4000, 1);
+    CHECK(b.check("rnr_sent").v == verdict::pass);
+    trace_builder low;
+    low.rnr(1us, D::from_dut, 3, 0, 0, 0, 14, 100, 2);
+    low.ack(1us, D::from_dut, 0, 101, {}, 100, false, 4000, 1);
+    CHECK_THAT(low.check("rnr_sent").message, Catch::Contains("RnrCount 1 below"));
+    trace_builder none;
+    CHECK(none.check("rnr_sent").v == verdict::fail);  // at_least 1 by default
+}
+
+TEST_CASE("completion_after_placement") {
+    trace_builder b;
+    b.data(0us, D::to_dut, {.ppsn = 101, .opcode = 0xC2, .offset = 1024, .len = 1024, .msg_len = 2048});
+    b.tr.dut.completions.push_back({1, "recv", "success", 0, 0, 0, 2048, 1us});
+    CHECK(b.check("completion_after_placement").v == verdict::fail);
+    b.tr.dut.completions.clear();
+    b.data(2us, D::to_dut, {.ppsn = 100, .opcode = 0xC2, .offset = 0, .len = 1024, .msg_len = 2048});
+    b.tr.dut.completions.push_back({1, "recv", "success", 0, 0, 0, 2048, 3us});
+    CHECK(b.check("completion_after_placement").v == verdict::pass);
+}
+
+TEST_CASE("negotiated: agreed paths, MTU and initial PPSNs") {
+    trace_builder b;
+    b.ctrl(0us, D::from_dut, wire::ctrl_type::connect,
+           {wire::tlv::version(), wire::tlv::num_paths(8), wire::tlv::src_conn_id(1), wire::tlv::mtu(4096),
+            wire::tlv::initial_ppsn({100, 200, 300, 400, 500, 600, 700, 800})});
+    b.data(1us, D::from_dut, {.path = 0, .ppsn = 100, .len = 1024});
+    CHECK(b.check("negotiated", {{"paths", "4"}, {"mtu", "1024"}}).v == verdict::pass);
+    b.data(2us, D::from_dut, {.path = 1, .ppsn = 999, .len = 1024});
+    CHECK_THAT(b.check("negotiated", {{"paths", "4"}, {"mtu", "1024"}}).message, Catch::Contains("first PPSN"));
+    trace_builder big;
+    big.ctrl(0us, D::from_dut, wire::ctrl_type::connect, {wire::tlv::initial_ppsn({100})});
+    big.data(1us, D::from_dut, {.path = 0, .ppsn = 100, .len = 2048});
+    CHECK_THAT(big.check("negotiated", {{"paths", "4"}, {"mtu", "1024"}}).message, Catch::Contains("MTU"));
+}
+
+TEST_CASE("wire_format: ECN, DF/ID, reserved bits, PAUSE") {
+    trace_builder b;
+    b.data(0us, D::from_dut, {.ppsn = 100});
+    CHECK(b.check("wire_format").v == verdict::pass);
+    wire::frame_spec s;
+    s.ipv4.df = false;
+    s.udp.dport = 4791;
+    s.bth.opcode = 0xD0;
+    s.ackh = wire::ackh{};
+    b.add(1us, D::from_dut, s);
+    CHECK_THAT(b.check("wire_format").message, Catch::Contains("MR-HDR-6"));
+    trace_builder p;
+    p.tr.add(0us, D::from_dut, core::byte_buffer{1, 0x80, 0xC2, 0, 0, 1, 2, 0, 0, 0, 0, 1, 0x88, 0x08, 0, 1, 0, 0});
+    CHECK_THAT(p.check("wire_format").message, Catch::Contains("PAUSE"));
+}
+
+TEST_CASE("observation assertions: completions, order, progress, memory, counts") {
+    trace_builder b;
+    auto& o = b.tr.dut;
+    o.posted = {{1, "write", 0, 0, 100, 0us}, {2, "write", 0, 0, 100, 0us}, {3, "send", 1, 4, 100, 0us}};
+    o.completions = {{1, "write", "success", 0, 0, 0, 100, 5us}, {2, "write", "success", 0, 0, 1, 100, 6us}};
+    CHECK(b.check("all_complete", {{"side", "dut"}}).v == verdict::fail);  // wr 3 missing
+    o.completions.push_back({3, "send", "remote_access", 1, 4, 0, 100, 7us});
+    CHECK(b.check("all_complete", {{"side", "dut"}}).v == verdict::fail);
+    CHECK(b.check("all_complete", {{"side", "dut"}, {"status", "remote_access"}}).v == verdict::fail);
+    CHECK(b.check("error_completion", {{"status", "remote_access"}}).v == verdict::pass);
+    CHECK(b.check("error_completion", {{"status", "retry_exceeded"}}).v == verdict::fail);
+    CHECK(b.check("completion_order").v == verdict::pass);
+    o.completions.push_back({4, "write", "success", 0, 0, 0, 100, 8us});  // seq 0 after seq 1
+    CHECK(b.check("completion_order").v == verdict::fail);
+    CHECK(b.check("completion_count", {{"kind", "write"}, {"at_most", "2"}}).v == verdict::fail);
+    CHECK(b.check("stream_progress", {{"stream", "0"}, {"within", "5500ns"}}).v == verdict::fail);
+    CHECK(b.check("stream_progress", {{"stream", "0"}, {"within", "6us"}}).v == verdict::pass);
+    b.tr.memory.push_back({"dut", 1, 0, {1, 2, 3}, {1, 2, 3}});
+    CHECK(b.check("data_integrity").v == verdict::pass);
+    b.tr.memory.push_back({"dut", 2, 64, {1, 2, 3}, {1, 9, 3}});
+    auto m = b.check("data_integrity");
+    CHECK(m.v == verdict::fail);
+    CHECK_THAT(m.message, Catch::Contains("differs at byte 1 (region offset 65)"));
+    b.nak(1us, D::from_dut, 0x0B, 0, 100);
+    CHECK(b.check("frame_count", {{"match.nak_code", "11"}}).v == verdict::pass);
+    CHECK(b.check("frame_count", {{"match.opcode", "ACK"}}).v == verdict::fail);
+}
+
+TEST_CASE("assertion arguments are validated against their declarations") {
+    const auto* d = assertions::find("rnr_resume");
+    REQUIRE(d);
+    CHECK(assertions::check_args(*d, {{"within", "rnr_time + 10%"}}).ok());
+    CHECK_THAT(assertions::check_args(*d, {{"within", "rnr_tme"}}).err().message, Catch::Contains("unknown term 'rnr_tme'"));
+    CHECK_THAT(assertions::check_args(*d, {{"witin", "1us"}}).err().message, Catch::Contains("has no parameter 'witin'"));
+    const auto* n = assertions::find("naks");
+    CHECK_THAT(assertions::check_args(*n, {{"code", "x"}}).err().message, Catch::Contains("expected integer"));
+    const auto* f = assertions::find("frame_count");
+    CHECK_THAT(assertions::check_args(*f, {{"match.colour", "red"}}).err().message, Catch::Contains("unknown match field"));
+    const auto* g = assertions::find("grant_advertised");
+    CHECK_THAT(assertions::check_args(*g, {}).err().message, Catch::Contains("needs parameter 'rate'"));
+}
+
+TEST_CASE("every built-in assertion has clauses or is a generic observation, and documented parameters") {
+    for (const auto& a : assertions::builtin()) {
+        INFO(a.name);
+        CHECK_FALSE(a.summary.empty());
+        for (const auto& p : a.params) CHECK_FALSE(p.help.empty());
+    }
+}

@@ -1,0 +1,266 @@
+// Sender-side assertions on synthetic traces: each passes on conforming
+// behaviour and fails, with expected vs actual, on the defect it targets.
+#include "assertions/trace_builder.h"
+
+using namespace mrct;
+using namespace mrct::test;
+using assertions::verdict;
+using D = trace::dir;
+
+namespace {
+
+// PPSNs 100..103 on path 0 at t=0; the ACK at 10 us covers 101..103 only.
+trace_builder lost_100() {
+    trace_builder b;
+    for (std::uint32_t x = 100; x < 104; ++x) b.data(0us, D::from_dut, {.path = 0, .ppsn = x, .offset = (x - 100) * 1024, .msg_len = 4096});
+    b.ack(10us, D::to_dut, 0, 100, {101, 102, 103}, 103);
+    return b;
+}
+
+}  // namespace
+
+TEST_CASE("fast_retransmit: the lost PPSN resent at once on its path passes") {
+    auto b = lost_100();
+    b.data(11us, D::from_dut, {.path = 0, .ppsn = 100, .retx = true, .msg_len = 4096});
+    auto o = b.check("fast_retransmit");
+    CHECK(o.v == verdict::pass);
+    CHECK(o.measured.at("detections") == 1);
+}
+
+TEST_CASE("fast_retransmit fails when a timer, not the SACK, resends") {
+    auto b = lost_100();
+    b.data(600us, D::from_dut, {.path = 0, .ppsn = 100, .retx = true, .msg_len = 4096});
+    auto o = b.check("fast_retransmit");
+    CHECK(o.v == verdict::fail);
+    CHECK_THAT(o.message, Catch::Contains("590.000 us after the ACK"));
+    CHECK_THAT(o.expected, Catch::Contains("within 50.000 us"));
+}
+
+TEST_CASE("fast_retransmit fails when the resend lacks RETX or goes to another path") {
+    SECTION("no RETX") {
+        auto b = lost_100();
+        b.data(11us, D::from_dut, {.path = 0, .ppsn = 100, .msg_len = 4096});
+        CHECK(b.check("fast_retransmit").v == verdict::fail);
+    }
+    SECTION("another path, new PPSN") {
+        auto b = lost_100();
+        b.data(11us, D::from_dut, {.path = 1, .ppsn = 500, .retx = true, .msg_len = 4096});
+        auto o = b.check("fast_retransmit");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("resent on path 1 as PPSN 500"));
+    }
+}
+
+TEST_CASE("fast_retransmit is inconclusive without a loss") {
+    trace_builder b;
+    b.data(0us, D::from_dut, {.ppsn = 100});
+    b.ack(5us, D::to_dut, 0, 101);
+    CHECK(b.check("fast_retransmit").v == verdict::inconclusive);
+}
+
+TEST_CASE("no_go_back_n fails on a resend of a SACKed PPSN") {
+    auto b = lost_100();
+    b.data(11us, D::from_dut, {.path = 0, .ppsn = 100, .retx = true, .msg_len = 4096});
+    CHECK(b.check("no_go_back_n").v == verdict::pass);
+    b.data(12us, D::from_dut, {.path = 0, .ppsn = 101, .retx = true, .offset = 1024, .msg_len = 4096});
+    auto o = b.check("no_go_back_n");
+    CHECK(o.v == verdict::fail);
+    CHECK(o.frames.size() == 2);
+}
+
+TEST_CASE("rto_timing: expiries at the initial RTO, then doubled") {
+    trace_builder b;
+    b.data(0us, D::from_dut, {.ppsn = 100});
+    b.data(1000us, D::from_dut, {.ppsn = 100, .retx = true});
+    b.data(3000us, D::from_dut, {.ppsn = 100, .retx = true});
+    CHECK(b.check("rto_timing").v == verdict::pass);
+    b.data(5000us, D::from_dut, {.ppsn = 100, .retx = true});  // should be 4 ms after the last
+    auto o = b.check("rto_timing");
+    CHECK(o.v == verdict::fail);
+    CHECK_THAT(o.expected, Catch::Contains("RTO 4.000 ms"));
+}
+
+TEST_CASE("rto_timing uses Karn-valid samples only") {
+    trace_builder b;
+    b.data(0us, D::from_dut, {.ppsn = 100});
+    b.ack(10us, D::to_dut, 0, 101, {}, 100);  // sample 10 us: RTO = max(100 us, 10 + 4*5) = 100 us
+    b.data(20us, D::from_dut, {.ppsn = 101});
+    b.data(120us, D::from_dut, {.ppsn = 101, .retx = true});
+    CHECK(b.check("rto_timing").v == verdict::pass);
+    b.ack(130us, D::to_dut, 0, 102, {}, 101);  // acknowledges a resend: no sample
+    b.data(140us, D::from_dut, {.ppsn = 102});
+    b.data(240us, D::from_dut, {.ppsn = 102, .retx = true});  // still 100 us
+    CHECK(b.check("rto_timing").v == verdict::pass);
+}
+
+TEST_CASE("rto_independence fails when a path's packets wait past the bound") {
+    trace_builder b;
+    b.data(0us, D::from_dut, {.path = 0, .ppsn = 100});
+    b.ack(10us, D::to_dut, 0, 101, {}, 100);
+    b.data(20us, D::from_dut, {.path = 0, .ppsn = 101});
+    b.tr.end = 5ms;  // nothing more: no expiry for 5 ms
+    auto o = b.check("rto_independence", {{"path", "0"}, {"at_most", "rto_min + 4 * rtt(p0)"}});
+    CHECK(o.v == verdict::fail);
+    CHECK_THAT(o.message, Catch::Contains("without a timeout"));
+}
+
+TEST_CASE("distinct_entropy and epoch_on_port_change") {
+    trace_builder b;
+    b.data(0us, D::from_dut, {.path = 0, .ppsn = 100, .sport = 0xC001});
+    b.data(0us, D::from_dut, {.path = 1, .ppsn = 200, .sport = 0xC002});
+    CHECK(b.check("distinct_entropy").v == verdict::pass);
+    CHECK(b.check("epoch_on_port_change").v == verdict::inconclusive);
+    b.data(1us, D::from_dut, {.path = 0, .ppsn = 101, .epoch = 1, .sport = 0xC003});
+    CHECK(b.check("epoch_on_port_change").v == verdict::pass);
+    b.data(2us, D::from_dut, {.path = 0, .ppsn = 102, .epoch = 1, .sport = 0xC004});  // moved, epoch not bumped
+    CHECK(b.check("epoch_on_port_change").v == verdict::fail);
+    b.data(3us, D::from_dut, {.path = 1, .ppsn = 201, .sport = 0xC004});  // path 0's port
+    CHECK(b.check("distinct_entropy").v == verdict::fail);
+    trace_builder low;
+    low.data(0us, D::from_dut, {.path = 0, .sport = 0x1234});
+    CHECK(low.check("distinct_entropy").v == verdict::fail);
+}
+
+TEST_CASE("window_limit: at most the initial window before the first ACK") {
+    trace_builder b;
+    for (std::uint32_t x = 0; x < 16; ++x) b.data(0us, D::from_dut, {.ppsn = 100 + x});
+    CHECK(b.check("window_limit").v == verdict::pass);
+    b.data(1us, D::from_dut, {.ppsn = 116});
+    auto o = b.check("window_limit");
+    CHECK(o.v == verdict::fail);
+    CHECK_THAT(o.message, Catch::Contains("17 packets before its first ACK"));
+}
+
+TEST_CASE("rnr_pause and rnr_resume") {
+    auto base = [] {
+        trace_builder b;
+        b.data(0us, D::from_dut, {.ppsn = 100, .opcode = 0xC2, .tag = 4, .stream = 1});
+        b.data(0us, D::from_dut, {.path = 1, .ppsn = 300, .opcode = 0xC2, .tag = 5, .stream = 2, .msg_len = 8192});
+        b.rnr(10us, D::to_dut, 4, 1, 0, 0, 10);  // 320 us
+        return b;
+    };
+    SECTION("conforming") {
+        auto b = base();
+        b.data(50us, D::from_dut, {.path = 1, .ppsn = 301, .opcode = 0xC2, .tag = 5, .stream = 2, .offset = 1024, .msg_len = 8192});
+        b.data(331us, D::from_dut, {.ppsn = 101, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
+        CHECK(b.check("rnr_pause").v == verdict::pass);
+        CHECK(b.check("rnr_resume").v == verdict::pass);
+        CHECK(b.check("other_tags_flow").v == verdict::pass);
+    }
+    SECTION("a new packet of the tag inside the pause") {
+        auto b = base();
+        b.data(100us, D::from_dut, {.ppsn = 101, .opcode = 0xC2, .tag = 4, .stream = 1, .seq = 1});
+        CHECK(b.check("rnr_pause").v == verdict::fail);
+    }
+    SECTION("never resumed") {
+        auto b = base();
+        auto o = b.check("rnr_resume");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("never resumed"));
+    }
+    SECTION("resumed late, or without RNR_RESEND") {
+        auto b = base();
+        b.data(900us, D::from_dut, {.ppsn = 101, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
+        CHECK(b.check("rnr_resume").v == verdict::fail);
+        auto c = base();
+        c.data(331us, D::from_dut, {.ppsn = 101, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
+        CHECK(c.check("rnr_resume").v == verdict::fail);
+    }
+    SECTION("other tags held until the pause ends") {
+        auto b = base();
+        b.data(400us, D::from_dut, {.path = 1, .ppsn = 301, .opcode = 0xC2, .tag = 5, .stream = 2, .offset = 1024, .msg_len = 8192});
+        CHECK(b.check("other_tags_flow").v == verdict::fail);
+    }
+}
+
+TEST_CASE("window_cut_on_ece and no_cross_path_cut") {
+    auto run = [](unsigned marked_inflight, unsigned other_inflight) {
+        trace_builder b;
+        std::uint32_t p0 = 100, p1 = 500;
+        for (int round = 0; round < 10; ++round) {
+            const nanos t = round * 100us;
+            for (unsigned i = 0; i < marked_inflight; ++i) b.data(t, D::from_dut, {.path = 0, .ppsn = p0 + i});
+            for (unsigned i = 0; i < other_inflight; ++i) b.data(t, D::from_dut, {.path = 1, .ppsn = p1 + i});
+            p0 += marked_inflight;
+            p1 += other_inflight;
+            b.ack(t + 50us, D::to_dut, 0, p0, {}, p0 - 1, true);
+            b.ack(t + 50us, D::to_dut, 1, p1, {}, p1 - 1, false);
+        }
+        return b;
+    };
+    auto good = run(4, 20);
+    CHECK(good.check("window_cut_on_ece", {{"path", "0"}}).v == verdict::pass);
+    CHECK(good.check("no_cross_path_cut", {{"marked", "0"}}).v == verdict::pass);
+    CHECK(run(30, 20).check("window_cut_on_ece", {{"path", "0"}}).v == verdict::fail);
+    CHECK(run(4, 3).check("no_cross_path_cut", {{"marked", "0"}}).v == verdict::fail);
+}
+
+TEST_CASE("grant_rate: bytes over RTT windows against the latest grant") {
+    auto run = [](nanos gap) {
+        trace_builder b;
+        b.data(0us, D::from_dut, {.ppsn = 100, .len = 4096});
+        b.ack(2us, D::to_dut, 0, 101, {}, 100, false, 100);  // 10 Gb/s, RTT 2 us
+        for (std::uint32_t i = 1; i < 200; ++i) b.data(2us + gap * i, D::from_dut, {.ppsn = 100 + i, .len = 4096});
+        b.tr.end = 2us + gap * 250;
+        return b;
+    };
+    CHECK(run(3400ns).check("grant_rate").v == verdict::pass);  // 4136 B / 3.4 us = 9.7 Gb/s
+    auto o = run(1000ns).check("grant_rate");                    // 33 Gb/s
+    CHECK(o.v == verdict::fail);
+    CHECK_THAT(o.message, Catch::Contains("under a grant of 10"));
+}
+
+TEST_CASE("retry_limit: at most 7 transmissions, then an error completion") {
+    trace_builder b;
+    for (int i = 0; i < 7; ++i) b.data(i * 1ms, D::from_dut, {.ppsn = 100, .retx = i > 0});
+    b.tr.dut.completions.push_back({1, "write", "retry_exceeded", 0, 0, 0, 0, 8ms});
+    b.tr.dut.conn_error = true;
+    CHECK(b.check("retry_limit").v == verdict::pass);
+    b.tr.dut.conn_error = false;
+    CHECK(b.check("retry_limit").v == verdict::fail);
+    b.data(8ms, D::from_dut, {.ppsn = 100, .retx = true});
+    CHECK_THAT(b.check("retry_limit").message, Catch::Contains("transmitted 8 times"));
+}
+
+TEST_CASE("port_move_after_rtos and failover") {
+    trace_builder b;
+    b.data(0us, D::from_dut, {.path = 2, .ppsn = 100, .sport = 0xC002});
+    b.data(1ms, D::from_dut, {.path = 2, .ppsn = 100, .sport = 0xC002, .retx = true});
+    b.data(3ms, D::from_dut, {.path = 2, .ppsn = 100, .sport = 0xC002, .retx = true});  // 2nd expiry: same port
+    CHECK(b.check("port_move_after_rtos").v == verdict::fail);
+    trace_builder g;
+    g.data(0us, D::from_dut, {.path = 2, .ppsn = 100, .sport = 0xC002});
+    g.data(1ms, D::from_dut, {.path = 2, .ppsn = 100, .sport = 0xC002, .retx = true});
+    g.data(3ms, D::from_dut, {.path = 2, .ppsn = 100, .epoch = 1, .sport = 0xC012, .retx = true});
+    CHECK(g.check("port_move_after_rtos").v == verdict::pass);
+    g.data(7ms, D::from_dut, {.path = 2, .ppsn = 100, .epoch = 1, .sport = 0xC012, .retx = true});
+    g.data(15ms, D::from_dut, {.path = 2, .ppsn = 100, .epoch = 2, .sport = 0xC022, .retx = true});
+    CHECK(g.check("failover", {{"path", "2"}}).v == verdict::fail);  // 4 expiries, no PATH_RESET
+    g.ctrl(15ms, D::from_dut, wire::ctrl_type::path_reset, {wire::tlv::path_id(2), wire::tlv::initial_ppsn({7})});
+    CHECK(g.check("failover", {{"path", "2"}}).v == verdict::pass);
+    g.data(16ms, D::from_dut, {.path = 2, .ppsn = 7});  // back in use without a probe reply
+    CHECK(g.check("failover", {{"path", "2"}}).v == verdict::fail);
+}
+
+TEST_CASE("close_after_ack") {
+    trace_builder b;
+    b.data(0us, D::from_dut, {.ppsn = 100});
+    b.ctrl(5us, D::from_dut, wire::ctrl_type::close);
+    CHECK(b.check("close_after_ack").v == verdict::fail);
+    trace_builder g;
+    g.data(0us, D::from_dut, {.ppsn = 100});
+    g.ack(4us, D::to_dut, 0, 101);
+    g.ctrl(5us, D::from_dut, wire::ctrl_type::close);
+    CHECK(g.check("close_after_ack").v == verdict::pass);
+}
+
+TEST_CASE("spraying: every path carries its share") {
+    trace_builder b;
+    b.tr.p.num_paths = 4;
+    for (std::uint32_t i = 0; i < 40; ++i) b.data(0us, D::from_dut, {.path = i % 4, .ppsn = 100 + i / 4});
+    CHECK(b.check("spraying").v == verdict::pass);
+    trace_builder one;
+    one.tr.p.num_paths = 4;
+    for (std::uint32_t i = 0; i < 40; ++i) one.data(0us, D::from_dut, {.path = 0, .ppsn = 100 + i});
+    CHECK(one.check("spraying").v == verdict::fail);
+}

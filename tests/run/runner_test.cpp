@@ -1,0 +1,182 @@
+// The runner: validation with file:line:col, verdicts, determinism, filters,
+// outputs.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "run/runner.h"
+
+using namespace mrct;
+using assertions::verdict;
+
+namespace {
+
+std::string write(const std::string& name, const std::string& text) {
+    const auto dir = std::filesystem::path(MRCT_TEST_TMP) / "run_test_files";
+    std::filesystem::create_directories(dir);
+    const auto p = (dir / name).string();
+    std::ofstream(p) << text;
+    return p;
+}
+
+plan::suite load(const std::string& name, const std::string& text) {
+    auto s = plan::load(write(name, text));
+    REQUIRE(s.ok());
+    return *s;
+}
+
+const char* k_plan = R"(suite: {name: T}
+cases:
+  - id: LOSS-1
+    title: one lost packet
+    clauses: [MR-SACK-3]
+    setup:
+      - drop: {match: {opcode: DATA, path: 1}, skip: 5, count: 1}
+      - post_write: {side: dut, size: 262144, count: 2}
+    expect:
+      - fast_retransmit: {}
+      - all_complete: {}
+      - data_integrity: {}
+  - id: RNR-1
+    title: rnr
+    clauses: [MR-RNR-4]
+    peer: {rnr_timer_code: 10}
+    setup:
+      - post_send: {side: dut, stream: 1, tag: 2, size: 8192}
+    steps:
+      - {at: 500us, do: [post_recv: {side: peer, tag: 2, size: 8192}]}
+    expect:
+      - rnr_resume: {}
+      - all_complete: {}
+  - id: CAP-1
+    title: needs an RTL-only capability
+    clauses: [MR-HDR-1]
+    requires: [rtl_backdoor]
+    expect:
+      - wire_format: {}
+)";
+
+}  // namespace
+
+TEST_CASE("the reference DUT passes; bug profiles fail the case citing their clause") {
+    auto s = load("p1.yaml", k_plan);
+    REQUIRE(run::validate(s).ok());
+    run::run_options o;
+    auto ref = run::run_suite(s, *run::parse_dut("sim"), o);
+    REQUIRE(ref.size() == 3);
+    CHECK(ref[0].v == verdict::pass);
+    CHECK(ref[1].v == verdict::pass);
+    CHECK(ref[2].v == verdict::skipped);
+    CHECK_THAT(ref[2].reason, Catch::Contains("rtl_backdoor"));
+
+    auto nf = run::run_suite(s, *run::parse_dut("sim:bug=no-fast-retx"), o);
+    CHECK(nf[0].v == verdict::fail);
+    CHECK(nf[1].v == verdict::pass);
+    auto fr = run::run_suite(s, *run::parse_dut("sim:bug=frozen-rnr"), o);
+    CHECK(fr[0].v == verdict::pass);
+    CHECK(fr[1].v == verdict::fail);
+    CHECK_THAT(fr[1].reason, Catch::Contains("never resumed"));
+}
+
+TEST_CASE("same seed, same results; the seed changes the run") {
+    auto s = load("p2.yaml", k_plan);
+    auto strip = [](std::string j) { return std::regex_replace(j, std::regex("\"wall_s\": [0-9.e-]+"), "\"wall_s\": 0"); };
+    run::run_options o;
+    o.seed = 7;
+    o.jobs = 2;
+    auto a = run::run_suite(s, *run::parse_dut("sim"), o);
+    auto b = run::run_suite(s, *run::parse_dut("sim"), o);
+    const dut::info info{"x", "y", "none", {}};
+    CHECK(strip(run::results_json(s, a, "sim", 7, info)) == strip(run::results_json(s, b, "sim", 7, info)));
+    o.seed = 8;
+    auto c = run::run_suite(s, *run::parse_dut("sim"), o);
+    CHECK(c[0].seed != a[0].seed);
+}
+
+TEST_CASE("filters by case glob and clause glob; repeat") {
+    auto s = load("p3.yaml", k_plan);
+    run::run_options o;
+    o.filters = {"RNR-*"};
+    CHECK(run::select(s, o).size() == 1);
+    o.filters.clear();
+    o.clauses = {"MR-SACK-*", "MR-HDR-?"};
+    CHECK(run::select(s, o).size() == 2);
+    o.clauses.clear();
+    o.filters = {"LOSS-1"};
+    o.repeat = 3;
+    auto r = run::run_suite(s, *run::parse_dut("sim"), o);
+    REQUIRE(r.size() == 3);
+    CHECK(r[0].id == "LOSS-1#1");
+    CHECK(r[0].seed != r[1].seed);
+}
+
+TEST_CASE("a stop request runs no further cases") {
+    auto s = load("p4.yaml", k_plan);
+    std::atomic<bool> stop{true};
+    run::run_options o;
+    o.stop = &stop;
+    CHECK(run::run_suite(s, *run::parse_dut("sim"), o).empty());
+}
+
+TEST_CASE("a DUT that cannot be made gives an error verdict, and the run goes on") {
+    auto s = load("p5.yaml", k_plan);
+    run::dut_factory broken = []() -> core::result<std::unique_ptr<dut::dut>> { return core::error{"agent unreachable"}; };
+    auto r = run::run_suite(s, broken, {});
+    REQUIRE(r.size() == 3);
+    CHECK(r[0].v == verdict::error);
+    CHECK_THAT(r[0].reason, Catch::Contains("agent unreachable"));
+}
+
+TEST_CASE("unknown DUT specs and bug names are usage errors") {
+    CHECK_FALSE(run::parse_dut("agent+udp").ok());
+    CHECK_THAT(run::parse_dut("sim:bug=nope").err().message, Catch::Contains("unknown bug profile 'nope'"));
+}
+
+TEST_CASE("validation reports every problem with file:line:col") {
+    auto s = load("bad.yaml", R"(cases:
+  - id: X
+    clauses: [MR-NOPE-1]
+    dut: {rto_min: fast}
+    topology:
+      paths: 300
+      impair:
+        - loss: {p: 2}
+    setup:
+      - post_wrte: {size: 10}
+      - drop: {match: {colour: red}}
+    steps:
+      - {at: soon, do: []}
+    expect:
+      - rnr_resume: {within: "rnr_time +"}
+      - no_such_check: {}
+)");
+    auto st = run::validate(s);
+    REQUIRE_FALSE(st.ok());
+    const auto& m = st.err().message;
+    CHECK_THAT(m, Catch::Contains("bad.yaml:3:15: unknown clause ID 'MR-NOPE-1'"));
+    CHECK_THAT(m, Catch::Contains("bad.yaml:4:20: dut: parameter 'rto_min' = 'fast'"));
+    CHECK_THAT(m, Catch::Contains("bad.yaml:6:14: topology.paths must be 1..256"));
+    CHECK_THAT(m, Catch::Contains("bad.yaml:8:11: stage 'loss': parameter 'p' = '2'"));
+    CHECK_THAT(m, Catch::Contains("bad.yaml:10:9: unknown action 'post_wrte'"));
+    CHECK_THAT(m, Catch::Contains("bad.yaml:11:32: unknown match field 'colour'"));
+    CHECK_THAT(m, Catch::Contains("bad.yaml:13:14: at: expects a duration"));
+    CHECK_THAT(m, Catch::Contains("bad.yaml:15:9: assertion 'rnr_resume', parameter 'within'"));
+    CHECK_THAT(m, Catch::Contains("bad.yaml:16:9: unknown assertion 'no_such_check'"));
+}
+
+TEST_CASE("JUnit keeps failures, errors, skipped and inconclusive apart") {
+    auto s = load("p6.yaml", k_plan);
+    auto r = run::run_suite(s, *run::parse_dut("sim:bug=frozen-rnr"), {});
+    r.push_back(r[0]);
+    r.back().id = "INC-1";
+    r.back().v = verdict::inconclusive;
+    r.back().reason = "no loss";
+    const auto x = run::results_junit(s, r, "sim:bug=frozen-rnr", 1);
+    CHECK_THAT(x, Catch::Contains("tests=\"4\" failures=\"1\" errors=\"0\" skipped=\"2\""));
+    CHECK_THAT(x, Catch::Contains("<failure message=\"rnr_resume: tag 2 never resumed"));
+    CHECK_THAT(x, Catch::Contains("<skipped message=\"inconclusive: no loss\"/>"));
+    CHECK_THAT(x, Catch::Contains("<skipped message=\"skipped: the DUT lacks capability 'rtl_backdoor'\"/>"));
+    CHECK_THAT(x, Catch::Contains("<property name=\"clauses\" value=\"MR-RNR-4\"/>"));
+}

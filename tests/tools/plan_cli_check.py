@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""`mrct run | list | validate | explain` behave as documented in docs/cli.md.
+
+Exit codes (0 pass, 1 a case failed, 2 plan or usage error), results.json and
+junit.xml in --out (well-formed; identical for the same seed apart from wall
+times), pcaps of failed cases, plan errors with file:line:col on stderr.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+
+from common import Failures
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--mrct", required=True)
+ap.add_argument("--plan", required=True)
+ap.add_argument("--workdir", required=True)
+args = ap.parse_args()
+fails = Failures()
+
+
+def mrct(*a):
+    return subprocess.run([args.mrct, *a], capture_output=True, text=True)
+
+
+def expect_rc(r, rc, what):
+    if r.returncode != rc:
+        fails.add(f"{what}: exit {r.returncode}, expected {rc}\nstdout: {r.stdout[-2000:]}\nstderr: {r.stderr[-2000:]}")
+
+
+r = mrct("validate", args.plan)
+expect_rc(r, 0, "validate")
+if "fewer cases than required" in r.stdout:
+    fails.add("the plan leaves a clause under-covered: " + r.stdout)
+
+r = mrct("list", "--json", args.plan)
+expect_rc(r, 0, "list --json")
+cases = json.loads(r.stdout)
+if len(cases) < 80:
+    fails.add(f"the plan has {len(cases)} cases, fewer than 80")
+if any(not c["clauses"] for c in cases):
+    fails.add("a case cites no clause")
+
+r = mrct("explain", args.plan, "RNR-001")
+expect_rc(r, 0, "explain")
+if "MR-RNR-4 (MUST) When the timer expires" not in r.stdout:
+    fails.add("explain does not show the clause text")
+
+out = os.path.join(args.workdir, "plan_cli_out")
+r = mrct("run", args.plan, "--filter", "HDR-00*", "--filter", "SACK-001*", "--out", out, "--seed", "5")
+expect_rc(r, 0, "run on the reference DUT")
+first = open(os.path.join(out, "results.json")).read()
+res = json.loads(first)
+if res["schema"] != "mrct-results/1" or res["summary"].get("pass") != len(res["cases"]):
+    fails.add("results.json summary is not all-pass")
+junit = ET.parse(os.path.join(out, "junit.xml")).getroot()
+if junit.tag != "testsuites" or int(junit.get("tests")) != len(res["cases"]) or int(junit.get("failures")) != 0:
+    fails.add("junit.xml does not match the results")
+
+r = mrct("run", args.plan, "--filter", "HDR-00*", "--filter", "SACK-001*", "--out", out, "--seed", "5")
+strip = lambda s: re.sub(r'"wall_s": [0-9.e-]+', '"wall_s": 0', s)
+if strip(open(os.path.join(out, "results.json")).read()) != strip(first):
+    fails.add("the same seed gave different results")
+
+bad_out = os.path.join(args.workdir, "plan_cli_bug")
+r = mrct("run", args.plan, "--filter", "SACK-001*", "--dut", "sim:bug=no-fast-retx", "--out", bad_out)
+expect_rc(r, 1, "run against no-fast-retx")
+if "MR-SACK-3" not in r.stdout or "fast_retransmit" not in r.stdout:
+    fails.add("the failure summary does not name the clause and assertion")
+pcaps = os.listdir(os.path.join(bad_out, "pcap")) if os.path.isdir(os.path.join(bad_out, "pcap")) else []
+if not any(p.startswith("SACK-001") for p in pcaps):
+    fails.add(f"no pcap for the failed case: {pcaps}")
+junit = ET.parse(os.path.join(bad_out, "junit.xml")).getroot()
+if int(junit.get("failures")) < 1 or junit.find(".//failure") is None:
+    fails.add("junit.xml lacks the failure")
+
+broken = os.path.join(args.workdir, "broken_plan.yaml")
+with open(broken, "w") as f:
+    f.write("cases:\n  - id: X\n    clauses: [MR-HDR-1]\n    expect:\n      - wire_fromat: {}\n")
+r = mrct("run", broken)
+expect_rc(r, 2, "run with a bad plan")
+if "broken_plan.yaml:5:9: unknown assertion 'wire_fromat'" not in r.stderr:
+    fails.add("the plan error lacks file:line:col: " + r.stderr)
+expect_rc(mrct("run", args.plan, "--dut", "bogus"), 2, "run with an unknown DUT")
+expect_rc(mrct("run", args.plan, "--filter", "NO-SUCH-*"), 2, "run with a filter matching nothing")
+
+fails.finish("plan CLI behaviours")
