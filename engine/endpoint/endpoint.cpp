@@ -244,7 +244,15 @@ std::optional<wire_state> endpoint::conn_wire(std::uint32_t conn) const {
     w.peer = c.peer;
     w.num_paths = c.num_paths;
     w.mtu = c.mtu;
-    for (const auto& t : c.tx) w.paths.push_back({t.port, t.epoch, t.next_ppsn});
+    for (std::size_t i = 0; i < c.tx.size(); ++i) {
+        const auto& t = c.tx[i];
+        wire_state::path p{t.port, t.epoch, t.next_ppsn, 0, 0};
+        if (i < c.rx.size()) {
+            p.recv_cum_ack = c.rx[i].cum_ack;
+            p.recv_epoch = c.rx[i].last_epoch;
+        }
+        w.paths.push_back(p);
+    }
     return w;
 }
 

@@ -86,6 +86,8 @@ struct wire_state {
         std::uint16_t port = 0;
         std::uint8_t epoch = 0;
         std::uint32_t next_ppsn = 0;
+        std::uint32_t recv_cum_ack = 0;  // receive side: the CumAck this endpoint would send
+        std::uint8_t recv_epoch = 0;     // receive side: the latest PathEpoch seen
     };
     std::vector<path> paths;
 };

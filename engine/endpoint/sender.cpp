@@ -448,8 +448,12 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
         return;
     }
     const std::uint32_t cum = f.bth.psn;
+    // An ACK older than what we already took as acknowledged (CumAck below our
+    // base: ACKs reordered, or an earlier ACK covered more) still carries SACK
+    // bits; `behind` shifts them onto our window.
+    const std::uint32_t behind = psn24::lt(cum, t.base_ppsn) ? psn24::diff(t.base_ppsn, cum) : 0;
     // Ignore ACKs whose CumAck is beyond what was sent on the path.
-    if (psn24::diff(cum, t.base_ppsn) > psn24::diff(t.next_ppsn, t.base_ppsn)) {
+    if (!behind && psn24::diff(cum, t.base_ppsn) > psn24::diff(t.next_ppsn, t.base_ppsn)) {
         ++k.acks_ignored;
         return;
     }
@@ -498,7 +502,8 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
         t.window.pop_front();
         t.base_ppsn = psn24::add(t.base_ppsn, 1);
     }
-    for (unsigned i = a.sack.next_set(1); i < sack256::k_bits; i = a.sack.next_set(i + 1)) {
+    for (unsigned b = a.sack.next_set(std::max(1u, behind)); b < sack256::k_bits; b = a.sack.next_set(b + 1)) {
+        const unsigned i = b - behind;  // window index of PPSN cum + b
         if (i >= t.window.size()) break;
         if (!t.window[i].acked) ack_one(t.window[i], psn24::add(t.base_ppsn, i));
     }

@@ -13,7 +13,7 @@ const std::vector<std::string>& craft_fields() {
     static const std::vector<std::string> k = {"template", "path", "ppsn", "size", "va_offset", "rkey", "tag", "stream",
                                                "seq", "recv_idx", "msg_len", "msg_offset", "attempt", "flags", "icrc",
                                                "tver", "mrh_ver", "opcode", "dest_qp", "path_id", "pad_cnt", "truncate",
-                                               "ack_req", "dir", "version_major", "version_minor", "num_paths", "mtu", "conn_id"};
+                                               "ack_req", "dir", "version_major", "version_minor", "num_paths", "mtu", "conn_id", "cum", "sack", "trig", "ece", "grant", "rnr_count", "ce_count"};
     return k;
 }
 
@@ -44,12 +44,13 @@ core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint3
         bool known = false;
         for (const auto& n : craft_fields()) known |= n == k;
         if (!known) return core::error{"inject: unknown field '" + k + "'"};
-        if (k != "template" && k != "ppsn" && k != "icrc" && k != "dir" && k != "ack_req" && !num(k, 0))
+        if (k != "template" && k != "ppsn" && k != "icrc" && k != "dir" && k != "ack_req" && k != "cum" && k != "sack" &&
+            k != "ece" && !num(k, 0))
             return num(k, 0).err();
     }
     const auto tmpl = f.count("template") ? f.at("template") : std::string("write");
-    if (tmpl != "write" && tmpl != "send" && tmpl != "connect")
-        return core::error{"inject: template must be write, send or connect"};
+    if (tmpl != "write" && tmpl != "send" && tmpl != "connect" && tmpl != "ack")
+        return core::error{"inject: template must be write, send, connect or ack"};
     if (tmpl == "connect") {
         frame_spec s;
         s.eth.src = peer.self().mac;
@@ -80,6 +81,51 @@ core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint3
         else ppsn = static_cast<std::uint32_t>(std::stoul(s, nullptr, 0)) & 0xFFFFFF;
     }
     const auto size = static_cast<std::uint32_t>(get("size", 256));
+
+    if (tmpl == "ack") {
+        // A forged ACK, as if from the peer's receive side of `path`.
+        std::uint32_t cum = pp.recv_cum_ack;
+        if (auto it = f.find("cum"); it != f.end()) {
+            const auto& v = it->second;
+            if (v == "cum") cum = pp.recv_cum_ack;
+            else if (v.rfind("cum+", 0) == 0) cum = (pp.recv_cum_ack + static_cast<std::uint32_t>(std::stoul(v.substr(4)))) & 0xFFFFFF;
+            else if (v.rfind("cum-", 0) == 0) cum = (pp.recv_cum_ack - static_cast<std::uint32_t>(std::stoul(v.substr(4)))) & 0xFFFFFF;
+            else cum = static_cast<std::uint32_t>(std::stoul(v, nullptr, 0)) & 0xFFFFFF;
+        }
+        frame_spec s;
+        s.eth.src = peer.self().mac;
+        s.eth.dst = w->peer.mac;
+        s.ipv4.src = peer.self().ip;
+        s.ipv4.dst = w->peer.ip;
+        s.ipv4.df = true;
+        s.udp.sport = pp.port;
+        s.udp.dport = k_udp_port;
+        s.bth.opcode = static_cast<std::uint8_t>(opcode::ack);
+        s.bth.dest_qp = static_cast<std::uint32_t>(get("dest_qp", w->remote_id));
+        s.bth.psn = cum;
+        ackh a;
+        a.path_epoch = pp.recv_epoch & 0xF;
+        a.path_id = static_cast<std::uint8_t>(get("path_id", path));
+        a.flags = f.count("ece") && f.at("ece") == "true" ? k_ack_flag_ece : 0;
+        a.trig_ppsn = ppsn32::of(static_cast<std::uint32_t>(get("trig", (cum - 1) & 0xFFFFFF)));
+        if (auto it = f.find("sack"); it != f.end()) {
+            std::string list = it->second;
+            std::size_t i = 0;
+            while (i < list.size()) {
+                std::size_t j = list.find(',', i);
+                if (j == std::string::npos) j = list.size();
+                const auto bit = std::stoul(list.substr(i, j - i));
+                if (bit < 1 || bit > 255) return core::error{"inject: sack offsets are 1..255"};
+                a.sack.set(static_cast<unsigned>(bit));
+                i = j + 1;
+            }
+        }
+        a.grant_rate = static_cast<std::uint16_t>(get("grant", k_grant_unlimited));
+        a.rnr_count = static_cast<std::uint16_t>(get("rnr_count", 0));
+        a.ce_count = static_cast<std::uint16_t>(get("ce_count", 0));
+        s.ackh = a;
+        return build(s);
+    }
 
     frame_spec s;
     s.eth.src = peer.self().mac;

@@ -24,6 +24,10 @@ namespace mrct::peer {
 //   tver, mrh_ver, opcode, dest_qp, path_id, pad_cnt, truncate  (raw overrides)
 // template connect: a CONNECT to the DUT's listener with version_major,
 //   version_minor, num_paths, mtu, conn_id (a new connection attempt).
+// template ack: a forged ACK for the DUT's data on `path`: cum (cum, cum+N,
+//   cum-N or a number; default the peer's own CumAck), sack (offsets from
+//   CumAck whose bits are set, e.g. "1,2,5"), trig, ece (true/false), grant,
+//   rnr_count, ce_count.
 struct craft_target {
     std::uint64_t dut_va = 0;  // the DUT region WRITEs aim at
     std::uint32_t dut_rkey = 0;

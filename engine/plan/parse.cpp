@@ -164,8 +164,8 @@ private:
         if (n["level"]) c.level = subst(n["level"], v);
         if (c.level != "MUST" && c.level != "SHOULD") err(n["level"], "level must be MUST or SHOULD, not '" + c.level + "'");
         if (n["role"]) c.role = subst(n["role"], v);
-        if (c.role != "sender" && c.role != "receiver")
-            err(n["role"] ? n["role"] : n, "role (the peer's) must be sender or receiver, not '" + c.role + "'");
+        if (c.role != "sender" && c.role != "receiver" && c.role != "both")
+            err(n["role"] ? n["role"] : n, "role (the peer's) must be sender, receiver or both, not '" + c.role + "'");
         if (!n["clauses"] || !n["clauses"].IsSequence() || n["clauses"].size() == 0)
             err(n, "case '" + c.id + "' cites no clauses (clauses: [MR-...])");
         else

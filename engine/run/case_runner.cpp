@@ -152,8 +152,8 @@ private:
         peer_ = std::make_unique<endpoint::endpoint>(s_, pcfg_, k_peer_addr, seed_ * 104729 + 7,
                                                      [this](core::bytes_view fr) { to_dut(fr); });
 
-        // Connection: the data sender opens it.
-        const bool dut_sends = c_.role == "receiver";
+        // Connection: the data sender opens it (with `both`, the DUT).
+        const bool dut_sends = c_.role != "sender";
         if (dut_sends) {
             peer_->listen();
             dut_conn_ = dut_->connect(k_peer_addr);
@@ -260,7 +260,7 @@ private:
     void check_triggers(const trace::record& r) {
         for (std::size_t i = 0; i < c_.steps.size(); ++i) {
             const auto& st = c_.steps[i];
-            if (!st.on || fired_[i] || !armed_) continue;
+            if (!armed_ || !st.on || fired_[i]) continue;
             if ((st.on->dir == "from_dut") != (r.d == trace::dir::from_dut)) continue;
             if (!filter_set::matches(st.on->match, r)) continue;
             if (++trigger_count_[i] < st.on->nth) continue;
@@ -277,9 +277,12 @@ private:
             if (auto st = act(a, i); !st && error_.empty()) error_ = a.at.str() + ": " + st.err().message;
     }
 
+    // Default side of a post: the data sender for Sends and Writes, the data
+    // receiver for receives. With role `both`, the DUT sends and the peer receives
+    // unless `side` says otherwise.
     bool dut_side(const plan::action& a, bool sender_default) const {
         auto side = text(a.a, "side", "");
-        if (side.empty()) return sender_default ? c_.role == "receiver" : c_.role == "sender";
+        if (side.empty()) return sender_default ? c_.role != "sender" : c_.role == "sender";
         return side == "dut";
     }
 
@@ -371,11 +374,12 @@ private:
     }
 
     core::status execute() {
-        for (const auto& a : c_.setup)
-            if (auto st = act(a, -1); !st) return core::error{a.at.str() + ": " + st.err().message};
-        armed_ = true;
+        // Triggers see every frame from time 0, setup's own included.
         fired_.assign(c_.steps.size(), false);
         trigger_count_.assign(c_.steps.size(), 0);
+        armed_ = true;
+        for (const auto& a : c_.setup)
+            if (auto st = act(a, -1); !st) return core::error{a.at.str() + ": " + st.err().message};
         nanos last_timed = t0_;
         for (std::size_t i = 0; i < c_.steps.size(); ++i) {
             const auto& st = c_.steps[i];

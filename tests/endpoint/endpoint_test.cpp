@@ -3,6 +3,7 @@
 
 #include "core/serial.h"
 #include "harness.h"
+#include "wire/build.h"
 #include "wire/protocol.h"
 
 using namespace mrct;
@@ -501,4 +502,50 @@ TEST_CASE("never more than 256 PPSNs outstanding from CumAck, even while SACKed 
     }
     CHECK(max_span < 256);
     CHECK(max_span > 200);  // and the limit was reached
+}
+
+TEST_CASE("an ACK whose CumAck is below what is already acknowledged still acknowledges by its SACK bits (§5 Loss, MR-SACK-4)") {
+    // The first packet is lost; a forged ACK covering it arrives first, then
+    // the receiver's own ACK (CumAck = the lost PPSN, SACK bits for the rest)
+    // lands below the sender's base. Its SACK bits must still count: no
+    // packet covered by them is resent.
+    fabric::fabric_config fc;
+    fc.paths = 1;
+    fc.default_stages = {{"delay", {{"delay", "2us"}}}, {"match_drop", {{"opcode", "WRITE"}, {"count", "1"}}}};
+    endpoint::config one;
+    one.num_paths = 1;
+    pair_rig r(fc, one, one);
+    auto rk = r.b->register_mr(1 << 16);
+    auto w = r.a->conn_wire(r.conn_a);
+    REQUIRE(w);
+    const std::uint32_t first = w->paths[0].next_ppsn;
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(8 * 4096), r.b->mr_va(rk), rk, 1).ok());
+    // Forged: CumAck first + 2 (covers the lost first packet and the next).
+    auto wb = r.b->conn_wire(r.conn_b);
+    wire::frame_spec s;
+    s.eth.src = r.b->self().mac;
+    s.eth.dst = r.a->self().mac;
+    s.ipv4.src = r.b->self().ip;
+    s.ipv4.dst = r.a->self().ip;
+    s.ipv4.df = true;
+    s.udp.sport = wb->paths[0].port;
+    s.udp.dport = wire::k_udp_port;
+    s.bth.opcode = static_cast<std::uint8_t>(wire::opcode::ack);
+    s.bth.dest_qp = wb->remote_id;
+    s.bth.psn = (first + 2) & 0xFFFFFF;
+    s.ackh = wire::ackh{};
+    s.ackh->trig_ppsn = wire::ppsn32::of(first + 1);
+    r.a->receive(wire::build(s));
+    r.run_for(5ms);
+    // The receiver never got the first packet, so its ACKs stay at CumAck = first.
+    bool stale_seen = false;
+    for (const auto& t : r.frames(direction::b_to_a, static_cast<std::uint8_t>(wire::opcode::ack)))
+        stale_seen |= t.f().bth.psn == first;
+    CHECK(stale_seen);
+    CHECK(r.a->stats().rto_retransmits == 0);
+    CHECK(r.a->stats().fast_retransmits == 0);
+    std::size_t resends = 0;
+    for (const auto& t : r.frames(direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::write)))
+        resends += (t.f().mrh.flags & wire::k_flag_retx) != 0;
+    CHECK(resends == 0);
 }
