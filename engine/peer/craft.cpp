@@ -9,6 +9,23 @@ namespace mrct::peer {
 
 using namespace wire;
 
+namespace {
+
+// Ethernet/IPv4/UDP of a frame from the peer to `dst`, from `sport`.
+frame_spec from_peer(const endpoint::endpoint& peer, const endpoint::address& dst, std::uint16_t sport) {
+    frame_spec s;
+    s.eth.src = peer.self().mac;
+    s.eth.dst = dst.mac;
+    s.ipv4.src = peer.self().ip;
+    s.ipv4.dst = dst.ip;
+    s.ipv4.df = true;  // MR-HDR-6, like the peer's own frames
+    s.udp.sport = sport;
+    s.udp.dport = k_udp_port;
+    return s;
+}
+
+}  // namespace
+
 const std::vector<std::string>& craft_fields() {
     static const std::vector<std::string> k = {"template", "path", "ppsn", "size", "va_offset", "rkey", "tag", "stream",
                                                "seq", "recv_idx", "msg_len", "msg_offset", "attempt", "flags", "icrc",
@@ -52,14 +69,7 @@ core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint3
     if (tmpl != "write" && tmpl != "send" && tmpl != "connect" && tmpl != "ack")
         return core::error{"inject: template must be write, send, connect or ack"};
     if (tmpl == "connect") {
-        frame_spec s;
-        s.eth.src = peer.self().mac;
-        s.eth.dst = target.dut.mac;
-        s.ipv4.src = peer.self().ip;
-        s.ipv4.dst = target.dut.ip;
-        s.ipv4.df = true;
-        s.udp.sport = static_cast<std::uint16_t>(k_entropy_base | 0x2A2A);
-        s.udp.dport = k_udp_port;
+        frame_spec s = from_peer(peer, target.dut, static_cast<std::uint16_t>(k_entropy_base | 0x2A2A));
         s.bth.opcode = static_cast<std::uint8_t>(opcode::ctrl);
         s.bth.dest_qp = k_listener_qp;
         s.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(ctrl_type::connect), 0};
@@ -92,14 +102,7 @@ core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint3
             else if (v.rfind("cum-", 0) == 0) cum = (pp.recv_cum_ack - static_cast<std::uint32_t>(std::stoul(v.substr(4)))) & 0xFFFFFF;
             else cum = static_cast<std::uint32_t>(std::stoul(v, nullptr, 0)) & 0xFFFFFF;
         }
-        frame_spec s;
-        s.eth.src = peer.self().mac;
-        s.eth.dst = w->peer.mac;
-        s.ipv4.src = peer.self().ip;
-        s.ipv4.dst = w->peer.ip;
-        s.ipv4.df = true;
-        s.udp.sport = pp.port;
-        s.udp.dport = k_udp_port;
+        frame_spec s = from_peer(peer, w->peer, pp.port);
         s.bth.opcode = static_cast<std::uint8_t>(opcode::ack);
         s.bth.dest_qp = static_cast<std::uint32_t>(get("dest_qp", w->remote_id));
         s.bth.psn = cum;
@@ -127,15 +130,8 @@ core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint3
         return build(s);
     }
 
-    frame_spec s;
-    s.eth.src = peer.self().mac;
-    s.eth.dst = w->peer.mac;
-    s.ipv4.src = peer.self().ip;
-    s.ipv4.dst = w->peer.ip;
-    s.ipv4.df = true;
-    s.ipv4.ecn = 2;
-    s.udp.sport = pp.port;
-    s.udp.dport = k_udp_port;
+    frame_spec s = from_peer(peer, w->peer, pp.port);
+    s.ipv4.ecn = 2;  // ECT(0), MR-HDR-4
     const bool send = tmpl == "send";
     s.bth.opcode = static_cast<std::uint8_t>(get("opcode", send ? 0xC2 : 0xC0));
     s.bth.dest_qp = static_cast<std::uint32_t>(get("dest_qp", w->remote_id));
