@@ -244,6 +244,7 @@ std::optional<wire_state> endpoint::conn_wire(std::uint32_t conn) const {
     w.peer = c.peer;
     w.num_paths = c.num_paths;
     w.mtu = c.mtu;
+    w.rnr_count = c.rnr_count;
     for (std::size_t i = 0; i < c.tx.size(); ++i) {
         const auto& t = c.tx[i];
         wire_state::path p{t.port, t.epoch, t.next_ppsn, 0, 0};
@@ -254,6 +255,18 @@ std::optional<wire_state> endpoint::conn_wire(std::uint32_t conn) const {
         w.paths.push_back(p);
     }
     return w;
+}
+
+core::status endpoint::move_port(std::uint32_t conn, unsigned path) {
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return core::error{"move_port: unknown connection"};
+    auto& c = *it->second;
+    if (path >= c.tx.size()) return core::error{"move_port: no path " + std::to_string(path)};
+    auto& t = c.tx[path];
+    t.port = impl::new_port(*this, c, t.port);
+    t.epoch = static_cast<std::uint8_t>((t.epoch + 1) & 0xF);
+    t.st.moves++;
+    return core::ok_status();
 }
 
 std::uint64_t endpoint::inflight_messages(std::uint32_t conn) const {

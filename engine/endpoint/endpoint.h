@@ -90,6 +90,7 @@ struct wire_state {
         std::uint8_t recv_epoch = 0;     // receive side: the latest PathEpoch seen
     };
     std::vector<path> paths;
+    std::uint16_t rnr_count = 0;  // receive side: the highest RnrSeq made so far
 };
 
 struct connection;  // internal, connection.h
@@ -146,6 +147,9 @@ public:
     sim::scheduler& sched() { return s_; }
     std::uint64_t inflight_messages(std::uint32_t conn) const;
     std::optional<wire_state> conn_wire(std::uint32_t conn) const;
+    // Moves path `path` to a new source port with PathEpoch + 1, as after two
+    // expiries (MR-PATH-2/4): the scriptable peer changing its entropy on cue.
+    core::status move_port(std::uint32_t conn, unsigned path);
     const address& self() const { return self_; }
 
     // Internal plumbing shared by endpoint.cpp, sender.cpp and receiver.cpp.

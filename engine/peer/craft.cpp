@@ -30,12 +30,13 @@ const std::vector<std::string>& craft_fields() {
     static const std::vector<std::string> k = {"template", "path", "ppsn", "size", "va_offset", "rkey", "tag", "stream",
                                                "seq", "recv_idx", "msg_len", "msg_offset", "attempt", "flags", "icrc",
                                                "tver", "mrh_ver", "opcode", "dest_qp", "path_id", "pad_cnt", "truncate",
-                                               "ack_req", "dir", "version_major", "version_minor", "num_paths", "mtu", "conn_id", "cum", "sack", "trig", "ece", "grant", "rnr_count", "ce_count"};
+                                               "ack_req", "dir", "version_major", "version_minor", "num_paths", "mtu", "conn_id", "cum", "sack", "trig", "ece", "grant", "rnr_count", "ce_count", "code", "rnr_seq"};
     return k;
 }
 
 core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint32_t conn,
-                                      const std::map<std::string, std::string>& f, const craft_target& target) {
+                                      const std::map<std::string, std::string>& f, const craft_target& target,
+                                      const wire::frame* trigger) {
     auto w = peer.conn_wire(conn);
     if (!w) return core::error{"inject: the peer has no connection"};
     auto num = [&](const std::string& k, std::uint64_t def) -> core::result<std::uint64_t> {
@@ -66,8 +67,28 @@ core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint3
             return num(k, 0).err();
     }
     const auto tmpl = f.count("template") ? f.at("template") : std::string("write");
-    if (tmpl != "write" && tmpl != "send" && tmpl != "connect" && tmpl != "ack")
-        return core::error{"inject: template must be write, send, connect or ack"};
+    if (tmpl != "write" && tmpl != "send" && tmpl != "connect" && tmpl != "ack" && tmpl != "rnr")
+        return core::error{"inject: template must be write, send, connect, ack or rnr"};
+    if (tmpl == "rnr") {
+        if (!trigger || !trigger->has(has_mrh) || !is_send_opcode(trigger->bth.opcode))
+            return core::error{"inject: template rnr answers the SEND that triggered the step (use `on:` with a SEND match)"};
+        const auto& m = trigger->mrh;
+        frame_spec s = from_peer(peer, w->peer, trigger->udp.sport);  // from the triggering packet's port, as RNRs go
+        s.bth.opcode = static_cast<std::uint8_t>(opcode::rnr);
+        s.bth.dest_qp = static_cast<std::uint32_t>(get("dest_qp", w->remote_id));
+        rnrh r;
+        r.epoch = m.path_epoch;
+        r.timer_code = static_cast<std::uint8_t>(get("code", 14) & 0x1F);
+        r.path_id = m.path_id;
+        r.attempt = m.attempt;
+        r.ppsn = ppsn32::of(trigger->bth.psn);
+        r.stream_id = m.stream_id;
+        r.tag = m.tag;
+        r.stream_seq = m.stream_seq;
+        r.rnr_seq = static_cast<std::uint16_t>(get("rnr_seq", static_cast<std::uint16_t>(w->rnr_count + 1)));
+        s.rnrh = r;
+        return build(s);
+    }
     if (tmpl == "connect") {
         frame_spec s = from_peer(peer, target.dut, static_cast<std::uint16_t>(k_entropy_base | 0x2A2A));
         s.bth.opcode = static_cast<std::uint8_t>(opcode::ctrl);

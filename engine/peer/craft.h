@@ -9,6 +9,7 @@
 #include "core/bytes.h"
 #include "core/result.h"
 #include "endpoint/endpoint.h"
+#include "wire/frame.h"
 
 namespace mrct::peer {
 
@@ -28,6 +29,9 @@ namespace mrct::peer {
 //   cum-N or a number; default the peer's own CumAck), sack (offsets from
 //   CumAck whose bits are set, e.g. "1,2,5"), trig, ece (true/false), grant,
 //   rnr_count, ce_count.
+// template rnr: an RNR for the DUT's SEND that triggered the step (`on:`):
+//   its path, PPSN, stream, tag, StreamSeq, Attempt and epoch; `code` (TimerCode,
+//   default 14), `rnr_seq` (default the peer's next).
 struct craft_target {
     std::uint64_t dut_va = 0;  // the DUT region WRITEs aim at
     std::uint32_t dut_rkey = 0;
@@ -35,7 +39,8 @@ struct craft_target {
 };
 
 core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint32_t conn,
-                                      const std::map<std::string, std::string>& fields, const craft_target& target);
+                                      const std::map<std::string, std::string>& fields, const craft_target& target,
+                                      const wire::frame* trigger = nullptr);
 
 // The names `craft` accepts (validation).
 const std::vector<std::string>& craft_fields();

@@ -265,7 +265,9 @@ private:
             if (!filter_set::matches(st.on->match, r)) continue;
             if (++trigger_count_[i] < st.on->nth) continue;
             fired_[i] = true;
-            // Actions run right after this frame is handled (same time).
+            // Actions run right after this frame is handled (same time); they
+            // may refer to it (inject template rnr).
+            trigger_rec_[i] = r.index;
             s_.after(0ns, [this, i] { run_step(static_cast<int>(i)); });
         }
     }
@@ -351,10 +353,17 @@ private:
             if (dir != "to_peer") fab_->at(fabric::direction::b_to_a, p).set_failed(f);
             return core::ok_status();
         }
+        if (a.name == "move_port") {
+            // The peer changes its own entropy on path N (PathEpoch + 1).
+            return peer_->move_port(peer_conn_, static_cast<unsigned>(std::stoul(text(a.a, "path", "0"))));
+        }
         if (a.name == "inject") {
             std::map<std::string, std::string> fields;
             for (const auto& [k, v] : a.a) fields[k] = v.text;
-            auto fr = peer::craft(*peer_, peer_conn_, fields, {dut_->mr_va(dut_rkey_), dut_rkey_, k_dut_addr});
+            const wire::frame* trig = nullptr;
+            if (step >= 0)
+                if (auto it = trigger_rec_.find(step); it != trigger_rec_.end()) trig = &tr_->frames[it->second].f();
+            auto fr = peer::craft(*peer_, peer_conn_, fields, {dut_->mr_va(dut_rkey_), dut_rkey_, k_dut_addr}, trig);
             if (!fr) return fr.err();
             // Injected frames bypass filters and fabric: straight onto the DUT's wire.
             auto& rec = tr_->add(s_.now(), trace::dir::to_dut, *fr);
@@ -533,6 +542,7 @@ private:
     bool armed_ = false;
     std::vector<bool> fired_;
     std::vector<unsigned> trigger_count_;
+    std::map<std::size_t, std::size_t> trigger_rec_;  // step -> the trace index of the frame that fired it
     std::map<unsigned, std::uint16_t> dut_pinned_;
     std::map<std::pair<bool, std::uint16_t>, std::vector<std::pair<std::uint64_t, std::uint32_t>>> recvs_;  // (on_dut, tag)
     std::map<std::pair<bool, std::uint16_t>, std::vector<std::pair<std::uint64_t, core::byte_buffer>>> sends_;  // (to dut, tag)

@@ -26,6 +26,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& k_actions()
         {"delay", {"dir", "count", "skip", "for", "match", "by"}},
         {"mark_ce", {"dir", "count", "skip", "for", "match"}},
         {"skew", {"path", "add"}},
+        {"move_port", {"path"}},
         {"inject", {}},
     };
     return k;

@@ -180,3 +180,61 @@ TEST_CASE("JUnit keeps failures, errors, skipped and inconclusive apart") {
     CHECK_THAT(x, Catch::Contains("<skipped message=\"skipped: the DUT lacks capability 'rtl_backdoor'\"/>"));
     CHECK_THAT(x, Catch::Contains("<property name=\"clauses\" value=\"MR-RNR-4\"/>"));
 }
+
+TEST_CASE("the peer departs from the reference on cue: forged RNR and ACK, port moves, role both") {
+    auto s = load("p7.yaml", R"(cases:
+  - id: RNR-CUE
+    title: forged RNR on the first SEND of tag 6
+    clauses: [MR-RNR-4]
+    peer: {rnr_timer_code: 10}
+    setup:
+      - post_recv: {side: peer, tag: 6, size: 8192}
+      - post_send: {side: dut, stream: 1, tag: 6, size: 8192}
+    steps:
+      - on: {match: {opcode: SEND, tag: 6, offset: 0}}
+        do: [inject: {template: rnr}]
+    expect:
+      - rnr_resume: {}
+      - frame_count: {dir: to_dut, match: {opcode: RNR}, at_least: 1, at_most: 1}
+  - id: RNR-TIMED
+    title: a forged RNR needs a triggering SEND
+    clauses: [MR-RNR-4]
+    steps:
+      - {at: 5us, do: [inject: {template: rnr}]}
+    expect:
+      - wire_format: {}
+  - id: MOVE
+    title: peer moves its port
+    clauses: [MR-PATH-3]
+    role: sender
+    setup:
+      - post_write: {size: 65536, count: 4}
+    steps:
+      - {at: 2us, do: [move_port: {path: 1}]}
+    expect:
+      - all_complete: {}
+      - data_integrity: {}
+  - id: BOTH
+    title: data both ways
+    clauses: [MR-OOO-1]
+    role: both
+    setup:
+      - post_write: {side: dut, size: 65536}
+      - post_write: {side: peer, size: 65536}
+    expect:
+      - all_complete: {}
+      - data_integrity: {}
+      - frame_count: {dir: to_dut, match: {opcode: WRITE}, at_least: 16}
+      - frame_count: {dir: from_dut, match: {opcode: WRITE}, at_least: 16}
+)");
+    REQUIRE(run::validate(s).ok());
+    auto r = run::run_suite(s, *run::parse_dut("sim"), {});
+    REQUIRE(r.size() == 4);
+    CHECK(r[0].v == verdict::pass);
+    CHECK(r[1].v == verdict::error);
+    CHECK_THAT(r[1].reason, Catch::Contains("template rnr answers the SEND that triggered the step"));
+    CHECK(r[2].v == verdict::pass);
+    CHECK(r[3].v == verdict::pass);
+    auto frozen = run::run_suite(s, *run::parse_dut("sim:bug=frozen-rnr"), {});
+    CHECK(frozen[0].v == verdict::fail);
+}
