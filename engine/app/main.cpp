@@ -109,10 +109,10 @@ int main(int argc, char** argv) {
     auto* validate = app.add_subcommand("validate", "Check a plan without running it: errors with file:line:col; clause coverage");
     validate->add_option("plan", val_plan, "Test plan")->required()->check(CLI::ExistingFile);
 
-    std::string ex_plan, ex_case;
-    auto* explain = app.add_subcommand("explain", "Show what a case does and checks, with its clauses' text");
-    explain->add_option("plan", ex_plan, "Test plan")->required()->check(CLI::ExistingFile);
-    explain->add_option("case", ex_case, "Case ID (or glob)")->required();
+    std::vector<std::string> ex_args;
+    auto* explain = app.add_subcommand("explain", "Show what a case does and checks, with its clauses' text: explain [PLAN] CASE "
+                                                  "(PLAN defaults to testplans/metaroce-1.2/plan.yaml)");
+    explain->add_option("args", ex_args, "[PLAN] CASE (case ID or glob)")->required()->expected(1, 2);
 
     std::string st_plan = "testplans/metaroce-1.2/plan.yaml", st_out;
     unsigned st_jobs = 2;
@@ -143,7 +143,9 @@ int main(int argc, char** argv) {
         if (*run) return mrct::app::run_plan(ra);
         if (*list) return mrct::app::run_list(list_plan, list_json);
         if (*validate) return mrct::app::run_validate(val_plan);
-        if (*explain) return mrct::app::run_explain(ex_plan, ex_case);
+        if (*explain)
+            return ex_args.size() == 2 ? mrct::app::run_explain(ex_args[0], ex_args[1])
+                                       : mrct::app::run_explain("testplans/metaroce-1.2/plan.yaml", ex_args[0]);
         if (*selftest) return mrct::app::run_selftest(st_plan, st_jobs, st_out);
     } catch (const std::exception& e) {
         spdlog::error("internal error: {}", e.what());

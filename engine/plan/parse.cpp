@@ -1,3 +1,4 @@
+#include <cctype>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -155,7 +156,10 @@ private:
         c.id = subst(n["id"], v);
         for (const auto& [k, val] : point) c.id += "[" + k + "=" + val + "]";
         if (n["title"]) c.title = subst(n["title"], v);
-        if (n["description"]) c.description = subst(n["description"], v);
+        if (n["description"]) {
+            c.description = subst(n["description"], v);
+            while (!c.description.empty() && std::isspace(static_cast<unsigned char>(c.description.back()))) c.description.pop_back();
+        }
         if (n["area"]) c.area = subst(n["area"], v);
         if (c.area.empty()) {
             auto dash = c.id.find('-');
