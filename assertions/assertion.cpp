@@ -155,7 +155,9 @@ const assertion_def* find(std::string_view name) {
 }
 
 core::status check_args(const assertion_def& def, const std::map<std::string, std::string>& args) {
-    for (const auto& [k, v] : args) {
+    for (const auto& kv : args) {
+        const std::string& k = kv.first;  // plain references: lambdas below capture them (clang 14)
+        const std::string& v = kv.second;
         const param_decl* d = nullptr;
         for (const auto& p : def.params)
             if (p.name == k || (p.name == "match" && k.rfind("match.", 0) == 0)) d = &p;

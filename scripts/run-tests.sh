@@ -22,10 +22,11 @@ step() {  # step NAME CMD...: run, count, keep going
     failed=$((failed + 1))
   fi
 }
-ctest_in() {  # runs ctest in a build dir and adds its test counts
-  local log
+ctest_in() {  # ctest_in DIR [CTEST ARGS...]: runs ctest in a build dir and adds its test counts
+  local log dir=$1
+  shift
   log=$(mktemp)
-  (cd "$1" && ctest --output-on-failure -j "$(nproc)") | tee "$log"
+  (cd "$dir" && ctest --output-on-failure -j "$(nproc)" "$@") | tee "$log"
   local rc=${PIPESTATUS[0]}
   local line
   line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" | tail -1)
@@ -48,7 +49,11 @@ fi
 
 if ./scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DMRCT_SANITIZE=ON -DMRCT_BENCH=OFF; then
   echo "=== tests (ASan + UBSan)"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest_in build-asan
+  # The selftest (31 runs of the plan) takes 3 minutes in this unoptimised
+  # build; here the plan runs once against the reference (plan_reference_run)
+  # and every bug profile runs in endpoint_tests. The full selftest ran above.
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest_in build-asan -E selftest_metaroce_1_2
 else
   failed=$((failed + 1))
 fi

@@ -57,7 +57,9 @@ core::status check_match(const field_map& match) {
 bool matches(const field_map& match, const record& r) {
     if (!r.ok()) return false;
     const auto& f = r.f();
-    for (const auto& [k, v] : match) {
+    for (const auto& kv : match) {
+        const std::string& k = kv.first;
+        const std::string& v = kv.second;  // not a structured binding: clang 14 cannot capture those in lambdas
         auto num = [&] { return std::stoull(v, nullptr, 0); };
         auto flag = [&](bool b) { return (v == "true") == b; };
         if (k == "opcode") {
