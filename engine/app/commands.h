@@ -56,10 +56,13 @@ struct run_args {
     unsigned repeat = 1, jobs = 1;
     std::string out;
     std::string capture = "fail";  // all | fail | none: pcaps per case in <out>/pcap
+    std::string shard;             // "K/N": a deterministic 1/N slice
     bool quiet_progress = false;
 };
 int run_plan(const run_args& a);
 int run_list(const std::string& plan, bool json);
+// Merges the outputs of shard runs into one set of reports in `out`.
+int run_report_merge(const std::vector<std::string>& dirs, const std::string& out);
 int run_validate(const std::string& plan);
 int run_explain(const std::string& plan, const std::string& case_id);
 // The plan against the reference DUT and every bug profile; prints the kill matrix.

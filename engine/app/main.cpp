@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
     run->add_option("--seed", ra.seed, "Run seed (same seed, same results)");
     run->add_option("--repeat", ra.repeat, "Run each case N times with different seeds")->check(CLI::Range(1u, 100000u));
     run->add_option("--jobs,-j", ra.jobs, "Cases run in parallel")->check(CLI::Range(1u, 256u));
-    run->add_option("--out", ra.out, "Directory for results.json and junit.xml");
+    run->add_option("--out", ra.out, "Directory for report.html, results.json and junit.xml (docs/reports.md)");
+    run->add_option("--shard", ra.shard, "Run a deterministic slice K/N of the cases (merge with `mrct report merge`)");
     run->add_option("--capture", ra.capture, "pcap per case in OUT/pcap: all, fail (failed and error cases; default) or none")
         ->check(CLI::IsMember({"all", "fail", "none"}));
     run->add_flag("--failures-only", ra.quiet_progress, "Print only cases that did not pass while running");
@@ -121,6 +122,14 @@ int main(int argc, char** argv) {
     selftest->add_option("--jobs,-j", st_jobs, "Cases run in parallel")->check(CLI::Range(1u, 256u));
     selftest->add_option("--out", st_out, "Directory for kill-matrix.json");
 
+    std::vector<std::string> merge_dirs;
+    std::string merge_out;
+    auto* report = app.add_subcommand("report", "Work with run outputs");
+    auto* merge = report->add_subcommand("merge", "Merge the --out directories of shard runs into one set of reports");
+    merge->add_option("dirs", merge_dirs, "Shard output directories")->required()->check(CLI::ExistingDirectory);
+    merge->add_option("--out", merge_out, "Directory for the merged reports")->required();
+    report->require_subcommand(1);
+
     std::string docs_what, docs_plan;
     auto* docs = app.add_subcommand("docs", "Print a generated reference section as markdown (docs/fabric.md, bug-profiles.md, assertions.md, clauses.md)");
     docs->add_option("what", docs_what, "fabric (impairment stages), bugs (bug profiles), assertions (the assertion library), clauses (clause table)")
@@ -141,6 +150,7 @@ int main(int argc, char** argv) {
         if (*simulate) return mrct::app::run_simulate(sim);
         if (*docs) return mrct::app::run_docs(docs_what, docs_plan);
         if (*run) return mrct::app::run_plan(ra);
+        if (*merge) return mrct::app::run_report_merge(merge_dirs, merge_out);
         if (*list) return mrct::app::run_list(list_plan, list_json);
         if (*validate) return mrct::app::run_validate(val_plan);
         if (*explain)

@@ -16,6 +16,7 @@
 #include "assertions/assertion.h"
 #include "endpoint/config.h"
 #include "run/clauses.h"
+#include "reports/reports.h"
 #include "run/runner.h"
 
 namespace mrct::app {
@@ -79,21 +80,37 @@ int run_plan(const run_args& a) {
     o.repeat = a.repeat;
     o.jobs = a.jobs;
     o.stop = &g_stop;
+    if (!a.shard.empty()) {
+        unsigned k = 0, n = 0;
+        char slash = 0;
+        if (std::sscanf(a.shard.c_str(), "%u%c%u", &k, &slash, &n) != 3 || slash != '/' || n < 1 || k < 1 || k > n) {
+            std::fprintf(stderr, "--shard expects K/N with 1 <= K <= N, got '%s'\n", a.shard.c_str());
+            return k_exit_usage;
+        }
+        o.shard_k = k;
+        o.shard_n = n;
+    }
     std::signal(SIGINT, on_sigint);
-    const auto total = run::select(*s, o).size() * std::max(1u, a.repeat);
-    if (!total) {
+    const auto planned = run::planned_runs(*s, o);
+    const auto total = o.shard_n > 1 ? (planned + o.shard_n - o.shard_k) / o.shard_n : planned;
+    if (!planned) {
         std::fprintf(stderr, "no case matches the filters\n");
         return k_exit_usage;
     }
-    std::printf("mrct %s: %s (%zu cases) against %s, seed %llu\n", std::string(version_string()).c_str(),
-                s->name.c_str(), total, a.dut.c_str(), static_cast<unsigned long long>(a.seed));
+    std::printf("mrct %s: %s (%zu cases%s) against %s, seed %llu\n", std::string(version_string()).c_str(), s->name.c_str(),
+                total, a.shard.empty() ? "" : (", shard " + a.shard + " of " + std::to_string(planned)).c_str(), a.dut.c_str(),
+                static_cast<unsigned long long>(a.seed));
     std::string pcap_dir;
     if (!a.out.empty() && a.capture != "none") {
         pcap_dir = a.out + "/pcap";
         std::error_code ec;
         std::filesystem::create_directories(pcap_dir, ec);
     }
+    // Each case becomes its report entry as it ends, evidence included, so its
+    // trace can go at once.
+    std::vector<reports::json> entries;
     o.progress = [&](const run::case_result& r, std::size_t done, std::size_t n) {
+        if (!a.out.empty()) entries.push_back(reports::case_json(r, r.order));
         if (!pcap_dir.empty() && r.tr && (a.capture == "all" || r.v == assertions::verdict::fail || r.v == assertions::verdict::error)) {
             std::string name;
             for (char ch : r.id) name += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ? ch : '_';
@@ -101,7 +118,10 @@ int run_plan(const run_args& a) {
             auto w = capture::pcap_writer::create(path + ".tmp");
             if (w) {
                 for (const auto& f : r.tr->frames) (*w)->write(f.t.count(), f.bytes);
-                if ((*w)->close()) std::filesystem::rename(path + ".tmp", path);
+                if ((*w)->close()) {
+                    std::filesystem::rename(path + ".tmp", path);
+                    if (!entries.empty()) entries.back()["pcap"] = "pcap/" + name + ".pcap";
+                }
             }
         }
         if (a.quiet_progress && r.v == assertions::verdict::pass) return;
@@ -131,18 +151,41 @@ int run_plan(const run_args& a) {
             return k_exit_infra;
         }
         auto info = (*make)();
-        const auto dinfo = info ? (*info)->hello() : dut::info{};
-        auto st1 = run::write_file_atomic(a.out + "/results.json", run::results_json(*s, results, a.dut, a.seed, dinfo));
-        auto st2 = run::write_file_atomic(a.out + "/junit.xml", run::results_junit(*s, results, a.dut, a.seed));
-        if (!st1 || !st2) {
-            spdlog::error("{}", !st1 ? st1.err().message : st2.err().message);
+        reports::run_meta meta{a.dut, info ? (*info)->hello() : dut::info{}, a.seed, a.shard, g_stop.load()};
+        if (auto st = reports::write_all(a.out, reports::results(*s, meta, std::move(entries), planned)); !st) {
+            spdlog::error("{}", st.err().message);
             return k_exit_infra;
         }
-        std::printf("reports: %s/results.json, %s/junit.xml\n", a.out.c_str(), a.out.c_str());
+        std::printf("reports: %s/report.html, %s/results.json, %s/junit.xml\n", a.out.c_str(), a.out.c_str(), a.out.c_str());
     }
     if (n[assertions::verdict::error]) return k_exit_infra;
     if (n[assertions::verdict::fail]) return k_exit_fail;
     return g_stop ? k_exit_infra : k_exit_ok;
+}
+
+int run_report_merge(const std::vector<std::string>& dirs, const std::string& out) {
+    auto merged = reports::merge(dirs);
+    if (!merged) {
+        std::fprintf(stderr, "%s\n", merged.err().message.c_str());
+        return k_exit_usage;
+    }
+    // The shards' pcaps come along, so the merged report's links work.
+    for (const auto& d : dirs) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(d + "/pcap") || std::filesystem::equivalent(d, out, ec)) continue;
+        std::filesystem::create_directories(out + "/pcap", ec);
+        for (const auto& f : std::filesystem::directory_iterator(d + "/pcap"))
+            std::filesystem::copy_file(f.path(), out + "/pcap/" + f.path().filename().string(),
+                                       std::filesystem::copy_options::overwrite_existing, ec);
+    }
+    if (auto st = reports::write_all(out, *merged); !st) {
+        std::fprintf(stderr, "%s\n", st.err().message.c_str());
+        return k_exit_infra;
+    }
+    std::printf("merged %zu results into %s: report.html, results.json, junit.xml\n", dirs.size(), out.c_str());
+    for (const auto& c : (*merged)["cases"])
+        if (c["verdict"] == "fail" || c["verdict"] == "error") return k_exit_fail;
+    return k_exit_ok;
 }
 
 int run_list(const std::string& path, bool json) {

@@ -41,6 +41,7 @@ struct case_result {
     core::nanos sim_time{0};
     std::size_t frames = 0, events = 0;
     std::shared_ptr<const trace::trace> tr;  // kept for pcaps and reports
+    std::size_t order = 0;                   // position in the unsharded run (plan order x repetitions)
 };
 
 // Makes a fresh DUT for each case.
@@ -61,6 +62,7 @@ struct run_options {
     std::uint64_t seed = 1;
     unsigned repeat = 1, jobs = 1;
     bool keep_traces = false;  // keep each trace after `progress` saw it
+    unsigned shard_k = 1, shard_n = 1;  // run the jobs whose order % n == k - 1
     const std::atomic<bool>* stop = nullptr;  // set by SIGINT: finish the running cases, start no more
     std::function<void(const case_result&, std::size_t done, std::size_t total)> progress;
 };
@@ -69,12 +71,9 @@ bool glob_match(std::string_view pattern, std::string_view text);
 std::vector<const plan::test_case*> select(const plan::suite& s, const run_options& o);
 std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make, const run_options& o);
 
-// Results as JSON (schema mrct-results/1) and JUnit XML.
-std::string results_json(const plan::suite& s, const std::vector<case_result>& r, const std::string& dut_spec,
-                         std::uint64_t seed, const dut::info& dut_info);
-std::string results_junit(const plan::suite& s, const std::vector<case_result>& r, const std::string& dut_spec,
-                          std::uint64_t seed);
-// Writes a file atomically (temp + rename).
+// The number of runs a selection makes (cases x repetitions), before sharding.
+std::size_t planned_runs(const plan::suite& s, const run_options& o);
+// Writes a file atomically (temp + rename). Results, JUnit and HTML: reports/.
 core::status write_file_atomic(const std::string& path, const std::string& text);
 
 }  // namespace mrct::run

@@ -7,6 +7,10 @@
 
 namespace mrct::run {
 
+std::size_t planned_runs(const plan::suite& s, const run_options& o) {
+    return select(s, o).size() * std::max(1u, o.repeat);
+}
+
 bool glob_match(std::string_view p, std::string_view t) {
     // '*' any run, '?' one character.
     std::size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;
@@ -66,8 +70,18 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
         unsigned rep;
     };
     std::vector<job> jobs;
+    std::vector<std::size_t> orders;
+    std::size_t order = 0;
     for (unsigned r = 0; r < std::max(1u, o.repeat); ++r)
-        for (const auto* c : cases) jobs.push_back({c, r});
+        for (const auto* c : cases) {
+            // Sharding: a deterministic slice, by position in the unsharded run.
+            if (o.shard_n > 1 && order % o.shard_n != o.shard_k - 1) {
+                ++order;
+                continue;
+            }
+            jobs.push_back({c, r});
+            orders.push_back(order++);
+        }
     std::vector<std::optional<case_result>> results(jobs.size());
     std::mutex m;
     std::size_t next = 0, done = 0;
@@ -85,6 +99,7 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
             seed += 0x9E37ull * jobs[i].rep;
             auto r = run_case(*jobs[i].c, make, seed);
             if (o.repeat > 1) r.id += "#" + std::to_string(jobs[i].rep + 1);
+            r.order = orders[i];
             std::lock_guard<std::mutex> g(m);
             results[i] = std::move(r);
             ++done;

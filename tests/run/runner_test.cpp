@@ -6,6 +6,7 @@
 #include <fstream>
 #include <regex>
 
+#include "reports/reports.h"
 #include "run/runner.h"
 
 using namespace mrct;
@@ -88,8 +89,12 @@ TEST_CASE("same seed, same results; the seed changes the run") {
     o.jobs = 2;
     auto a = run::run_suite(s, *run::parse_dut("sim"), o);
     auto b = run::run_suite(s, *run::parse_dut("sim"), o);
-    const dut::info info{"x", "y", "none", {}};
-    CHECK(strip(run::results_json(s, a, "sim", 7, info)) == strip(run::results_json(s, b, "sim", 7, info)));
+    auto doc = [&](const std::vector<run::case_result>& rs) {
+        std::vector<reports::json> cs;
+        for (const auto& r : rs) cs.push_back(reports::case_json(r, r.order));
+        return reports::strip_times(reports::results(s, {"sim", {"x", "y", "none", {}}, 7, "", false}, cs, rs.size())).dump();
+    };
+    CHECK(strip(doc(a)) == strip(doc(b)));
     o.seed = 8;
     auto c = run::run_suite(s, *run::parse_dut("sim"), o);
     CHECK(c[0].seed != a[0].seed);
@@ -173,7 +178,9 @@ TEST_CASE("JUnit keeps failures, errors, skipped and inconclusive apart") {
     r.back().id = "INC-1";
     r.back().v = verdict::inconclusive;
     r.back().reason = "no loss";
-    const auto x = run::results_junit(s, r, "sim:bug=frozen-rnr", 1);
+    std::vector<reports::json> cs;
+    for (std::size_t i = 0; i < r.size(); ++i) cs.push_back(reports::case_json(r[i], i));
+    const auto x = reports::junit(reports::results(s, {"sim:bug=frozen-rnr", {}, 1, "", false}, cs, r.size()));
     CHECK_THAT(x, Catch::Contains("tests=\"4\" failures=\"1\" errors=\"0\" skipped=\"2\""));
     CHECK_THAT(x, Catch::Contains("<failure message=\"rnr_resume: tag 2 never resumed"));
     CHECK_THAT(x, Catch::Contains("<skipped message=\"inconclusive: no loss\"/>"));
