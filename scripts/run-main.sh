@@ -14,6 +14,7 @@ rc=0
 $mrct run "$plan" --dut sim --jobs "$(nproc)" --out "$out" --failures-only || rc=$?
 echo
 echo "mrct main job: the MetaRoCE 1.2 plan against the reference DUT (exit $rc)."
+echo "  report:    $out/report.html (open in a browser)"
 echo "  results:   $out/results.json (docs/results.md), $out/junit.xml"
 echo "  captures:  $out/pcap/ (failed cases; --capture all for every case;"
 echo "             Wireshark: -X lua_script:tools/wireshark/metaroce.lua)"

@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""The reports of `mrct run --out` (docs/reports.md):
+
+1. approval: with a fixed seed and times stripped, results.json, junit.xml and
+   the text of report.html equal the committed baselines (tests/reports/approved;
+   --update rewrites them);
+2. junit.xml validates against tests/reports/junit.xsd (xmllint), and a broken
+   one does not (negative control);
+3. sharding: 3 shards merged with `mrct report merge` give the unsharded run's
+   JSON, JUnit and HTML (times stripped);
+4. an interrupted run (SIGINT) leaves valid JSON/JUnit/HTML covering the
+   finished cases, and no partial files;
+5. report.html opens in headless Chromium without console errors, with charts,
+   and a screenshot is written.
+"""
+import argparse
+import html.parser
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from common import Failures
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--mrct", required=True)
+ap.add_argument("--source", required=True)
+ap.add_argument("--workdir", required=True)
+ap.add_argument("--update", action="store_true")
+args = ap.parse_args()
+fails = Failures()
+work = os.path.join(args.workdir, "report_check")
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+plan = "testplans/metaroce-1.2/plan.yaml"
+approved = os.path.join(args.source, "tests/reports/approved")
+
+
+def mrct(*a, **kw):
+    return subprocess.run([args.mrct, *a], capture_output=True, text=True, cwd=args.source, **kw)
+
+
+def strip_json(path):
+    j = json.load(open(path))
+    for c in j["cases"]:
+        c.pop("wall_s", None)
+    return j
+
+
+def strip_junit(path):
+    return re.sub(r' time="[0-9.]+"', ' time="0"', open(path).read())
+
+
+class Text(html.parser.HTMLParser):
+    """The text a reader sees (style and SVG geometry excluded; SVG labels kept)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lines = []
+        self.in_style = False
+
+    def handle_starttag(self, tag, attrs):
+        self.in_style = self.in_style or tag == "style"
+
+    def handle_endtag(self, tag):
+        if tag == "style":
+            self.in_style = False
+
+    def handle_data(self, data):
+        d = " ".join(data.split())
+        if d and not self.in_style:
+            self.lines.append(d)
+
+
+def html_text(path):
+    t = Text()
+    t.feed(open(path).read())
+    return "\n".join(t.lines) + "\n"
+
+
+def xmllint(path):
+    return subprocess.run(["xmllint", "--noout", "--schema", os.path.join(args.source, "tests/reports/junit.xsd"), path],
+                          capture_output=True, text=True)
+
+
+# 1. approval
+app = os.path.join(work, "approval")
+r = mrct("run", "tests/reports/approval_plan.yaml", "--dut", "sim:bug=frozen-rnr", "--seed", "3", "--out", app)
+if r.returncode != 1:
+    fails.add(f"approval run: exit {r.returncode}, expected 1\n{r.stdout}\n{r.stderr}")
+current = {
+    "results.json": json.dumps(strip_json(os.path.join(app, "results.json")), indent=2) + "\n",
+    "junit.xml": strip_junit(os.path.join(app, "junit.xml")),
+    "report.txt": html_text(os.path.join(app, "report.html")),
+}
+verdicts = sorted(c["verdict"] for c in json.loads(current["results.json"])["cases"])
+if verdicts != ["fail", "inconclusive", "pass", "skipped"]:
+    fails.add(f"the approval plan no longer gives one case per verdict: {verdicts}")
+for name, text in current.items():
+    base = os.path.join(approved, name)
+    if args.update:
+        open(base, "w").write(text)
+    elif not os.path.exists(base) or open(base).read() != text:
+        open(os.path.join(work, "received." + name), "w").write(text)
+        fails.add(f"{name} differs from tests/reports/approved/{name} (received: {work}/received.{name}; "
+                  f"rerun with --update if the change is intended)")
+
+# 2. JUnit against the XSD, with a negative control
+full = os.path.join(work, "full")
+r = mrct("run", plan, "--jobs", "2", "--out", full, "--failures-only")
+if r.returncode != 0:
+    fails.add(f"full plan run: exit {r.returncode}\n{r.stdout[-1500:]}")
+for p in (os.path.join(app, "junit.xml"), os.path.join(full, "junit.xml")):
+    v = xmllint(p)
+    if v.returncode != 0:
+        fails.add(f"{p} does not validate against junit.xsd:\n{v.stderr[-1500:]}")
+broken = os.path.join(work, "broken.xml")
+open(broken, "w").write(open(os.path.join(app, "junit.xml")).read().replace("<testcase classname=", "<testcase clazz=", 1))
+if xmllint(broken).returncode == 0:
+    fails.add("the XSD accepts a testcase without classname: the schema check cannot fail")
+
+# 3. shards merged == unsharded
+shards = []
+for k in (1, 2, 3):
+    d = os.path.join(work, f"shard{k}")
+    r = mrct("run", plan, "--jobs", "2", "--shard", f"{k}/3", "--out", d, "--failures-only")
+    if r.returncode != 0:
+        fails.add(f"shard {k}/3: exit {r.returncode}")
+    shards.append(d)
+sizes = [len(json.load(open(os.path.join(d, "results.json")))["cases"]) for d in shards]
+merged = os.path.join(work, "merged")
+r = mrct("report", "merge", *shards, "--out", merged)
+if r.returncode != 0:
+    fails.add(f"report merge: exit {r.returncode}\n{r.stderr}")
+full_cases = len(json.load(open(os.path.join(full, "results.json")))["cases"])
+if sum(sizes) != full_cases or min(sizes) == 0:
+    fails.add(f"shard sizes {sizes} do not partition the {full_cases} cases")
+if strip_json(os.path.join(merged, "results.json")) != strip_json(os.path.join(full, "results.json")):
+    fails.add("merged results.json differs from the unsharded run's")
+if strip_junit(os.path.join(merged, "junit.xml")) != strip_junit(os.path.join(full, "junit.xml")):
+    fails.add("merged junit.xml differs from the unsharded run's")
+if open(os.path.join(merged, "report.html")).read() != open(os.path.join(full, "report.html")).read():
+    fails.add("merged report.html differs from the unsharded run's")
+if mrct("report", "merge", shards[0], shards[0], "--out", os.path.join(work, "dup")).returncode == 0:
+    fails.add("merging a shard with itself was accepted")
+
+# 4. an interrupted run
+inter = os.path.join(work, "interrupted")
+p = subprocess.Popen([args.mrct, "run", plan, "--jobs", "1", "--repeat", "30", "--out", inter, "--failures-only"],
+                     cwd=args.source, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+time.sleep(1.5)
+p.send_signal(signal.SIGINT)
+out, err = p.communicate(timeout=120)
+if p.returncode != 3:
+    fails.add(f"interrupted run: exit {p.returncode}, expected 3\n{out[-800:]}{err[-800:]}")
+try:
+    j = json.load(open(os.path.join(inter, "results.json")))
+    if not j.get("interrupted") or not (0 < len(j["cases"]) < j["planned"]):
+        fails.add(f"interrupted results: interrupted={j.get('interrupted')} cases={len(j['cases'])} planned={j['planned']}")
+    if xmllint(os.path.join(inter, "junit.xml")).returncode != 0:
+        fails.add("interrupted run: junit.xml does not validate")
+    if not open(os.path.join(inter, "report.html")).read().rstrip().endswith("</html>"):
+        fails.add("interrupted run: report.html is truncated")
+except Exception as e:
+    fails.add(f"interrupted run left unreadable reports: {e}")
+leftovers = [f for f in os.listdir(inter) if f.endswith(".tmp")]
+if leftovers:
+    fails.add(f"partial files left: {leftovers}")
+
+# 5. headless Chromium
+chromium = shutil.which("chromium")
+if not chromium:
+    fails.add("chromium is not installed (scripts/setup.sh installs it)")
+else:
+    page = "file://" + os.path.abspath(os.path.join(app, "report.html"))
+    shot = os.path.join(work, "report.png")
+    base = [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
+            f"--user-data-dir={os.path.join(work, 'chromium-profile')}"]
+    r = subprocess.run(base + ["--enable-logging=stderr", "--v=0", "--window-size=1280,2000", f"--screenshot={shot}", page],
+                       capture_output=True, text=True, timeout=120)
+    console = [line for line in r.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    if console:
+        fails.add("console messages while loading the report:\n" + "\n".join(console[:10]))
+    if not os.path.exists(shot) or os.path.getsize(shot) < 10000:
+        fails.add("no screenshot was produced")
+    dom = subprocess.run(base + ["--dump-dom", page], capture_output=True, text=True, timeout=120).stdout
+    if dom.count("<svg") < 3 or "Clause traceability" not in dom or "APP-FAIL" not in dom:
+        fails.add(f"the rendered report lacks charts or sections (svg: {dom.count('<svg')})")
+    print(f"screenshot: {shot}")
+
+fails.finish("reports: approval, JUnit schema, sharding, interruption, Chromium")
