@@ -26,6 +26,7 @@ struct run_meta {
     std::uint64_t seed = 1;
     std::string shard;  // "K/N" or empty
     bool interrupted = false;
+    std::string host;   // where the run ran (empty: this machine's name)
 };
 
 // One case as JSON, with evidence taken from its trace (if kept).

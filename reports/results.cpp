@@ -5,6 +5,8 @@
 #include <fstream>
 #include <map>
 
+#include <unistd.h>
+
 #include "reports/escape.h"
 #include "reports/reports.h"
 #include "run/clauses.h"
@@ -14,6 +16,12 @@ namespace mrct::reports {
 namespace {
 
 std::string xml_escape(const std::string& s) { return markup_escape(s); }
+
+std::string this_host() {
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+    return name;
+}
 
 json summary(const json& cases) {
     std::map<std::string, int> counts;
@@ -33,6 +41,7 @@ json results(const plan::suite& s, const run_meta& m, std::vector<json> cases, s
     j["plan"] = {{"name", s.name}, {"version", s.version}, {"file", s.file}};
     j["dut"] = {{"spec", m.dut_spec}, {"name", m.dut.name}, {"version", m.dut.version}, {"bug", m.dut.bug}};
     j["seed"] = m.seed;
+    j["host"] = m.host.empty() ? this_host() : m.host;
     j["shards"] = m.shard.empty() ? json::array() : json::array({m.shard});
     j["planned"] = planned;
     j["interrupted"] = m.interrupted;
@@ -116,6 +125,7 @@ std::string junit(const json& r) {
 
 json strip_times(json j) {
     for (auto& c : j["cases"]) c.erase("wall_s");
+    j.erase("host");
     return j;
 }
 
@@ -138,6 +148,7 @@ core::result<json> merge(const std::vector<std::string>& dirs) {
         if (out.is_null()) {
             out = j;
         } else {
+            // Shards may run on different hosts (CI matrices); the first one's name stays.
             for (const char* k : {"plan", "dut", "seed", "planned"})
                 if (j[k] != out[k])
                     return core::error{"report merge: " + path + " comes from another run (" + std::string(k) + " differs)"};

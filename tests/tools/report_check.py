@@ -46,6 +46,7 @@ def mrct(*a, **kw):
 
 def strip_json(path):
     j = json.load(open(path))
+    j.pop("host", None)
     for c in j["cases"]:
         c.pop("wall_s", None)
     return j
@@ -79,7 +80,7 @@ class Text(html.parser.HTMLParser):
 def html_text(path):
     t = Text()
     t.feed(open(path).read())
-    return "\n".join(t.lines) + "\n"
+    return re.sub(r"· host \S+ ·", "· host HOST ·", "\n".join(t.lines) + "\n")
 
 
 def xmllint(path):
