@@ -47,6 +47,7 @@ outcome error_completion(const context& c);
 outcome frame_count(const context& c);
 outcome completion_count(const context& c);
 outcome grant_advertised(const context& c);
+outcome fair_share(const context& c);
 outcome spraying(const context& c);
 
 // Shared helpers.

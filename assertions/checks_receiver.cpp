@@ -1,6 +1,7 @@
 // DUT as receiver: ACKs, NAKs, silent drops, RNRs, placement before completion.
 #include <algorithm>
 #include <map>
+#include <array>
 #include <set>
 
 #include "assertions/checks.h"
@@ -264,6 +265,58 @@ outcome grant_advertised(const context& c) {
     }
     if (!n) return inconclusive("the DUT sent no ACK after the settle time");
     return pass(std::to_string(n) + " ACKs advertise about " + c.str("rate"));
+}
+
+}  // namespace mrct::assertions::checks
+
+namespace mrct::assertions::checks {
+
+// MR-GR-3: with N active senders the receiver grants each inbound rate / N.
+// A sender is active while its data reached the DUT within the grant idle
+// time; ACKs within `settle` of a change of the active set are not judged
+// (the clause allows 2 RTTs after a start, grant idle + 2 RTTs after a stop).
+outcome fair_share(const context& c) {
+    const auto& fr = c.tr().frames;
+    const double tol = c.number("tolerance");
+    auto settle = c.duration("settle");
+    if (!settle) return {verdict::error, settle.err().message, {}, {}, {}, {}};
+    const nanos idle = c.tr().p.grant_idle;
+    const double units = c.tr().p.inbound_rate_bps / static_cast<double>(k_grant_unit_bps);
+    using ip = std::array<std::uint8_t, 4>;
+    std::map<ip, std::vector<nanos>> arrivals;  // data reaching the DUT, per sender address
+    for (const auto& r : fr)
+        if (r.reached_dut() && r.data() && r.f().has(has_ipv4)) arrivals[r.f().ipv4.src].push_back(r.t);
+    auto active_at = [&](nanos t) {
+        std::set<ip> a;
+        for (const auto& [who, ts] : arrivals) {
+            auto it = std::upper_bound(ts.begin(), ts.end(), t);
+            if (it != ts.begin() && t - *std::prev(it) <= idle) a.insert(who);
+        }
+        return a;
+    };
+    std::size_t judged = 0, multi = 0;
+    double worst = 0;
+    for (const auto& r : fr) {
+        if (r.d != trace::dir::from_dut || !r.is(opcode::ack)) continue;
+        const auto now = active_at(r.t);
+        if (now.empty() || now != active_at(r.t - *settle)) continue;  // in transition
+        const double want = units / static_cast<double>(now.size());
+        const double got = r.f().ackh.grant_rate;
+        ++judged;
+        multi += now.size() > 1;
+        worst = std::max(worst, std::abs(got - want) / want);
+        if (std::abs(got - want) > tol * want)
+            return fail("with " + std::to_string(now.size()) + " active senders the DUT granted " +
+                            std::to_string(static_cast<long>(got)) + " x 100 Mb/s",
+                        std::to_string(static_cast<long>(want)) + " x 100 Mb/s (inbound / " + std::to_string(now.size()) +
+                            ") +/- " + std::to_string(static_cast<int>(tol * 100)) + "%",
+                        std::to_string(static_cast<long>(got)), {r.index});
+    }
+    if (!multi) return inconclusive("no ACK was sent while two or more senders were steadily active");
+    outcome o = pass(std::to_string(judged) + " ACKs granted the fair share (" + std::to_string(multi) +
+                     " with several senders active)");
+    o.measured["max_deviation"] = worst;
+    return o;
 }
 
 }  // namespace mrct::assertions::checks

@@ -142,6 +142,12 @@ const std::vector<assertion_def>& builtin() {
           {"settle", T::duration, "0ns", "time after the first ACK before the check"},
           {"tolerance", T::number, "0.1", "relative tolerance"}},
          k::grant_advertised},
+        {"fair_share", {"MR-GR-3"},
+         "With N senders active (data within the grant idle time), every DUT ACK grants inbound rate / N; ACKs within "
+         "`settle` of a change of the active set are not judged.",
+         {{"tolerance", T::number, "0.1", "relative tolerance"},
+          {"settle", T::duration, "20us", "time after a sender starts or goes idle before the grant must follow"}},
+         k::fair_share},
         {"spraying", {"MR-PATH-5"},
          "Every agreed path carries at least a fraction of an even share of new packets.",
          {{"min_fraction", T::number, "0.5", "fraction of an even share each path must carry"}}, k::spraying},

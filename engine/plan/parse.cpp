@@ -182,7 +182,7 @@ private:
             for (const auto& x : n["requires"]) c.needs.push_back(subst(x, v));
         }
         if (auto t = n["topology"]) {
-            only_keys(t, "topology", {"paths", "delay", "path_delay", "rate", "impair"});
+            only_keys(t, "topology", {"paths", "peers", "delay", "path_delay", "rate", "impair"});
             for (auto it = t.begin(); it != t.end(); ++it)
                 if (it->first.Scalar() != "impair") flatten(it->second, it->first.Scalar(), v, c.topology);
             if (t["impair"]) actions(t["impair"], v, c.impair, "impair");

@@ -150,7 +150,32 @@ private:
             !st)
             return core::error{"starting the DUT: " + st.err().message};
         peer_ = std::make_unique<endpoint::endpoint>(s_, pcfg_, k_peer_addr, seed_ * 104729 + 7,
-                                                     [this](core::bytes_view fr) { to_dut(fr); });
+                                                     [this](core::bytes_view fr) { to_dut(fr, fab_.get()); });
+
+        // More peers (topology.peers, e.g. fair-share grants, MR-GR-3): each a
+        // reference endpoint with its own address and its own fabric, like
+        // senders behind different switches. They connect to the DUT.
+        const unsigned npeers = static_cast<unsigned>(std::stoul(text(c_.topology, "peers", "1")));
+        extra_.resize(npeers - 1);
+        for (unsigned k = 0; k + 1 < npeers; ++k) {
+            auto& x = extra_[k];
+            x.addr = k_peer_addr;
+            x.addr.mac[5] = static_cast<std::uint8_t>(3 + k);
+            x.addr.ip[3] = static_cast<std::uint8_t>(3 + k);
+            auto xfc = fc;
+            xfc.seed = seed_ + 1000 + k;
+            auto xf = fabric::fabric::create(s_, xfc);
+            if (!xf) return core::error{"fabric: " + xf.err().message};
+            x.fab = std::move(*xf);
+            x.fab->set_receiver(fabric::direction::a_to_b, [this, k](core::bytes_view fr, const fabric::packet_meta&) {
+                extra_[k].ep->receive(fr);
+            });
+            x.fab->set_receiver(fabric::direction::b_to_a, [this](core::bytes_view fr, const fabric::packet_meta&) {
+                on_frame(trace::dir::to_dut, fr, false);
+            });
+            x.ep = std::make_unique<endpoint::endpoint>(s_, pcfg_, x.addr, seed_ * 104729 + 101 * (k + 1),
+                                                        [this, k](core::bytes_view fr) { to_dut(fr, extra_[k].fab.get()); });
+        }
 
         // Connection: the data sender opens it (with `both`, the DUT).
         const bool dut_sends = c_.role != "sender";
@@ -161,18 +186,29 @@ private:
             dut_->listen();
             peer_conn_ = peer_->connect(k_dut_addr);
         }
+        for (auto& x : extra_) x.conn = x.ep->connect(k_dut_addr);
+        auto extras_up = [&] {
+            for (const auto& x : extra_)
+                if (!x.ep->established(x.conn)) return false;
+            return dut_->accepted().size() >= extra_.size() + (dut_sends ? 0 : 1);
+        };
         const nanos deadline = s_.now() + 20ms;
         while (s_.now() < deadline) {
             drv_.run_until(s_.now() + 10us);
+            if (!extras_up()) continue;
             if (dut_sends && dut_->established(dut_conn_) && !peer_->accepted().empty()) {
                 peer_conn_ = peer_->accepted().back();
                 break;
             }
             if (!dut_sends && peer_->established(peer_conn_) && !dut_->accepted().empty()) {
-                dut_conn_ = dut_->accepted().back();
+                dut_conn_ = dut_->accepted().front();  // peer 0 connected first
                 break;
             }
         }
+        if (!extras_up()) return core::error{"not every peer connected to the DUT within 20 ms"};
+        for (auto& x : extra_)
+            if (auto w = x.ep->conn_wire(x.conn))
+                for (unsigned i = 0; i < w->paths.size(); ++i) x.fab->pin(w->paths[i].port, i);
         if (!(dut_->established(dut_conn_) || (!dut_sends && !dut_->accepted().empty())))
             return core::error{"the connection between DUT and peer was not established within 20 ms"};
         // Fabric path i carries each side's path i at its first port.
@@ -209,13 +245,21 @@ private:
                 rec.action = fate.action;
                 rec.step = fate.step;
             }
-            forward(fabric::direction::a_to_b, fate, rec.bytes);
+            forward(fabric::direction::a_to_b, fate, rec.bytes, fabric_to(rec));
         } else {
             dut_->receive(rec.bytes);
         }
     }
 
-    void to_dut(core::bytes_view fr) {
+    // The fabric towards the peer a DUT frame is addressed to.
+    fabric::fabric* fabric_to(const trace::record& r) {
+        if (!extra_.empty() && r.ok() && r.f().has(wire::has_ipv4))
+            for (auto& x : extra_)
+                if (r.f().ipv4.dst == x.addr.ip) return x.fab.get();
+        return fab_.get();
+    }
+
+    void to_dut(core::bytes_view fr, fabric::fabric* via) {
         // The peer's frames meet the to_dut filters before the fabric; the
         // trace records them as they reach the DUT.
         core::byte_buffer b(fr.begin(), fr.end());
@@ -232,19 +276,19 @@ private:
             rec.step = fate.step;
             return;
         }
-        forward(fabric::direction::b_to_a, fate, probe.bytes);
+        forward(fabric::direction::b_to_a, fate, probe.bytes, via);
     }
 
-    void forward(fabric::direction d, const filter_set::fate& fate, const core::byte_buffer& bytes) {
+    void forward(fabric::direction d, const filter_set::fate& fate, const core::byte_buffer& bytes, fabric::fabric* fab) {
         core::byte_buffer b = bytes;
         if (fate.mark_ce) fabric::mark_ce(b);
         const unsigned copies = fate.duplicate ? 2 : 1;
         for (unsigned i = 0; i < copies; ++i) {
             if (fate.delay.count() > 0) {
                 auto keep = std::make_shared<core::byte_buffer>(b);
-                s_.after(fate.delay, [this, d, keep] { fab_->send(d, *keep); });
+                s_.after(fate.delay, [d, keep, fab] { fab->send(d, *keep); });
             } else {
-                fab_->send(d, b);
+                fab->send(d, b);
             }
         }
     }
@@ -289,6 +333,14 @@ private:
     }
 
     core::status post(const plan::action& a) {
+        if (a.name == "post_write" && text(a.a, "peer") == "all") {  // the same WRITEs from every peer
+            for (unsigned k = 0; k <= extra_.size(); ++k) {
+                plan::action one = a;
+                one.a["peer"].text = std::to_string(k);
+                if (auto st = post(one); !st) return st;
+            }
+            return core::ok_status();
+        }
         const bool is_recv = a.name == "post_recv";
         const bool on_dut = dut_side(a, !is_recv);
         const auto count = std::stoul(text(a.a, "count", "1"));
@@ -322,8 +374,17 @@ private:
                     // Into the other side's region, at its next free offset.
                     auto& off = on_dut ? peer_off_ : dut_off_;
                     if (off + size > mem_size_) return core::error{"post_write: memory exhausted (add a `memory` setup action)"};
+                    // Which peer writes (topology.peers > 1): `peer: K`, or `all` (one message each per count).
+                    endpoint::endpoint* ep = peer_.get();
+                    std::uint32_t conn = peer_conn_;
+                    if (!on_dut && a.a.count("peer")) {
+                        const auto who = text(a.a, "peer");
+                        const auto k = static_cast<unsigned>(std::stoul(who));
+                        if (k > extra_.size()) return core::error{"post_write: no peer " + who};
+                        if (k > 0) ep = extra_[k - 1].ep.get(), conn = extra_[k - 1].conn;
+                    }
                     st = on_dut ? dut_->post_write(dut_conn_, stream, data, peer_->mr_va(peer_rkey_) + off, peer_rkey_, wr, imm)
-                                : peer_->post_write(peer_conn_, stream, data, dut_->mr_va(dut_rkey_) + off, dut_rkey_, wr, imm);
+                                : ep->post_write(conn, stream, data, dut_->mr_va(dut_rkey_) + off, dut_rkey_, wr, imm);
                     expected_.push_back({on_dut ? "peer" : "dut", wr, off, data, {}});
                     off += size;
                 } else {
@@ -422,6 +483,8 @@ private:
     void drain() {
         for (auto& wc : dut_->poll()) tr_->dut.completions.push_back(convert(wc));
         for (auto& wc : peer_->poll()) tr_->peer.completions.push_back(convert(wc));
+        for (auto& x : extra_)
+            for (auto& wc : x.ep->poll()) tr_->peer.completions.push_back(convert(wc));
     }
 
     static trace::completion convert(const endpoint::completion& wc) {
@@ -487,6 +550,7 @@ private:
         p.max_inflight = dut_cfg_.max_inflight;
         p.moves_after = dut_cfg_.moves_after;
         p.grant_idle = dut_cfg_.grant_idle;
+        p.inbound_rate_bps = dut_cfg_.inbound_rate_bps;
     }
 
     void evaluate(case_result& r) {
@@ -534,6 +598,13 @@ private:
     filter_set filters_;
     std::unique_ptr<fabric::fabric> fab_;
     std::unique_ptr<endpoint::endpoint> peer_;
+    struct extra_peer {
+        endpoint::address addr;
+        std::unique_ptr<fabric::fabric> fab;
+        std::unique_ptr<endpoint::endpoint> ep;
+        std::uint32_t conn = 0;
+    };
+    std::vector<extra_peer> extra_;  // peers 1..N-1 (topology.peers)
     endpoint::config pcfg_, dut_cfg_;
     std::uint32_t dut_conn_ = 0, peer_conn_ = 0, dut_rkey_ = 0, peer_rkey_ = 0;
     std::size_t mem_size_ = 0;

@@ -15,7 +15,7 @@ namespace {
 const std::vector<std::pair<std::string, std::vector<std::string>>>& k_actions() {
     static const std::vector<std::pair<std::string, std::vector<std::string>>> k = {
         {"post_send", {"side", "stream", "tag", "size", "count", "imm"}},
-        {"post_write", {"side", "stream", "size", "count", "imm", "offset"}},
+        {"post_write", {"side", "stream", "size", "count", "imm", "offset", "peer"}},
         {"post_recv", {"side", "tag", "size", "count"}},
         {"memory", {"size"}},
         {"close", {"side"}},
@@ -84,7 +84,13 @@ core::status validate(const plan::suite& s) {
             if (auto st = endpoint::config_set(tmp, k, v.text); !st) e(v.at, "peer: " + st.err().message);
         }
         for (const auto& [k, v] : c.topology) {
-            if (k == "paths") {
+            if (k == "peers") {
+                if (v.text.find_first_not_of("0123456789") != std::string::npos || v.text.empty() || std::stoul(v.text) < 1 ||
+                    std::stoul(v.text) > 64)
+                    e(v.at, "topology.peers must be 1..64, got '" + v.text + "'");
+                else if (std::stoul(v.text) > 1 && c.role != "sender")
+                    e(v.at, "several peers need role: sender (they connect to the DUT)");
+            } else if (k == "paths") {
                 if (v.text.find_first_not_of("0123456789") != std::string::npos || v.text.empty() || std::stoul(v.text) < 1 ||
                     std::stoul(v.text) > 256)
                     e(v.at, "topology.paths must be 1..256, got '" + v.text + "'");

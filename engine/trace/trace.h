@@ -89,6 +89,7 @@ struct params {
     nanos rto_initial{1'000'000}, rto_min{100'000}, rto_max{100'000'000};
     unsigned retry_limit = 7, ack_every = 8, cwnd_initial = 16, max_inflight = 256, moves_after = 2;
     nanos ack_delay{20'000}, grant_idle{1'000'000};
+    double inbound_rate_bps = 400e9;  // the DUT's, for its grants
 };
 
 struct trace {

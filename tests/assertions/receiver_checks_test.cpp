@@ -50,6 +50,29 @@ TEST_CASE("grant_advertised") {
     CHECK(b.check("grant_advertised", {{"rate", "100Gbps"}}).v == verdict::fail);
 }
 
+TEST_CASE("fair_share: inbound / N for N active senders, transitions excused") {
+    auto run = [](std::uint16_t grant_when_two) {
+        trace_builder b;
+        b.tr.p.inbound_rate_bps = 100e9;  // 1000 units
+        b.tr.p.grant_idle = 200us;
+        for (int i = 0; i < 20; ++i) {
+            const nanos t = i * 10us;
+            b.data(t, D::to_dut, {.ppsn = 100u + static_cast<std::uint32_t>(i), .src_host = 2});
+            if (i >= 5) b.data(t, D::to_dut, {.ppsn = 500u + static_cast<std::uint32_t>(i), .src_host = 3});
+            b.ack(t + 1us, D::from_dut, 0, 101, {}, 100, false, i >= 5 ? grant_when_two : std::uint16_t{1000});
+        }
+        return b;
+    };
+    CHECK(run(500).check("fair_share").v == verdict::pass);
+    auto o = run(1000).check("fair_share");
+    CHECK(o.v == verdict::fail);
+    CHECK_THAT(o.message, Catch::Contains("with 2 active senders"));
+    trace_builder one;
+    one.data(0us, D::to_dut, {.ppsn = 100});
+    one.ack(1us, D::from_dut, 0, 101, {}, 100, false, 4000);
+    CHECK(one.check("fair_share").v == verdict::inconclusive);
+}
+
 TEST_CASE("naks counts codes") {
     trace_builder b;
     b.nak(1us, D::from_dut, 0x0F, 0, 100);

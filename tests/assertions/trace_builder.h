@@ -24,6 +24,7 @@ struct pkt {
     std::uint16_t tag = 0, stream = 0;
     std::uint32_t seq = 0, offset = 0, len = 1024, msg_len = 0;
     std::uint8_t attempt = 0;
+    std::uint8_t src_host = 1;  // last byte of the source IPv4 address (several senders)
 };
 
 class trace_builder {
@@ -32,6 +33,7 @@ public:
 
     trace::record& data(nanos t, trace::dir d, const pkt& p) {
         wire::frame_spec s = base(p.sport ? p.sport : static_cast<std::uint16_t>(0xC000 + p.path));
+        s.ipv4.src[3] = p.src_host;
         s.bth.opcode = p.opcode;
         s.bth.psn = p.ppsn;
         s.bth.ack_req = p.ack_req;
