@@ -10,7 +10,7 @@ PACKAGES=(
   libdpdk-dev libboost-dev libyaml-cpp-dev catch2 libspdlog-dev libfmt-dev libpcap-dev
   libcli11-dev nlohmann-json3-dev zlib1g-dev libisal-dev
   # independent checkers used by the tests
-  tshark python3 python3-scapy libxml2-utils chromium
+  tshark python3 python3-scapy python3-jsonschema libxml2-utils chromium
 )
 
 missing=()

@@ -4,8 +4,9 @@
 1. approval: with a fixed seed and times stripped, results.json, junit.xml and
    the text of report.html equal the committed baselines (tests/reports/approved;
    --update rewrites them);
-2. junit.xml validates against tests/reports/junit.xsd (xmllint), and a broken
-   one does not (negative control);
+2. junit.xml validates against tests/reports/junit.xsd (xmllint), results.json
+   against docs/results.schema.json (python3-jsonschema); broken ones do not
+   (negative controls);
 3. sharding: 3 shards merged with `mrct report merge` give the unsharded run's
    JSON, JUnit and HTML (times stripped);
 4. an interrupted run (SIGINT) leaves valid JSON/JUnit/HTML covering the
@@ -123,6 +124,22 @@ broken = os.path.join(work, "broken.xml")
 open(broken, "w").write(open(os.path.join(app, "junit.xml")).read().replace("<testcase classname=", "<testcase clazz=", 1))
 if xmllint(broken).returncode == 0:
     fails.add("the XSD accepts a testcase without classname: the schema check cannot fail")
+
+# 2b. results.json against its JSON Schema (docs/results.schema.json), with a negative control
+import jsonschema
+schema = json.load(open(os.path.join(args.source, "docs/results.schema.json")))
+for p in (os.path.join(app, "results.json"), os.path.join(full, "results.json")):
+    try:
+        jsonschema.validate(json.load(open(p)), schema)
+    except jsonschema.ValidationError as e:
+        fails.add(f"{p} does not follow docs/results.schema.json: {e.message} at {list(e.absolute_path)}")
+bad = json.load(open(os.path.join(app, "results.json")))
+bad["cases"][0]["verdict"] = "passed"
+try:
+    jsonschema.validate(bad, schema)
+    fails.add("the JSON schema accepts an unknown verdict: the schema check cannot fail")
+except jsonschema.ValidationError:
+    pass
 
 # 3. shards merged == unsharded
 shards = []
