@@ -211,17 +211,17 @@ int run_list(const std::string& path, bool json) {
 int run_validate(const std::string& path) {
     auto s = load_valid(path);
     if (!s) return plan_error(s.err());
-    // Coverage: every MUST by >= 2 cases.
-    std::map<std::string, int> cover;
-    for (const auto& c : s->cases)
-        for (const auto& cl : c.clauses) cover[cl]++;
-    std::vector<std::string> thin;
-    for (const auto& c : run::clauses())
-        if (cover[c.id] < (c.level == "MUST" ? 2 : 1)) thin.push_back(c.id + " (" + std::to_string(cover[c.id]) + ")");
+    // Coverage: every MUST by >= 2 cases, one of them a fault or negative case.
+    const auto cov = run::check_coverage(*s);
     std::printf("%s: %zu cases, valid\n", path.c_str(), s->cases.size());
-    if (!thin.empty()) {
+    if (!cov.thin.empty()) {
         std::printf("clauses covered by fewer cases than required (MUST: 2, SHOULD: 1):");
-        for (const auto& t : thin) std::printf(" %s", t.c_str());
+        for (const auto& t : cov.thin) std::printf(" %s", t.c_str());
+        std::printf("\n");
+    }
+    if (!cov.no_fault.empty()) {
+        std::printf("MUST clauses without a fault or negative case:");
+        for (const auto& t : cov.no_fault) std::printf(" %s", t.c_str());
         std::printf("\n");
     }
     return k_exit_ok;

@@ -56,6 +56,15 @@ core::status validate(const plan::suite& s);
 
 case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed);
 
+// A case that injects a fault (fabric impairments, a peer departing from the
+// reference) or a negative condition (a SEND with no receive posted).
+bool is_fault_case(const plan::test_case& c);
+struct coverage {
+    std::vector<std::string> thin;      // clauses cited by fewer cases than required (MUST 2, SHOULD 1)
+    std::vector<std::string> no_fault;  // MUST clauses without a fault or negative case
+};
+coverage check_coverage(const plan::suite& s);
+
 struct run_options {
     std::vector<std::string> filters;   // globs on case IDs
     std::vector<std::string> clauses;   // globs on clause IDs

@@ -245,3 +245,40 @@ TEST_CASE("the peer departs from the reference on cue: forged RNR and ACK, port 
     auto frozen = run::run_suite(s, *run::parse_dut("sim:bug=frozen-rnr"), {});
     CHECK(frozen[0].v == verdict::fail);
 }
+
+TEST_CASE("coverage: every MUST needs two cases, one a fault or negative case") {
+    auto s = load("cov.yaml", R"(cases:
+  - id: PLAIN
+    title: no fault
+    clauses: [MR-HDR-4]
+    setup: [post_write: {side: dut, size: 100}]
+    expect: [wire_format: {}]
+  - id: PLAIN-2
+    title: no fault either
+    clauses: [MR-HDR-4]
+    setup: [post_recv: {side: peer, tag: 2, size: 100}, post_send: {side: dut, tag: 2, size: 100}]
+    expect: [wire_format: {}]
+  - id: DROP
+    title: a drop
+    clauses: [MR-SACK-3]
+    setup: [drop: {match: {opcode: DATA}}, post_write: {side: dut, size: 100}]
+    expect: [wire_format: {}]
+  - id: NO-RECV
+    title: a SEND without a receive
+    clauses: [MR-RNR-1]
+    setup: [post_send: {side: dut, tag: 3, size: 100}]
+    expect: [wire_format: {}]
+)");
+    CHECK_FALSE(run::is_fault_case(s.cases[0]));
+    CHECK_FALSE(run::is_fault_case(s.cases[1]));
+    CHECK(run::is_fault_case(s.cases[2]));
+    CHECK(run::is_fault_case(s.cases[3]));
+    const auto cov = run::check_coverage(s);
+    auto has = [](const std::vector<std::string>& v, const std::string& x) {
+        return std::find(v.begin(), v.end(), x) != v.end();
+    };
+    CHECK(has(cov.no_fault, "MR-HDR-4"));     // cited twice, never under a fault
+    CHECK_FALSE(has(cov.no_fault, "MR-SACK-3"));
+    CHECK(has(cov.thin, "MR-SACK-3 (1)"));    // under a fault, but only once
+    CHECK(has(cov.thin, "MR-PATH-5 (0)"));    // a SHOULD nobody cites
+}
