@@ -1,0 +1,129 @@
+// The execution of one test case (engine/run, internal): the class behind
+// run_case(). case_runner.cpp sets a case up, runs it and judges it;
+// case_steps.cpp moves frames (recording, step filters, triggers) and carries
+// out plan actions.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+#include "fabric/fabric.h"
+#include "run/actions.h"
+#include "run/runner.h"
+#include "sim/drivers.h"
+
+namespace mrct::run::detail {
+
+using core::nanos;
+using namespace std::chrono_literals;
+
+inline const endpoint::address k_dut_addr{{0x02, 0, 0, 0, 0, 0x01}, {10, 0, 0, 1}};
+inline const endpoint::address k_peer_addr{{0x02, 0, 0, 0, 0, 0x02}, {10, 0, 0, 2}};
+
+inline std::string text(const plan::args& a, const std::string& k, const std::string& def = "") {
+    auto it = a.find(k);
+    return it == a.end() ? def : it->second.text;
+}
+
+inline nanos dur(const plan::args& a, const std::string& k, nanos def) {
+    auto it = a.find(k);
+    if (it == a.end()) return def;
+    auto v = core::parse_duration_ns(it->second.text);
+    return v ? nanos{*v} : def;
+}
+
+inline core::byte_buffer pattern(std::size_t n, std::uint64_t seed) {
+    core::byte_buffer b(n);
+    std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (std::size_t i = 0; i < n; ++i) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        b[i] = static_cast<std::uint8_t>(x);
+    }
+    return b;
+}
+
+class case_exec {
+public:
+    case_exec(const plan::test_case& c, std::unique_ptr<dut::dut> d, std::uint64_t seed)
+        : c_(c), dut_(std::move(d)), seed_(seed), tr_(std::make_shared<trace::trace>()), filters_(s_) {}
+
+    case_result run();
+
+private:
+    core::status setup();
+    void on_frame(trace::dir d, core::bytes_view fr, bool injected);
+    fabric::fabric* fabric_to(const trace::record& r);
+    void to_dut(core::bytes_view fr, fabric::fabric* via);
+    void forward(fabric::direction d, const filter_set::fate& fate, const core::byte_buffer& bytes, fabric::fabric* fab);
+    void pin_dut_port(const trace::record& r);
+    void check_triggers(const trace::record& r);
+    void run_step(int i);
+    bool dut_side(const plan::action& a, bool sender_default) const;
+    core::status post(const plan::action& a);
+    core::status act(const plan::action& a, int step);
+    static std::string describe(const std::map<std::string, std::string>& f);
+    core::status execute();
+    void drain();
+    static trace::completion convert(const endpoint::completion& wc);
+    bool all_done() const;
+    void collect();
+    void evaluate(case_result& r);
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+    // The scheduler outlives everything that holds timers on it (DUT, peer, fabric).
+    sim::scheduler s_;
+    sim::virtual_driver drv_{s_};
+    const plan::test_case& c_;
+    std::unique_ptr<dut::dut> dut_;
+    std::uint64_t seed_;
+    std::shared_ptr<trace::trace> tr_;
+    filter_set filters_;
+    std::unique_ptr<fabric::fabric> fab_;
+    std::unique_ptr<endpoint::endpoint> peer_;
+    struct extra_peer {
+        endpoint::address addr;
+        std::unique_ptr<fabric::fabric> fab;
+        std::unique_ptr<endpoint::endpoint> ep;
+        std::uint32_t conn = 0;
+    };
+    std::vector<extra_peer> extra_;  // peers 1..N-1 (topology.peers)
+    endpoint::config pcfg_, dut_cfg_;
+    std::uint32_t dut_conn_ = 0, peer_conn_ = 0, dut_rkey_ = 0, peer_rkey_ = 0;
+    std::size_t mem_size_ = 0;
+    std::uint64_t dut_off_ = 0, peer_off_ = 0, next_wr_ = 1;
+    nanos t0_{0};
+    bool armed_ = false;
+    std::vector<bool> fired_;
+    std::vector<unsigned> trigger_count_;
+    std::map<std::size_t, std::size_t> trigger_rec_;  // step -> the trace index of the frame that fired it
+    std::map<unsigned, std::uint16_t> dut_pinned_;
+    std::map<std::pair<bool, std::uint16_t>, std::vector<std::pair<std::uint64_t, std::uint32_t>>> recvs_;  // (on_dut, tag)
+    std::map<std::pair<bool, std::uint16_t>, std::vector<std::pair<std::uint64_t, core::byte_buffer>>> sends_;  // (to dut, tag)
+    std::vector<trace::memory_check> expected_;
+    std::string error_;
+};
+
+}  // namespace mrct::run::detail

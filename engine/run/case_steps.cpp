@@ -1,0 +1,227 @@
+// A case in motion: frames recorded at the DUT's wire, step filters and
+// triggers, and the plan's actions (posts, path failures, injections).
+#include <algorithm>
+#include <cctype>
+
+#include "peer/craft.h"
+#include "run/case_exec.h"
+
+namespace mrct::run::detail {
+
+// Frames: recording, step filters, triggers.
+void case_exec::on_frame(trace::dir d, core::bytes_view fr, bool injected) {
+    auto& rec = tr_->add(s_.now(), d, fr);
+    rec.injected = injected;
+    if (d == trace::dir::from_dut) pin_dut_port(rec);
+    check_triggers(rec);
+    if (d == trace::dir::from_dut) {
+        auto fate = filters_.apply(rec);
+        if (fate.dropped) {
+            rec.dropped = true;
+            rec.action = fate.action;
+            rec.step = fate.step;
+            return;
+        }
+        if (!fate.action.empty()) {
+            rec.action = fate.action;
+            rec.step = fate.step;
+        }
+        forward(fabric::direction::a_to_b, fate, rec.bytes, fabric_to(rec));
+    } else {
+        dut_->receive(rec.bytes);
+    }
+}
+
+// The fabric towards the peer a DUT frame is addressed to.
+fabric::fabric* case_exec::fabric_to(const trace::record& r) {
+    if (!extra_.empty() && r.ok() && r.f().has(wire::has_ipv4))
+        for (auto& x : extra_)
+            if (r.f().ipv4.dst == x.addr.ip) return x.fab.get();
+    return fab_.get();
+}
+
+void case_exec::to_dut(core::bytes_view fr, fabric::fabric* via) {
+    // The peer's frames meet the to_dut filters before the fabric; the
+    // trace records them as they reach the DUT.
+    core::byte_buffer b(fr.begin(), fr.end());
+    trace::record probe;
+    probe.d = trace::dir::to_dut;
+    probe.bytes = b;
+    probe.dec = wire::decode_ethernet(probe.bytes);
+    auto fate = filters_.apply(probe);
+    if (fate.dropped) {
+        // Recorded, marked dropped, so the timeline shows it.
+        auto& rec = tr_->add(s_.now(), trace::dir::to_dut, b);
+        rec.dropped = true;
+        rec.action = fate.action;
+        rec.step = fate.step;
+        return;
+    }
+    forward(fabric::direction::b_to_a, fate, probe.bytes, via);
+}
+
+void case_exec::forward(fabric::direction d, const filter_set::fate& fate, const core::byte_buffer& bytes, fabric::fabric* fab) {
+    core::byte_buffer b = bytes;
+    if (fate.mark_ce) fabric::mark_ce(b);
+    const unsigned copies = fate.duplicate ? 2 : 1;
+    for (unsigned i = 0; i < copies; ++i) {
+        if (fate.delay.count() > 0) {
+            auto keep = std::make_shared<core::byte_buffer>(b);
+            s_.after(fate.delay, [d, keep, fab] { fab->send(d, *keep); });
+        } else {
+            fab->send(d, b);
+        }
+    }
+}
+
+void case_exec::pin_dut_port(const trace::record& r) {
+    if (!r.data()) return;
+    const unsigned p = r.f().mrh.path_id;
+    if (dut_pinned_.count(p) || p >= fab_->size()) return;
+    dut_pinned_[p] = r.f().udp.sport;
+    fab_->pin(r.f().udp.sport, p);
+}
+
+void case_exec::check_triggers(const trace::record& r) {
+    for (std::size_t i = 0; i < c_.steps.size(); ++i) {
+        const auto& st = c_.steps[i];
+        if (!armed_ || !st.on || fired_[i]) continue;
+        if ((st.on->dir == "from_dut") != (r.d == trace::dir::from_dut)) continue;
+        if (!filter_set::matches(st.on->match, r)) continue;
+        if (++trigger_count_[i] < st.on->nth) continue;
+        fired_[i] = true;
+        // Actions run right after this frame is handled (same time); they
+        // may refer to it (inject template rnr).
+        trigger_rec_[i] = r.index;
+        s_.after(0ns, [this, i] { run_step(static_cast<int>(i)); });
+    }
+}
+
+// ------------------------------------------------------------ steps
+void case_exec::run_step(int i) {
+    tr_->step_times[i] = s_.now();
+    for (const auto& a : c_.steps[static_cast<std::size_t>(i)].actions)
+        if (auto st = act(a, i); !st && error_.empty()) error_ = a.at.str() + ": " + st.err().message;
+}
+
+// Default side of a post: the data sender for Sends and Writes, the data
+// receiver for receives. With role `both`, the DUT sends and the peer receives
+// unless `side` says otherwise.
+bool case_exec::dut_side(const plan::action& a, bool sender_default) const {
+    auto side = text(a.a, "side", "");
+    if (side.empty()) return sender_default ? c_.role != "sender" : c_.role == "sender";
+    return side == "dut";
+}
+
+core::status case_exec::post(const plan::action& a) {
+    if (a.name == "post_write" && text(a.a, "peer") == "all") {  // the same WRITEs from every peer
+        for (unsigned k = 0; k <= extra_.size(); ++k) {
+            plan::action one = a;
+            one.a["peer"].text = std::to_string(k);
+            if (auto st = post(one); !st) return st;
+        }
+        return core::ok_status();
+    }
+    const bool is_recv = a.name == "post_recv";
+    const bool on_dut = dut_side(a, !is_recv);
+    const auto count = std::stoul(text(a.a, "count", "1"));
+    const auto size = static_cast<std::uint32_t>(std::stoul(text(a.a, "size", "4096")));
+    const auto stream = static_cast<std::uint16_t>(std::stoul(text(a.a, "stream", "0")));
+    const auto tag = static_cast<std::uint16_t>(std::stoul(text(a.a, "tag", "1")));
+    std::optional<std::uint32_t> imm;
+    if (a.a.count("imm")) imm = static_cast<std::uint32_t>(std::stoul(text(a.a, "imm"), nullptr, 0));
+    auto& obs = on_dut ? tr_->dut : tr_->peer;
+    for (unsigned long k = 0; k < count; ++k) {
+        const std::uint64_t wr = next_wr_++;
+        trace::posted_wr p{wr, is_recv ? "recv" : a.name == "post_send" ? "send" : "write", stream, tag, size, s_.now()};
+        if (is_recv) {
+            auto& off = on_dut ? dut_off_ : peer_off_;
+            if (off + size > mem_size_) return core::error{"post_recv: memory exhausted (add a `memory` setup action)"};
+            auto st = on_dut ? dut_->post_recv(dut_conn_, tag, dut_rkey_, off, size, wr)
+                             : peer_->post_recv(peer_conn_, tag, peer_rkey_, off, size, wr);
+            if (!st) return st;
+            recvs_[{on_dut, tag}].push_back({off, size});
+            off += size;
+        } else {
+            auto data = pattern(size, seed_ * 1000003 + wr);
+            core::status st = core::ok_status();
+            if (a.name == "post_write" && a.a.count("offset")) {
+                // At an explicit offset of the other side's region, possibly
+                // out of bounds (MR-OOO-4): no memory expectation.
+                const std::uint64_t o = std::stoull(text(a.a, "offset"));
+                st = on_dut ? dut_->post_write(dut_conn_, stream, data, peer_->mr_va(peer_rkey_) + o, peer_rkey_, wr, imm)
+                            : peer_->post_write(peer_conn_, stream, data, dut_->mr_va(dut_rkey_) + o, dut_rkey_, wr, imm);
+            } else if (a.name == "post_write") {
+                // Into the other side's region, at its next free offset.
+                auto& off = on_dut ? peer_off_ : dut_off_;
+                if (off + size > mem_size_) return core::error{"post_write: memory exhausted (add a `memory` setup action)"};
+                // Which peer writes (topology.peers > 1): `peer: K`, or `all` (one message each per count).
+                endpoint::endpoint* ep = peer_.get();
+                std::uint32_t conn = peer_conn_;
+                if (!on_dut && a.a.count("peer")) {
+                    const auto who = text(a.a, "peer");
+                    const auto k = static_cast<unsigned>(std::stoul(who));
+                    if (k > extra_.size()) return core::error{"post_write: no peer " + who};
+                    if (k > 0) ep = extra_[k - 1].ep.get(), conn = extra_[k - 1].conn;
+                }
+                st = on_dut ? dut_->post_write(dut_conn_, stream, data, peer_->mr_va(peer_rkey_) + off, peer_rkey_, wr, imm)
+                            : ep->post_write(conn, stream, data, dut_->mr_va(dut_rkey_) + off, dut_rkey_, wr, imm);
+                expected_.push_back({on_dut ? "peer" : "dut", wr, off, data, {}});
+                off += size;
+            } else {
+                st = on_dut ? dut_->post_send(dut_conn_, stream, tag, data, wr, imm)
+                            : peer_->post_send(peer_conn_, stream, tag, data, wr, imm);
+                sends_[{!on_dut, tag}].push_back({wr, data});
+            }
+            if (!st) return st;
+        }
+        obs.posted.push_back(p);
+    }
+    return core::ok_status();
+}
+
+core::status case_exec::act(const plan::action& a, int step) {
+    if (a.name == "post_send" || a.name == "post_write" || a.name == "post_recv") return post(a);
+    if (a.name == "memory") return core::ok_status();
+    if (a.name == "close") {
+        return dut_side(a, true) ? dut_->close(dut_conn_) : peer_->close(peer_conn_);
+    }
+    if (a.name == "fail_path" || a.name == "restore_path") {
+        const auto p = static_cast<unsigned>(std::stoul(text(a.a, "path")));
+        if (p >= fab_->size()) return core::error{a.name + ": no fabric path " + std::to_string(p)};
+        const auto dir = text(a.a, "dir", "both");
+        const bool f = a.name == "fail_path";
+        if (dir != "to_dut") fab_->at(fabric::direction::a_to_b, p).set_failed(f);
+        if (dir != "to_peer") fab_->at(fabric::direction::b_to_a, p).set_failed(f);
+        return core::ok_status();
+    }
+    if (a.name == "move_port") {
+        // The peer changes its own entropy on path N (PathEpoch + 1).
+        return peer_->move_port(peer_conn_, static_cast<unsigned>(std::stoul(text(a.a, "path", "0"))));
+    }
+    if (a.name == "inject") {
+        std::map<std::string, std::string> fields;
+        for (const auto& [k, v] : a.a) fields[k] = v.text;
+        const wire::frame* trig = nullptr;
+        if (step >= 0)
+            if (auto it = trigger_rec_.find(step); it != trigger_rec_.end()) trig = &tr_->frames[it->second].f();
+        auto fr = peer::craft(*peer_, peer_conn_, fields, {dut_->mr_va(dut_rkey_), dut_rkey_, k_dut_addr}, trig);
+        if (!fr) return fr.err();
+        // Injected frames bypass filters and fabric: straight onto the DUT's wire.
+        auto& rec = tr_->add(s_.now(), trace::dir::to_dut, *fr);
+        rec.injected = true;
+        rec.step = step;
+        rec.action = "injected by step " + std::to_string(step) + " (" + describe(fields) + ")";
+        dut_->receive(rec.bytes);
+        return core::ok_status();
+    }
+    return filters_.add(a, step);
+}
+
+std::string case_exec::describe(const std::map<std::string, std::string>& f) {
+    std::string s;
+    for (const auto& [k, v] : f) s += (s.empty() ? "" : ", ") + k + "=" + v;
+    return s;
+}
+
+}  // namespace mrct::run::detail
