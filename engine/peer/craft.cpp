@@ -67,8 +67,21 @@ core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint3
             return num(k, 0).err();
     }
     const auto tmpl = f.count("template") ? f.at("template") : std::string("write");
-    if (tmpl != "write" && tmpl != "send" && tmpl != "connect" && tmpl != "ack" && tmpl != "rnr")
-        return core::error{"inject: template must be write, send, connect, ack or rnr"};
+    if (tmpl != "write" && tmpl != "send" && tmpl != "connect" && tmpl != "ack" && tmpl != "rnr" && tmpl != "nak")
+        return core::error{"inject: template must be write, send, connect, ack, rnr or nak"};
+    if (tmpl == "nak") {
+        // A NAK for the DUT's data packet that triggered the step.
+        if (!trigger || !trigger->has(has_mrh) || !is_data_opcode(trigger->bth.opcode))
+            return core::error{"inject: template nak answers the data packet that triggered the step (use `on:` with a data match)"};
+        if (!f.count("code")) return core::error{"inject: template nak needs `code` (e.g. 0x02)"};
+        const auto& m = trigger->mrh;
+        frame_spec s = from_peer(peer, w->peer, trigger->udp.sport);
+        s.bth.opcode = static_cast<std::uint8_t>(opcode::nak);
+        s.bth.dest_qp = static_cast<std::uint32_t>(get("dest_qp", w->remote_id));
+        s.nakh = nakh{1, m.path_epoch, static_cast<std::uint8_t>(get("code", 0)), m.path_id, 0, ppsn32::of(trigger->bth.psn),
+                      m.stream_id, m.tag, m.stream_seq};
+        return build(s);
+    }
     if (tmpl == "rnr") {
         if (!trigger || !trigger->has(has_mrh) || !is_send_opcode(trigger->bth.opcode))
             return core::error{"inject: template rnr answers the SEND that triggered the step (use `on:` with a SEND match)"};

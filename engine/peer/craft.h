@@ -32,6 +32,8 @@ namespace mrct::peer {
 // template rnr: an RNR for the DUT's SEND that triggered the step (`on:`):
 //   its path, PPSN, stream, tag, StreamSeq, Attempt and epoch; `code` (TimerCode,
 //   default 14), `rnr_seq` (default the peer's next).
+// template nak: a NAK with `code` for the DUT's data packet that triggered
+//   the step: its path, epoch, PPSN, stream, tag and StreamSeq.
 struct craft_target {
     std::uint64_t dut_va = 0;  // the DUT region WRITEs aim at
     std::uint32_t dut_rkey = 0;
