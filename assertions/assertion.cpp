@@ -147,6 +147,7 @@ outcome fail(std::string message, std::string expected, std::string actual, std:
     return {verdict::fail, std::move(message), std::move(expected), std::move(actual), std::move(frames), {}};
 }
 outcome inconclusive(std::string message) { return {verdict::inconclusive, std::move(message), {}, {}, {}, {}}; }
+outcome error(std::string message) { return {verdict::error, std::move(message), {}, {}, {}, {}}; }
 
 const assertion_def* find(std::string_view name) {
     for (const auto& a : builtin())
@@ -221,7 +222,7 @@ outcome evaluate(const assertion_def& def, const trace::trace& tr, const std::ma
         context c(tr, full);
         return def.check(c);
     } catch (const std::exception& e) {
-        return {verdict::error, "assertion '" + def.name + "' could not be evaluated: " + e.what(), {}, {}, {}, {}};
+        return error("assertion '" + def.name + "' could not be evaluated: " + e.what());
     }
 }
 

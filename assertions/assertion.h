@@ -100,5 +100,7 @@ std::string fmt_time(core::nanos t);
 outcome pass(std::string message);
 outcome fail(std::string message, std::string expected, std::string actual, std::vector<std::size_t> frames = {});
 outcome inconclusive(std::string message);
+// The check could not be evaluated (a parameter with no value in this run, ...).
+outcome error(std::string message);
 
 }  // namespace mrct::assertions

@@ -49,7 +49,13 @@ namespace {
 struct ece_span {
     nanos first{-1}, last{-1};
     std::size_t count = 0, first_rec = 0;
+    // Marks went on for longer than `settle`: the window had time to respond.
+    bool lasts_beyond(nanos settle) const { return count >= 2 && first + settle < last; }
 };
+
+outcome no_sustained_ece(unsigned p) {
+    return inconclusive("path " + std::to_string(p) + " did not see ECE for longer than the settle time");
+}
 
 ece_span ece_on(const sender_view& sv, unsigned p) {
     ece_span s;
@@ -72,11 +78,10 @@ outcome window_cut_on_ece(const context& c) {
     const auto& sv = c.sender();
     const auto p = static_cast<unsigned>(c.integer("path"));
     auto settle = c.duration("settle");
-    if (!settle) return {verdict::error, settle.err().message, {}, {}, {}, {}};
+    if (!settle) return error(settle.err().message);
     const auto at_most = static_cast<unsigned>(c.integer("at_most"));
     auto span = ece_on(sv, p);
-    if (span.count < 2 || span.first + *settle >= span.last)
-        return inconclusive("path " + std::to_string(p) + " did not see ECE for longer than the settle time");
+    if (!span.lasts_beyond(*settle)) return no_sustained_ece(p);
     const unsigned most = sv.max_inflight(p, span.first + *settle, span.last);
     if (most > at_most)
         return fail("path " + std::to_string(p) + " kept " + std::to_string(most) + " packets in flight under sustained ECE",
@@ -92,11 +97,10 @@ outcome no_cross_path_cut(const context& c) {
     const auto& sv = c.sender();
     const auto p = static_cast<unsigned>(c.integer("marked"));
     auto settle = c.duration("settle");
-    if (!settle) return {verdict::error, settle.err().message, {}, {}, {}, {}};
+    if (!settle) return error(settle.err().message);
     const auto at_least = static_cast<unsigned>(c.integer("at_least"));
     auto span = ece_on(sv, p);
-    if (span.count < 2 || span.first + *settle >= span.last)
-        return inconclusive("path " + std::to_string(p) + " did not see ECE for longer than the settle time");
+    if (!span.lasts_beyond(*settle)) return no_sustained_ece(p);
     std::size_t others = 0;
     outcome o;
     for (const auto& [q, s] : sv.paths) {
@@ -221,7 +225,7 @@ std::vector<pause> pauses(const context& c) {
 outcome rnr_pause(const context& c) {
     const auto& sv = c.sender();
     auto grace = c.duration("grace");
-    if (!grace) return {verdict::error, grace.err().message, {}, {}, {}, {}};
+    if (!grace) return error(grace.err().message);
     auto ps = pauses(c);
     if (ps.empty()) return inconclusive("the DUT received no RNR for a current Attempt");
     // The tag stays paused until the latest-ending timer on it.
@@ -250,7 +254,7 @@ outcome rnr_resume(const context& c) {
     nanos worst{0};
     for (const auto& p : ps) {
         auto within = c.duration("within", {{"rnr_time", static_cast<double>(p.time.count())}});
-        if (!within) return {verdict::error, within.err().message, {}, {}, {}, {}};
+        if (!within) return error(within.err().message);
         const std::uint8_t next = static_cast<std::uint8_t>((p.attempt + 1) & 0xF);
         const tx_event* resend = nullptr;
         for (const auto& e : sv.tx)
@@ -324,7 +328,7 @@ outcome other_tags_flow(const context& c) {
 outcome rnr_keeps_window(const context& c) {
     const auto& sv = c.sender();
     auto span = c.duration("span");
-    if (!span) return {verdict::error, span.err().message, {}, {}, {}, {}};
+    if (!span) return error(span.err().message);
     const double keep = c.number("keep");
     auto ps = pauses(c);
     if (ps.empty()) return inconclusive("the DUT received no RNR for a current Attempt");

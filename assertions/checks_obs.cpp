@@ -22,7 +22,7 @@ outcome all_complete(const context& c) {
     std::optional<nanos> within;
     if (c.has("within")) {
         auto w = c.duration("within");
-        if (!w) return {verdict::error, w.err().message, {}, {}, {}, {}};
+        if (!w) return error(w.err().message);
         within = *w;
     }
     std::size_t n = 0;
@@ -79,7 +79,7 @@ outcome stream_progress(const context& c) {
     const auto& o = side(c, c.str("side"));
     const auto stream = static_cast<std::uint16_t>(c.integer("stream"));
     auto within = c.duration("within");
-    if (!within) return {verdict::error, within.err().message, {}, {}, {}, {}};
+    if (!within) return error(within.err().message);
     nanos start = core::k_never;
     std::size_t posted = 0;
     for (const auto& p : o.posted)

@@ -30,7 +30,7 @@ bool covers(const frame& f, std::uint32_t ppsn) {
 // MR-SACK-1, MR-SACK-2, MR-CC-1, MR-GR-1
 outcome acks_conform(const context& c) {
     auto within = c.duration("within");
-    if (!within) return {verdict::error, within.err().message, {}, {}, {}, {}};
+    if (!within) return error(within.err().message);
     const auto& fr = c.tr().frames;
     const nanos interval = c.tr().p.ack_delay;
     std::map<unsigned, std::uint32_t> highest;  // highest PPSN received per path
@@ -121,7 +121,7 @@ outcome naks(const context& c) {
 // MR-HDR-2 / MR-HDR-3: injected broken packets get no answer and are counted.
 outcome silent_drop(const context& c) {
     auto window = c.duration("window");
-    if (!window) return {verdict::error, window.err().message, {}, {}, {}, {}};
+    if (!window) return error(window.err().message);
     const auto& fr = c.tr().frames;
     std::size_t injected = 0;
     for (const auto& r : fr) {
@@ -245,9 +245,9 @@ namespace mrct::assertions::checks {
 // MR-GR-1 / MR-GR-3: the DUT's ACKs advertise the fair share.
 outcome grant_advertised(const context& c) {
     auto rate = core::parse_rate_bps(c.str("rate"));
-    if (!rate) return {verdict::error, "rate: expected a rate such as 100Gbps", {}, {}, {}, {}};
+    if (!rate) return error("rate: expected a rate such as 100Gbps");
     auto settle = c.duration("settle");
-    if (!settle) return {verdict::error, settle.err().message, {}, {}, {}, {}};
+    if (!settle) return error(settle.err().message);
     const double tol = c.number("tolerance");
     const double want = *rate / static_cast<double>(k_grant_unit_bps);
     std::optional<nanos> first;
@@ -279,7 +279,7 @@ outcome fair_share(const context& c) {
     const auto& fr = c.tr().frames;
     const double tol = c.number("tolerance");
     auto settle = c.duration("settle");
-    if (!settle) return {verdict::error, settle.err().message, {}, {}, {}, {}};
+    if (!settle) return error(settle.err().message);
     const nanos idle = c.tr().p.grant_idle;
     const double units = c.tr().p.inbound_rate_bps / static_cast<double>(k_grant_unit_bps);
     using ip = std::array<std::uint8_t, 4>;

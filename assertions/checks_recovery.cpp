@@ -32,7 +32,7 @@ bool wanted_path(const context& c, unsigned p) {
 outcome fast_retransmit(const context& c) {
     const auto& sv = c.sender();
     auto within = c.duration("within");
-    if (!within) return {verdict::error, within.err().message, {}, {}, {}, {}};
+    if (!within) return error(within.err().message);
     std::size_t answered = 0, excused = 0;
     for (const auto& d : sv.detections) {
         if (!d.resend_rec) {
@@ -132,7 +132,7 @@ outcome rto_timing(const context& c) {
     const auto& sv = c.sender();
     const double rel = c.number("rel");
     auto abs = c.duration("abs");
-    if (!abs) return {verdict::error, abs.err().message, {}, {}, {}, {}};
+    if (!abs) return error(abs.err().message);
     std::size_t n = 0;
     outcome o;
     for (const auto& x : sv.expiries) {
@@ -169,7 +169,7 @@ outcome rto_independence(const context& c) {
     const auto& sv = c.sender();
     const auto p = static_cast<unsigned>(c.integer("path"));
     auto bound = c.duration("at_most");
-    if (!bound) return {verdict::error, bound.err().message, {}, {}, {}, {}};
+    if (!bound) return error(bound.err().message);
     struct ev {
         std::size_t rec;
         nanos t;
@@ -302,7 +302,7 @@ outcome failover(const context& c) {
     if (c.has("within")) {
         // From the first expiry of the run that ended in the failure.
         auto within = c.duration("within");
-        if (!within) return {verdict::error, within.err().message, {}, {}, {}, {}};
+        if (!within) return error(within.err().message);
         std::optional<nanos> run_start;
         for (const auto& x : c.sender().expiries)
             if (x.path == p && x.t <= *reset_at && x.run == 1) run_start = x.t;

@@ -43,15 +43,14 @@ fabric::fabric* case_exec::fabric_to(const trace::record& r) {
 void case_exec::to_dut(core::bytes_view fr, fabric::fabric* via) {
     // The peer's frames meet the to_dut filters before the fabric; the
     // trace records them as they reach the DUT.
-    core::byte_buffer b(fr.begin(), fr.end());
     trace::record probe;
     probe.d = trace::dir::to_dut;
-    probe.bytes = b;
+    probe.bytes.assign(fr.begin(), fr.end());
     probe.dec = wire::decode_ethernet(probe.bytes);
     auto fate = filters_.apply(probe);
     if (fate.dropped) {
         // Recorded, marked dropped, so the timeline shows it.
-        auto& rec = tr_->add(s_.now(), trace::dir::to_dut, b);
+        auto& rec = tr_->add(s_.now(), trace::dir::to_dut, probe.bytes);
         rec.dropped = true;
         rec.action = fate.action;
         rec.step = fate.step;
@@ -61,15 +60,22 @@ void case_exec::to_dut(core::bytes_view fr, fabric::fabric* via) {
 }
 
 void case_exec::forward(fabric::direction d, const filter_set::fate& fate, const core::byte_buffer& bytes, fabric::fabric* fab) {
-    core::byte_buffer b = bytes;
-    if (fate.mark_ce) fabric::mark_ce(b);
+    // The fabric copies a frame into its pool before anything else, so a
+    // single send can use the caller's bytes (they may be a trace record,
+    // which a synchronous delivery could move). A changed or duplicated frame
+    // gets a copy of its own first.
+    const bool own = fate.mark_ce || fate.duplicate;
+    core::byte_buffer copy;
+    if (own) copy = bytes;
+    if (fate.mark_ce) fabric::mark_ce(copy);
+    const core::byte_buffer& out = own ? copy : bytes;
     const unsigned copies = fate.duplicate ? 2 : 1;
     for (unsigned i = 0; i < copies; ++i) {
         if (fate.delay.count() > 0) {
-            auto keep = std::make_shared<core::byte_buffer>(b);
+            auto keep = std::make_shared<core::byte_buffer>(out);
             s_.after(fate.delay, [d, keep, fab] { fab->send(d, *keep); });
         } else {
-            fab->send(d, b);
+            fab->send(d, out);
         }
     }
 }
