@@ -1,9 +1,15 @@
 // The device under test as the engine drives it: the control operations of
 // the agent protocol (spec §6, docs/agent-protocol.md) plus a frame port.
-// `sim` hosts the reference endpoint in-process in virtual time; agent
-// adapters (issue 5) implement the same interface over TCP and a real wire.
+// `sim` hosts the reference endpoint in-process in virtual time; the agent
+// adapters (agent_dut.cpp) implement the same interface over TCP and a real
+// wire (UDP sockets or libpcap), in real time.
+//
+// Control calls on a real DUT can fail (agent gone, hung, answering garbage).
+// Calls that return a status report it; the others return a neutral value and
+// set fault(), which the runner checks: the case ends as `error`.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,6 +21,11 @@
 #include "core/result.h"
 #include "endpoint/endpoint.h"
 #include "sim/scheduler.h"
+#include "wire/headers.h"
+
+namespace boost::asio {
+class io_context;
+}
 
 namespace mrct::dut {
 
@@ -29,6 +40,25 @@ public:
     virtual ~dut() = default;
 
     virtual info hello() const = 0;
+    // Real-time DUTs run on a wire in wall-clock time; the runner then drives
+    // its scheduler with the real-time driver and calls attach() before start().
+    virtual bool realtime() const { return false; }
+    // `now` reads (and syncs) the case's clock; `wait` runs the driver, and
+    // with it the peer and the wire, until `done` or the timeout: an agent call
+    // waits through it, so the engine never stalls while the DUT works.
+    using waiter = std::function<bool(const bool& done, std::chrono::milliseconds timeout)>;
+    virtual void attach(boost::asio::io_context& io, std::function<core::nanos()> now, waiter wait) {
+        (void)io;
+        (void)now;
+        (void)wait;
+    }
+    // The addresses a case uses on this DUT's wire: the DUT's, and the engine
+    // peer's. Simulated DUTs use fixed private ones.
+    virtual endpoint::address address() const;
+    virtual endpoint::address peer_address() const;
+    // Why the DUT can no longer be trusted ("" while it can): an agent call
+    // failed, or the wire refused a frame.
+    virtual std::string fault() const { return {}; }
     // Parameters by name (endpoint::config_params()); before start().
     virtual core::status configure(const std::map<std::string, std::string>& params) = 0;
     // Brings the DUT up on `s` with its address; frames it sends go to `tx`.
@@ -57,6 +87,22 @@ public:
 
 // The reference endpoint in-process; `bug` selects a bug profile ("" = none).
 std::unique_ptr<dut> make_sim(const std::string& bug = "");
+
+// A DUT behind an agent (docs/agent-protocol.md) on a real wire.
+struct agent_options {
+    std::string wire = "udp";  // udp | pcap
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 7700;
+    std::string token;
+    std::chrono::milliseconds timeout{2000};  // every agent call
+    wire::ipv4_addr dut_ip{}, local_ip{};
+    std::string iface;                        // pcap
+    std::optional<wire::mac_addr> dut_mac;    // pcap; else the neighbour table
+};
+// Parses "agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=DUR][,iface=IF][,dut_mac=MAC]".
+core::result<agent_options> parse_agent_options(const std::string& wire, const std::string& text);
+// Connects and says hello; an unreachable or refusing agent is an error.
+core::result<std::unique_ptr<dut>> make_agent(const agent_options& o);
 
 // Counters of a reference endpoint by name ("drop.bad_icrc", "naks_sent", ...).
 std::map<std::string, std::uint64_t> endpoint_counters(const endpoint::counters& k);

@@ -1,8 +1,10 @@
 #include "dut_adapters/dut.h"
 
-#include "wire/frame.h"
 
 namespace mrct::dut {
+
+endpoint::address dut::address() const { return {{0x02, 0, 0, 0, 0, 0x01}, {10, 0, 0, 1}}; }
+endpoint::address dut::peer_address() const { return {{0x02, 0, 0, 0, 0, 0x02}, {10, 0, 0, 2}}; }
 
 namespace {
 
@@ -12,7 +14,7 @@ public:
 
     info hello() const override {
         return {"mrct-reference (in-process)", "metaroce-1.2-model", bug_.empty() ? "none" : bug_,
-                {"write", "write_imm", "send", "send_imm", "ipv4", "virtual_time"}};
+                {"write", "write_imm", "send", "send_imm", "ipv4", "fine_timing", "raw_frames", "raw_rx", "wire_headers"}};
     }
     core::status configure(const std::map<std::string, std::string>& params) override {
         for (const auto& [k, v] : params)
@@ -64,18 +66,6 @@ private:
 
 std::unique_ptr<dut> make_sim(const std::string& bug) { return std::make_unique<sim_dut>(bug); }
 
-std::map<std::string, std::uint64_t> endpoint_counters(const endpoint::counters& k) {
-    std::map<std::string, std::uint64_t> m = {
-        {"frames_in", k.frames_in}, {"frames_out", k.frames_out}, {"data_sent", k.data_sent},
-        {"data_received", k.data_received}, {"duplicates", k.duplicates}, {"fast_retransmits", k.fast_retransmits},
-        {"rto_retransmits", k.rto_retransmits}, {"acks_sent", k.acks_sent}, {"acks_received", k.acks_received},
-        {"acks_ignored", k.acks_ignored}, {"naks_sent", k.naks_sent}, {"naks_received", k.naks_received},
-        {"rnrs_sent", k.rnrs_sent}, {"rnrs_received", k.rnrs_received}, {"rnr_queries", k.rnr_queries},
-        {"ctrl_ignored", k.ctrl_ignored}, {"completions", k.completions}, {"error_completions", k.error_completions},
-    };
-    for (unsigned i = 0; i < wire::k_drop_reason_count; ++i)
-        m["drop." + std::string(wire::drop_reason_name(static_cast<wire::drop_reason>(i)))] = k.drops[i];
-    return m;
-}
+std::map<std::string, std::uint64_t> endpoint_counters(const endpoint::counters& k) { return endpoint::counter_map(k); }
 
 }  // namespace mrct::dut

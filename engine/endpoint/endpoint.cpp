@@ -6,6 +6,7 @@
 
 #include "endpoint/impl.h"
 #include "wire/ctrl.h"
+#include "wire/frame.h"
 #include "wire/protocol.h"
 
 namespace mrct::endpoint {
@@ -124,6 +125,20 @@ std::uint32_t endpoint::register_mr(std::size_t len) {
     next_va_ += (len + 0xFFFF) & ~std::uint64_t{0xFFFF};
     next_va_ += 0x10000;
     return rkey;
+}
+
+std::map<std::string, std::uint64_t> counter_map(const counters& k) {
+    std::map<std::string, std::uint64_t> m = {
+        {"frames_in", k.frames_in}, {"frames_out", k.frames_out}, {"data_sent", k.data_sent},
+        {"data_received", k.data_received}, {"duplicates", k.duplicates}, {"fast_retransmits", k.fast_retransmits},
+        {"rto_retransmits", k.rto_retransmits}, {"acks_sent", k.acks_sent}, {"acks_received", k.acks_received},
+        {"acks_ignored", k.acks_ignored}, {"naks_sent", k.naks_sent}, {"naks_received", k.naks_received},
+        {"rnrs_sent", k.rnrs_sent}, {"rnrs_received", k.rnrs_received}, {"rnr_queries", k.rnr_queries},
+        {"ctrl_ignored", k.ctrl_ignored}, {"completions", k.completions}, {"error_completions", k.error_completions},
+    };
+    for (unsigned i = 0; i < wire::k_drop_reason_count; ++i)
+        m["drop." + std::string(wire::drop_reason_name(static_cast<wire::drop_reason>(i)))] = k.drops[i];
+    return m;
 }
 
 std::uint64_t endpoint::mr_va(std::uint32_t rkey) const {

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/bytes.h"
@@ -74,6 +75,10 @@ struct counters {
     std::uint64_t ctrl_ignored = 0, data_before_accept = 0;
     std::uint64_t completions = 0, error_completions = 0;
 };
+
+// The counters by name ("frames_in", "drop.bad_icrc", ...): what the agent
+// protocol's `counters` returns and plans match on.
+std::map<std::string, std::uint64_t> counter_map(const counters& k);
 
 // A connection's identity and per-path send state, for crafting frames that
 // look like this endpoint's own (the scriptable peer's injections).

@@ -21,8 +21,10 @@ namespace mrct::run::detail {
 using core::nanos;
 using namespace std::chrono_literals;
 
-inline const endpoint::address k_dut_addr{{0x02, 0, 0, 0, 0, 0x01}, {10, 0, 0, 1}};
-inline const endpoint::address k_peer_addr{{0x02, 0, 0, 0, 0, 0x02}, {10, 0, 0, 2}};
+// Most frames a case may record: a DUT flooding the wire ends the case as error.
+inline constexpr std::size_t k_max_frames = 4'000'000;
+// Real time: the shortest cap on a case's run (limits.duration below it is raised).
+inline constexpr core::nanos k_realtime_min_duration{2'000'000'000};
 
 inline std::string text(const plan::args& a, const std::string& k, const std::string& def = "") {
     auto it = a.find(k);
@@ -96,6 +98,16 @@ private:
     // The scheduler outlives everything that holds timers on it (DUT, peer, fabric).
     sim::scheduler s_;
     sim::virtual_driver drv_{s_};
+    std::unique_ptr<sim::realtime_driver> rt_;  // real-time DUTs
+    // Runs the case's time up to `t`: virtual time jumps, real time waits.
+    void advance(nanos t) {
+        if (rt_) rt_->run_until(t);
+        else drv_.run_until(t);
+    }
+    endpoint::address dut_addr_, peer_addr_;
+    int rpc_depth_ = 0;         // > 0 while an agent call waits (real time)
+    std::vector<int> deferred_;  // steps that became due meanwhile
+    void run_deferred_steps();
     const plan::test_case& c_;
     std::unique_ptr<dut::dut> dut_;
     std::uint64_t seed_;

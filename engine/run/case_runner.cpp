@@ -30,8 +30,16 @@ case_result case_exec::run() {
         if (std::find(info.capabilities.begin(), info.capabilities.end(), cap) == info.capabilities.end()) {
             r.v = verdict::skipped;
             r.reason = "the DUT lacks capability '" + cap + "'";
+            for (const auto& [n, what] : capabilities())
+                if (n == cap) r.reason += " (" + what + ")";
             return r;
         }
+    const unsigned npeers = static_cast<unsigned>(std::stoul(text(c_.topology, "peers", "1")));
+    if (dut_->realtime() && npeers > 1) {
+        r.v = verdict::skipped;
+        r.reason = "the case needs " + std::to_string(npeers) + " peer addresses; a real-time adapter has one";
+        return r;
+    }
     auto wall0 = std::chrono::steady_clock::now();
     if (auto st = setup(); !st) {
         r.v = verdict::error;
@@ -44,6 +52,11 @@ case_result case_exec::run() {
         return r;
     }
     collect();
+    if (auto f = dut_->fault(); !f.empty()) {
+        r.v = verdict::error;
+        r.reason = "DUT: " + f;
+        return r;
+    }
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     r.sim_time = tr_->end;
     r.frames = tr_->frames.size();
@@ -106,12 +119,35 @@ core::status case_exec::setup() {
         on_frame(trace::dir::to_dut, fr, false);
     });
 
-    if (auto st = dut_->start(s_, k_dut_addr, seed_ * 7919 + 11, [this](core::bytes_view fr) {
+    dut_addr_ = dut_->address();
+    peer_addr_ = dut_->peer_address();
+    if (dut_->realtime()) {
+        rt_ = std::make_unique<sim::realtime_driver>(s_);
+        rt_->anchor();
+        dut_->attach(
+            rt_->io(),
+            [this] {
+                rt_->sync();
+                return s_.now();
+            },
+            [this](const bool& done, std::chrono::milliseconds timeout) {
+                ++rpc_depth_;
+                const bool ok = rt_->run_while_waiting(done, timeout);
+                --rpc_depth_;
+                return ok;
+            });
+    }
+    if (auto st = dut_->start(s_, dut_addr_, seed_ * 7919 + 11, [this](core::bytes_view fr) {
+            if (rt_) rt_->sync();
+            if (tr_->frames.size() >= k_max_frames) {
+                if (error_.empty()) error_ = "the DUT flooded the wire (more than " + std::to_string(k_max_frames) + " frames)";
+                return;
+            }
             on_frame(trace::dir::from_dut, fr, false);
         });
         !st)
         return core::error{"starting the DUT: " + st.err().message};
-    peer_ = std::make_unique<endpoint::endpoint>(s_, pcfg_, k_peer_addr, seed_ * 104729 + 7,
+    peer_ = std::make_unique<endpoint::endpoint>(s_, pcfg_, peer_addr_, seed_ * 104729 + 7,
                                                  [this](core::bytes_view fr) { to_dut(fr, fab_.get()); });
 
     // More peers (topology.peers, e.g. fair-share grants, MR-GR-3): each a
@@ -121,7 +157,7 @@ core::status case_exec::setup() {
     extra_.resize(npeers - 1);
     for (unsigned k = 0; k + 1 < npeers; ++k) {
         auto& x = extra_[k];
-        x.addr = k_peer_addr;
+        x.addr = peer_addr_;
         x.addr.mac[5] = static_cast<std::uint8_t>(3 + k);
         x.addr.ip[3] = static_cast<std::uint8_t>(3 + k);
         auto xfc = fc;
@@ -143,20 +179,23 @@ core::status case_exec::setup() {
     const bool dut_sends = c_.role != "sender";
     if (dut_sends) {
         peer_->listen();
-        dut_conn_ = dut_->connect(k_peer_addr);
+        dut_conn_ = dut_->connect(peer_addr_);
     } else {
         dut_->listen();
-        peer_conn_ = peer_->connect(k_dut_addr);
+        peer_conn_ = peer_->connect(dut_addr_);
     }
-    for (auto& x : extra_) x.conn = x.ep->connect(k_dut_addr);
+    for (auto& x : extra_) x.conn = x.ep->connect(dut_addr_);
     auto extras_up = [&] {
         for (const auto& x : extra_)
             if (!x.ep->established(x.conn)) return false;
         return dut_->accepted().size() >= extra_.size() + (dut_sends ? 0 : 1);
     };
-    const nanos deadline = s_.now() + 20ms;
+    // Real time: a DUT on a wire gets 2 s to connect, polled every millisecond.
+    const nanos deadline = s_.now() + (rt_ ? nanos{2s} : nanos{20ms});
+    const nanos tick = rt_ ? nanos{1ms} : nanos{10us};
     while (s_.now() < deadline) {
-        drv_.run_until(s_.now() + 10us);
+        advance(s_.now() + tick);
+        if (auto f = dut_->fault(); !f.empty()) return core::error{"DUT: " + f};
         if (!extras_up()) continue;
         if (dut_sends && dut_->established(dut_conn_) && !peer_->accepted().empty()) {
             peer_conn_ = peer_->accepted().back();
@@ -167,12 +206,12 @@ core::status case_exec::setup() {
             break;
         }
     }
-    if (!extras_up()) return core::error{"not every peer connected to the DUT within 20 ms"};
+    if (!extras_up()) return core::error{"not every peer connected to the DUT within " + std::string(rt_ ? "2 s" : "20 ms")};
     for (auto& x : extra_)
         if (auto w = x.ep->conn_wire(x.conn))
             for (unsigned i = 0; i < w->paths.size(); ++i) x.fab->pin(w->paths[i].port, i);
     if (!(dut_->established(dut_conn_) || (!dut_sends && !dut_->accepted().empty())))
-        return core::error{"the connection between DUT and peer was not established within 20 ms"};
+        return core::error{"the connection between DUT and peer was not established within " + std::string(rt_ ? "2 s" : "20 ms")};
     // Fabric path i carries each side's path i at its first port.
     if (auto w = peer_->conn_wire(peer_conn_))
         for (unsigned i = 0; i < w->paths.size(); ++i) fab_->pin(w->paths[i].port, i);
@@ -189,13 +228,30 @@ core::status case_exec::setup() {
     return core::ok_status();
 }
 
+// Real time: a step that became due while an agent call was waiting runs
+// here, after that call, never nested in it (the agent takes one call at a time).
+void case_exec::run_deferred_steps() {
+    while (!deferred_.empty()) {
+        const int i = deferred_.front();
+        deferred_.erase(deferred_.begin());
+        run_step(i);
+    }
+}
+
 core::status case_exec::execute() {
     // Triggers see every frame from time 0, setup's own included.
     fired_.assign(c_.steps.size(), false);
     trigger_count_.assign(c_.steps.size(), 0);
     armed_ = true;
+    if (rt_) rt_->sync();  // local work (the peer's memory) took wall time too
     for (const auto& a : c_.setup)
         if (auto st = act(a, -1); !st) return core::error{a.at.str() + ": " + st.err().message};
+    // Real time: posting through the agent took wall time; the case's clock
+    // (timed steps, the duration limit) starts once the setup is posted.
+    if (rt_) {
+        rt_->sync();
+        t0_ = s_.now();
+    }
     nanos last_timed = t0_;
     for (std::size_t i = 0; i < c_.steps.size(); ++i) {
         const auto& st = c_.steps[i];
@@ -208,18 +264,27 @@ core::status case_exec::execute() {
             run_step(static_cast<int>(i));
         });
     }
-    const nanos limit = t0_ + dur(c_.limits, "duration", 20ms);
+    // Real time: the duration is a cap, not a schedule (a case ends when its
+    // work is done and the wire has settled); a userspace stack on a veth
+    // moves far fewer bits per second than the simulation, so the cap is at
+    // least k_realtime_min_duration.
+    nanos limit = t0_ + dur(c_.limits, "duration", 20ms);
+    if (rt_) limit = std::max(limit, t0_ + k_realtime_min_duration);
     const nanos settle = dur(c_.limits, "settle", 1ms);
     std::optional<nanos> quiet_since;
+    // Real time: completions are polled over TCP every millisecond.
+    const nanos slice = rt_ ? nanos{1ms} : nanos{50us};
     while (s_.now() < limit) {
-        drv_.run_until(std::min(limit, s_.now() + 50us));
+        advance(std::min(limit, s_.now() + slice));
+        run_deferred_steps();
         drain();
         if (!error_.empty()) return core::error{error_};
+        if (auto f = dut_->fault(); !f.empty()) return core::error{"DUT: " + f};
         const bool done = s_.now() >= last_timed && all_done();
         if (done && !quiet_since) quiet_since = s_.now();
         if (!done) quiet_since.reset();
         if (quiet_since && s_.now() >= *quiet_since + settle) break;
-        if (s_.size() == 0 && s_.now() >= last_timed) break;
+        if (!rt_ && s_.size() == 0 && s_.now() >= last_timed) break;  // real time: the DUT may still send
     }
     drain();
     tr_->end = s_.now();

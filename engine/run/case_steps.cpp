@@ -105,6 +105,11 @@ void case_exec::check_triggers(const trace::record& r) {
 
 // ------------------------------------------------------------ steps
 void case_exec::run_step(int i) {
+    if (rpc_depth_ > 0) {
+        deferred_.push_back(i);
+        rt_->stop();  // the running slice ends soon; execute() runs it
+        return;
+    }
     tr_->step_times[i] = s_.now();
     for (const auto& a : c_.steps[static_cast<std::size_t>(i)].actions)
         if (auto st = act(a, i); !st && error_.empty()) error_ = a.at.str() + ": " + st.err().message;
@@ -211,7 +216,7 @@ core::status case_exec::act(const plan::action& a, int step) {
         const wire::frame* trig = nullptr;
         if (step >= 0)
             if (auto it = trigger_rec_.find(step); it != trigger_rec_.end()) trig = &tr_->frames[it->second].f();
-        auto fr = peer::craft(*peer_, peer_conn_, fields, {dut_->mr_va(dut_rkey_), dut_rkey_, k_dut_addr}, trig);
+        auto fr = peer::craft(*peer_, peer_conn_, fields, {dut_->mr_va(dut_rkey_), dut_rkey_, dut_addr_}, trig);
         if (!fr) return fr.err();
         // Injected frames bypass filters and fabric: straight onto the DUT's wire.
         auto& rec = tr_->add(s_.now(), trace::dir::to_dut, *fr);

@@ -53,6 +53,10 @@ core::result<dut_factory> parse_dut(const std::string& spec, std::string* bug_ou
 // arguments, clause IDs, stage kinds and parameters, durations. All problems,
 // each with file:line:col.
 core::status validate(const plan::suite& s);
+// The capabilities the engine and its DUTs know, with what each means (for
+// skip reasons and docs). A plan may also require names a vendor's agent
+// defines: a DUT without them skips the case, saying so.
+const std::vector<std::pair<std::string, std::string>>& capabilities();
 
 case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed);
 

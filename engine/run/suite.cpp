@@ -39,8 +39,17 @@ core::result<dut_factory> parse_dut(const std::string& spec, std::string* bug_ou
         bug = spec.substr(8);
         endpoint::config tmp;
         if (auto st = endpoint::config_set(tmp, "bug", bug); !st) return st.err();
+    } else if (spec.rfind("agent+", 0) == 0) {
+        const auto colon = spec.find(':');
+        const auto wire = spec.substr(6, colon == std::string::npos ? std::string::npos : colon - 6);
+        auto o = dut::parse_agent_options(wire, colon == std::string::npos ? "" : spec.substr(colon + 1));
+        if (!o) return o.err();
+        // A fresh connection per case: an agent that failed the last case is
+        // reached again and reset (hello, reset, configure) before the next.
+        return dut_factory([o = *o]() { return dut::make_agent(o); });
     } else {
-        return core::error{"unknown DUT '" + spec + "' (this build has: sim, sim:bug=NAME; agent adapters are issue 5)"};
+        return core::error{"unknown DUT '" + spec +
+                           "' (sim, sim:bug=NAME, agent+udp:OPTIONS, agent+pcap:OPTIONS; docs/adapters.md)"};
     }
     if (bug_out) *bug_out = bug;
     return dut_factory([bug]() -> core::result<std::unique_ptr<dut::dut>> { return dut::make_sim(bug); });

@@ -34,6 +34,23 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& k_actions()
 
 }  // namespace
 
+const std::vector<std::pair<std::string, std::string>>& capabilities() {
+    static const std::vector<std::pair<std::string, std::string>> k = {
+        {"write", "RDMA WRITE"},
+        {"write_imm", "WRITE with immediate data"},
+        {"send", "SEND"},
+        {"send_imm", "SEND with immediate data"},
+        {"ipv4", "MetaRoCE over IPv4"},
+        {"fine_timing", "holds timing tolerances below about a millisecond (ACK delay, fast retransmit within "
+                        "rto_min/2, RTO within 10% + 5 us, RNR resume within 50 us): the simulated DUT; not a "
+                        "userspace stack driven in real time on a shared host"},
+        {"raw_frames", "the engine's wire can send any frame (bad lengths, truncation): sim, agent+pcap"},
+        {"raw_rx", "the DUT sees frames the kernel's UDP stack would drop (truncated, bad lengths): sim, NICs"},
+        {"wire_headers", "the engine sees Ethernet/IP headers as they were on the wire: sim, agent+pcap"},
+    };
+    return k;
+}
+
 core::status validate(const plan::suite& s) {
     std::vector<std::string> errs;
     auto e = [&](const plan::loc& at, const std::string& msg) { errs.push_back(at.str() + ": " + msg); };

@@ -1,5 +1,7 @@
 #include "sim/drivers.h"
 
+#include <sys/prctl.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -28,6 +30,7 @@ struct realtime_driver::impl {
     std::atomic<bool> stopping{false};
     std::chrono::steady_clock::time_point origin_wall;
     nanos origin_sim{0};
+    bool anchored = false;
     std::vector<std::int64_t> lateness_ns;  // bounded sample of how late events ran
     static constexpr std::size_t k_max_samples = 1 << 20;
 
@@ -36,7 +39,11 @@ struct realtime_driver::impl {
     }
 };
 
-realtime_driver::realtime_driver(scheduler& s) : s_(s), impl_(std::make_unique<impl>()) {}
+realtime_driver::realtime_driver(scheduler& s) : s_(s), impl_(std::make_unique<impl>()) {
+    // Linux lets a sleeping thread wake up to 50 us late (timer slack) to
+    // batch wake-ups; protocol timers of tens of microseconds need it gone.
+    ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+}
 realtime_driver::~realtime_driver() = default;
 
 void realtime_driver::post(callback cb) {
@@ -52,14 +59,39 @@ void realtime_driver::stop() {
     boost::asio::post(impl_->io, [] {});
 }
 
+void realtime_driver::anchor() {
+    impl_->origin_wall = std::chrono::steady_clock::now();
+    impl_->origin_sim = s_.now();
+    impl_->anchored = true;
+}
+
+void realtime_driver::sync() {
+    if (!impl_->anchored) anchor();
+    const nanos t = impl_->sim_now();
+    if (t > s_.now()) s_.advance_to(t);
+}
+
+boost::asio::io_context& realtime_driver::io() { return impl_->io; }
+
 void realtime_driver::run_for(nanos d) {
+    if (!impl_->anchored) anchor();
+    run_to(std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(d), core::k_never);
+}
+
+void realtime_driver::run_until(nanos t) {
+    if (!impl_->anchored) anchor();
+    run_to(impl_->origin_wall + std::chrono::duration_cast<std::chrono::steady_clock::duration>(t - impl_->origin_sim), t);
+}
+
+void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nanos end_sim, const bool* done) {
     impl& m = *impl_;
-    m.stopping = false;
-    m.origin_wall = std::chrono::steady_clock::now();
-    m.origin_sim = s_.now();
-    const auto end_wall = m.origin_wall + d;
+    // A wait (done != nullptr) is nested in an outer run: it ends only when
+    // done or out of time, and leaves a stop() for the outer run to see.
+    if (!done) m.stopping = false;
+    auto over = [&] { return done ? *done : m.stopping.load(); };
     m.io.restart();
-    while (!m.stopping) {
+    (void)end_sim;  // scheduler time follows the wall clock, never held back: stamps are wall times
+    while (!over()) {
         const nanos t = m.sim_now();
         if (t > s_.now()) s_.advance_to(t);
         while (true) {
@@ -70,7 +102,7 @@ void realtime_driver::run_for(nanos d) {
         }
         m.io.poll();
         m.io.restart();
-        if (std::chrono::steady_clock::now() >= end_wall || m.stopping) break;
+        if (std::chrono::steady_clock::now() >= end_wall || over()) break;
         const nanos next = s_.next_time();
         auto deadline = end_wall;
         if (next != core::k_never) {
@@ -80,12 +112,19 @@ void realtime_driver::run_for(nanos d) {
         m.wake.expires_at(deadline);
         m.wake.async_wait([](const boost::system::error_code&) {});
         m.io.run_one();
+        m.wake.cancel();
+        m.io.poll();  // the cancelled wait
+        m.io.restart();
     }
-    m.wake.cancel();
-    m.io.poll();
-    m.io.restart();
+    if (!done && end_sim != core::k_never && !m.stopping && end_sim > s_.now()) s_.advance_to(end_sim);
 }
 
+bool realtime_driver::run_while_waiting(const bool& done, nanos d) {
+    if (!impl_->anchored) anchor();
+    run_to(std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(d),
+           core::k_never, &done);
+    return done;
+}
 std::uint64_t realtime_driver::late_events(nanos threshold) const {
     return static_cast<std::uint64_t>(std::count_if(impl_->lateness_ns.begin(), impl_->lateness_ns.end(),
                                                     [&](std::int64_t l) { return l > threshold.count(); }));

@@ -12,6 +12,10 @@
 
 #include "sim/scheduler.h"
 
+namespace boost::asio {
+class io_context;
+}
+
 namespace mrct::sim {
 
 class virtual_driver {
@@ -30,8 +34,23 @@ class realtime_driver {
 public:
     explicit realtime_driver(scheduler& s);
     ~realtime_driver();
+    // Ties scheduler time to the wall clock: from now on, scheduler time t is
+    // wall time (now + t - s.now()). The first run_for/run_until anchors if
+    // this was not called.
+    void anchor();
     // Runs events as the wall clock reaches them, for `d` of wall time or until stop().
     void run_for(nanos d);
+    // Runs events as the wall clock reaches them until scheduler time `t` or stop().
+    void run_until(nanos t);
+    // Runs events and I/O as run_until does, until `done` becomes true (set by
+    // a handler on io()) or wall time `d` has passed; returns `done`.
+    bool run_while_waiting(const bool& done, nanos d);
+    // Moves scheduler time up to the wall clock (never back): for work that
+    // runs outside an event, such as a frame a socket handler delivers.
+    void sync();
+    // The io_context the driver waits on: sockets and timers opened on it run
+    // their handlers on the driver thread, between events.
+    boost::asio::io_context& io();
     // Thread-safe: run `cb` on the driver thread at the current time.
     void post(callback cb);
     // Thread-safe: make run_for return soon.
@@ -40,6 +59,7 @@ public:
     std::uint64_t late_events(nanos threshold) const;
 
 private:
+    void run_to(std::chrono::steady_clock::time_point end_wall, nanos end_sim, const bool* done = nullptr);
     struct impl;
     scheduler& s_;
     std::unique_ptr<impl> impl_;

@@ -282,3 +282,94 @@ TEST_CASE("coverage: every MUST needs two cases, one a fault or negative case") 
     CHECK(has(cov.thin, "MR-SACK-3 (1)"));    // under a fault, but only once
     CHECK(has(cov.thin, "MR-PATH-5 (0)"));    // a SHOULD nobody cites
 }
+
+// ---------------------------------------------------------------- agent DUTs
+#include <atomic>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/write.hpp>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+// An agent on 127.0.0.1 that says hello and then never answers again (hung).
+struct hung_agent {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor acc{io, {boost::asio::ip::make_address("127.0.0.1"), 0}};
+    std::atomic<bool> stop{false};
+    std::thread t;
+    hung_agent() {
+        t = std::thread([this] {
+            while (!stop) {
+                boost::system::error_code ec;
+                boost::asio::ip::tcp::socket s(io);
+                acc.accept(s, ec);
+                if (ec || stop) return;
+                std::string buf;
+                auto n = boost::asio::read_until(s, boost::asio::dynamic_buffer(buf), '\n', ec);
+                if (ec) continue;
+                auto req = nlohmann::json::parse(buf.substr(0, n - 1));
+                nlohmann::json hello = {{"id", req["id"]}, {"ok", true}, {"name", "hung"}, {"capabilities", {"write"}}};
+                boost::asio::write(s, boost::asio::buffer(hello.dump() + "\n"), ec);
+                std::this_thread::sleep_for(std::chrono::milliseconds(400));  // and nothing more on this connection
+            }
+        });
+    }
+    ~hung_agent() {
+        stop = true;
+        boost::system::error_code ec;
+        boost::asio::io_context io2;
+        boost::asio::ip::tcp::socket s(io2);
+        s.connect(acc.local_endpoint(), ec);
+        t.join();
+    }
+    std::string spec() const {
+        return "agent+udp:agent=127.0.0.1:" + std::to_string(acc.local_endpoint().port()) +
+               ",dut=127.0.0.2,local=127.0.0.1,timeout=100ms";
+    }
+};
+
+}  // namespace
+
+TEST_CASE("agent DUT: a hung agent makes each case an error with the reason; the run goes on") {
+    auto s = load("agent_hung.yaml", R"(suite: {name: T}
+cases:
+  - id: A-1
+    title: one write
+    clauses: [MR-OOO-1]
+    setup:
+      - post_write: {side: dut, size: 4096}
+    expect:
+      - all_complete: {}
+  - id: A-2
+    title: another
+    clauses: [MR-OOO-1]
+    setup:
+      - post_write: {side: dut, size: 4096}
+    expect:
+      - all_complete: {}
+)");
+    hung_agent a;
+    auto make = run::parse_dut(a.spec());
+    REQUIRE(make.ok());
+    auto r = run::run_suite(s, *make, {});
+    REQUIRE(r.size() == 2);
+    CHECK(r[0].v == run::verdict::error);
+    CHECK_THAT(r[0].reason, Catch::Contains("agent reset: no response within 100 ms"));
+    // The agent is still stuck: the next case's hello gets no answer either.
+    CHECK(r[1].v == run::verdict::error);
+    CHECK_THAT(r[1].reason, Catch::Contains("no response within 100 ms"));
+}
+
+TEST_CASE("agent DUT specs: options are checked") {
+    CHECK_THAT(run::parse_dut("agent+udp:agent=127.0.0.1:7700").err().message, Catch::Contains("dut=IP is required"));
+    CHECK_THAT(run::parse_dut("agent+udp:dut=10.0.0.1,local=10.0.0.2,colour=blue").err().message,
+               Catch::Contains("unknown agent option 'colour'"));
+    CHECK_THAT(run::parse_dut("agent+pcap:dut=10.0.0.1,local=10.0.0.2").err().message, Catch::Contains("iface=NAME"));
+    CHECK_THAT(run::parse_dut("agent+carrier-pigeon:dut=10.0.0.1").err().message, Catch::Contains("unknown wire"));
+    CHECK_THAT(run::parse_dut("agent+udp:dut=10.0.0.300,local=10.0.0.2").err().message, Catch::Contains("not an IPv4"));
+    CHECK(run::parse_dut("agent+udp:agent=10.0.0.1:7701,dut=10.0.0.1,local=10.0.0.2,token=t,timeout=3s").ok());
+}

@@ -1,0 +1,299 @@
+// agent+udp and agent+pcap: a DUT behind an agent (docs/agent-protocol.md),
+// frames on a real wire, in real time.
+#include <algorithm>
+
+#include "agent/client.h"
+#include "core/units.h"
+#include "dut_adapters/dut.h"
+#include "netio/port.h"
+
+namespace mrct::dut {
+
+namespace {
+
+using agent::json;
+
+class agent_dut final : public dut {
+public:
+    explicit agent_dut(agent_options o) : o_(std::move(o)) {}
+
+    core::status open() {
+        if (auto st = c_.connect(o_.host, o_.port, o_.timeout); !st) return st;
+        json h = {{"version_major", agent::k_version_major}, {"version_minor", agent::k_version_minor}};
+        if (!o_.token.empty()) h["token"] = o_.token;
+        auto r = c_.call("hello", h, o_.timeout);
+        if (!r) return r.err();
+        try {
+            info_.name = r->value("name", "agent");
+            info_.version = std::to_string(r->value("version_major", 0)) + "." + std::to_string(r->value("version_minor", 0));
+            info_.bug = r->value("bug", "none");
+            if (r->contains("capabilities"))
+                for (const auto& c : (*r)["capabilities"]) {
+                    // raw_frames and wire_headers belong to the engine's side of the wire, not the agent's.
+                    const auto cap = c.get<std::string>();
+                    if (cap != "raw_frames" && cap != "wire_headers") info_.capabilities.push_back(cap);
+                }
+        } catch (const std::exception& e) {
+            return core::error{std::string("agent hello: malformed response: ") + e.what()};
+        }
+        // What the engine's side of the wire can do.
+        if (o_.wire == "pcap") {
+            info_.capabilities.push_back("raw_frames");
+            info_.capabilities.push_back("wire_headers");
+        }
+        return core::ok_status();
+    }
+
+    info hello() const override { return info_; }
+    bool realtime() const override { return true; }
+    void attach(boost::asio::io_context& io, std::function<core::nanos()> now, waiter wait) override {
+        io_ = &io;
+        now_ = std::move(now);
+        c_.use(io, std::move(wait));
+    }
+    endpoint::address address() const override { return {{0x02, 0, 0, 0, 0, 0x01}, o_.dut_ip}; }
+    endpoint::address peer_address() const override { return {{0x02, 0, 0, 0, 0, 0x02}, o_.local_ip}; }
+    std::string fault() const override { return fault_; }
+
+    core::status configure(const std::map<std::string, std::string>& params) override {
+        params_ = params;
+        params_.erase("bug");
+        return core::ok_status();
+    }
+
+    core::status start(sim::scheduler&, endpoint::address, std::uint64_t seed, frame_tx tx) override {
+        if (!io_) return core::error{"agent DUT started without a real-time driver"};
+        if (auto r = call("reset", {{"seed", seed}}); !r) return r.err();
+        json p = json::object();
+        for (const auto& [k, v] : params_) p[k] = v;
+        if (auto r = call("configure", {{"params", p}}); !r) return r.err();
+        core::result<std::unique_ptr<netio::port>> port = core::error{"no wire"};
+        if (o_.wire == "udp") {
+            netio::udp_options u;
+            u.local = o_.local_ip;
+            u.remote = o_.dut_ip;
+            port = netio::make_udp_port(*io_, u);
+        } else {
+            netio::pcap_options u;
+            u.iface = o_.iface;
+            u.local = o_.local_ip;
+            u.remote = o_.dut_ip;
+            u.remote_mac = o_.dut_mac;
+            port = netio::make_pcap_port(*io_, u);
+        }
+        if (!port) return core::error{"wire: " + port.err().message};
+        port_ = std::move(*port);
+        port_->start([tx = std::move(tx)](core::bytes_view f) { tx(f); });
+        return core::ok_status();
+    }
+
+    void receive(core::bytes_view frame) override {
+        if (!port_) return;
+        if (auto st = port_->send(frame); !st && fault_.empty()) fault_ = "wire: " + st.err().message;
+    }
+
+    void listen() override { (void)call("listen", {}); }
+    std::uint32_t connect(endpoint::address peer) override {
+        auto r = call("connect", {{"peer", netio::ipv4_text(peer.ip)}});
+        return r ? get<std::uint32_t>(*r, "conn") : 0;
+    }
+    bool established(std::uint32_t c) const override { return status(c, "established"); }
+    bool in_error(std::uint32_t c) const override { return status(c, "in_error"); }
+    std::vector<std::uint32_t> accepted() const override {
+        auto r = call("accepted", {});
+        if (!r) return {};
+        return get<std::vector<std::uint32_t>>(*r, "conns");
+    }
+    core::status close(std::uint32_t c) override { return st(call("close", {{"conn", c}})); }
+
+    std::uint32_t register_mr(std::size_t len) override {
+        auto r = call("register_mr", {{"length", len}});
+        if (!r) return 0;
+        const auto rkey = get<std::uint32_t>(*r, "rkey");
+        va_[rkey] = get<std::uint64_t>(*r, "va");
+        return rkey;
+    }
+    std::uint64_t mr_va(std::uint32_t rkey) const override {
+        auto it = va_.find(rkey);
+        return it == va_.end() ? 0 : it->second;
+    }
+    core::status post_recv(std::uint32_t conn, std::uint16_t tag, std::uint32_t rkey, std::uint64_t off, std::uint32_t len,
+                           std::uint64_t wr_id) override {
+        return st(call("post_recv",
+                       {{"conn", conn}, {"tag", tag}, {"rkey", rkey}, {"offset", off}, {"length", len}, {"wr_id", wr_id}}));
+    }
+    core::status post_write(std::uint32_t conn, std::uint16_t stream, core::bytes_view data, std::uint64_t va,
+                            std::uint32_t rkey, std::uint64_t wr_id, std::optional<std::uint32_t> imm) override {
+        json a = {{"conn", conn}, {"stream", stream}, {"data", agent::base64_encode(data)}, {"remote_va", va},
+                  {"rkey", rkey}, {"wr_id", wr_id}};
+        if (imm) a["imm"] = *imm;
+        return st(call("post_write", a));
+    }
+    core::status post_send(std::uint32_t conn, std::uint16_t stream, std::uint16_t tag, core::bytes_view data,
+                           std::uint64_t wr_id, std::optional<std::uint32_t> imm) override {
+        json a = {{"conn", conn}, {"stream", stream}, {"tag", tag}, {"data", agent::base64_encode(data)}, {"wr_id", wr_id}};
+        if (imm) a["imm"] = *imm;
+        return st(call("post_send", a));
+    }
+
+    std::vector<endpoint::completion> poll() override {
+        auto r = call("poll", {});
+        if (!r) return {};
+        // Completion times: the agent's clock, mapped onto the engine's by age
+        // (agent now - completion time) at the moment the response arrived.
+        const core::nanos here = now_ ? now_() : core::nanos{0};
+        std::vector<endpoint::completion> out;
+        try {
+            const auto agent_now = (*r)["now_ns"].get<std::int64_t>();
+            for (const auto& j : (*r)["completions"]) {
+                endpoint::completion wc;
+                wc.conn = j["conn"].get<std::uint32_t>();
+                wc.wr_id = j["wr_id"].get<std::uint64_t>();
+                const auto kind = j["kind"].get<std::string>();
+                static const char* k_kind[] = {"send", "write", "recv", "recv_write_imm"};
+                auto kit = std::find(std::begin(k_kind), std::end(k_kind), kind);
+                if (kit == std::end(k_kind)) throw std::runtime_error("unknown completion kind '" + kind + "'");
+                wc.kind = static_cast<endpoint::wc_kind>(kit - std::begin(k_kind));
+                const auto status = j["status"].get<std::string>();
+                bool known = false;
+                for (int s = 0; s <= static_cast<int>(endpoint::wc_status::connection_error); ++s)
+                    if (endpoint::wc_status_name(static_cast<endpoint::wc_status>(s)) == status) {
+                        wc.status = static_cast<endpoint::wc_status>(s);
+                        known = true;
+                    }
+                if (!known) throw std::runtime_error("unknown completion status '" + status + "'");
+                wc.stream = j["stream"].get<std::uint16_t>();
+                wc.tag = j["tag"].get<std::uint16_t>();
+                wc.stream_seq = j["stream_seq"].get<std::uint32_t>();
+                wc.length = j["length"].get<std::uint32_t>();
+                if (j.contains("imm")) wc.imm = j["imm"].get<std::uint32_t>();
+                const auto age = std::max<std::int64_t>(0, agent_now - j["time_ns"].get<std::int64_t>());
+                wc.time = std::max(core::nanos{0}, here - core::nanos{age});
+                out.push_back(wc);
+            }
+        } catch (const std::exception& e) {
+            if (fault_.empty()) fault_ = std::string("agent poll: malformed response: ") + e.what();
+        }
+        return out;
+    }
+
+    core::result<core::byte_buffer> read_mem(std::uint32_t rkey, std::uint64_t off, std::size_t len) override {
+        auto r = call("read_mem", {{"rkey", rkey}, {"offset", off}, {"length", len}});
+        if (!r) return r.err();
+        if (!r->contains("data") || !(*r)["data"].is_string()) return core::error{"agent read_mem: no 'data'"};
+        auto b = agent::base64_decode((*r)["data"].get<std::string>());
+        if (!b) return core::error{"agent read_mem: " + b.err().message};
+        if (b->size() != len) return core::error{"agent read_mem: " + std::to_string(b->size()) + " bytes, asked " + std::to_string(len)};
+        return b;
+    }
+
+    std::map<std::string, std::uint64_t> counters() const override {
+        std::map<std::string, std::uint64_t> m;
+        auto r = call("counters", {});
+        if (!r) return m;
+        if (r->contains("counters") && (*r)["counters"].is_object())
+            for (const auto& [k, v] : (*r)["counters"].items())
+                if (v.is_number_unsigned()) m[k] = v.get<std::uint64_t>();
+        return m;
+    }
+
+private:
+    // Every call is bounded by the timeout; the first failure becomes the fault.
+    // (now_ is the runner's clock; it syncs the real-time driver.)
+    core::result<json> call(const std::string& op, json args) const {
+        auto r = c_.call(op, std::move(args), o_.timeout);
+        // The call blocked the driver thread: bring the case's clock up to the
+        // wall clock, so that what is scheduled next is timed from now.
+        if (now_) now_();
+        if (!r && fault_.empty()) fault_ = r.err().message;
+        return r;
+    }
+    static core::status st(const core::result<json>& r) { return r ? core::ok_status() : core::status(r.err()); }
+    template <class T>
+    T get(const json& j, const char* k) const {
+        try {
+            return j.at(k).get<T>();
+        } catch (const std::exception& e) {
+            if (fault_.empty()) fault_ = std::string("agent: malformed response, field '") + k + "': " + e.what();
+            return T{};
+        }
+    }
+    bool status(std::uint32_t c, const char* field) const {
+        auto r = call("status", {{"conn", c}});
+        return r && r->contains(field) && (*r)[field].is_boolean() && (*r)[field].get<bool>();
+    }
+
+    agent_options o_;
+    mutable agent::client c_;
+    info info_;
+    boost::asio::io_context* io_ = nullptr;
+    std::function<core::nanos()> now_;
+    std::map<std::string, std::string> params_;
+    std::unique_ptr<netio::port> port_;
+    std::map<std::uint32_t, std::uint64_t> va_;
+    mutable std::string fault_;
+};
+
+}  // namespace
+
+core::result<agent_options> parse_agent_options(const std::string& wire, const std::string& text) {
+    agent_options o;
+    o.wire = wire;
+    if (wire != "udp" && wire != "pcap") return core::error{"unknown wire '" + wire + "' (udp, pcap)"};
+    bool have_dut = false, have_local = false;
+    std::size_t pos = 0;
+    while (pos <= text.size() && !text.empty()) {
+        auto end = text.find(',', pos);
+        if (end == std::string::npos) end = text.size();
+        const auto kv = text.substr(pos, end - pos);
+        pos = end + 1;
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos) return core::error{"agent option '" + kv + "' is not KEY=VALUE"};
+        const auto k = kv.substr(0, eq), v = kv.substr(eq + 1);
+        if (k == "agent") {
+            const auto colon = v.rfind(':');
+            o.host = colon == std::string::npos ? v : v.substr(0, colon);
+            if (colon != std::string::npos) {
+                const auto p = std::strtoul(v.c_str() + colon + 1, nullptr, 10);
+                if (p == 0 || p > 65535) return core::error{"agent=" + v + ": bad port"};
+                o.port = static_cast<std::uint16_t>(p);
+            }
+        } else if (k == "dut" || k == "local") {
+            auto ip = netio::parse_ipv4(v);
+            if (!ip) return core::error{k + "=" + v + ": " + ip.err().message};
+            (k == "dut" ? o.dut_ip : o.local_ip) = *ip;
+            (k == "dut" ? have_dut : have_local) = true;
+        } else if (k == "token") {
+            o.token = v;
+        } else if (k == "timeout") {
+            auto d = core::parse_duration_ns(v);
+            if (!d || *d < 1000000) return core::error{"timeout=" + v + ": a duration of at least 1ms"};
+            o.timeout = std::chrono::milliseconds(*d / 1000000);
+        } else if (k == "iface") {
+            o.iface = v;
+        } else if (k == "dut_mac") {
+            wire::mac_addr m{};
+            unsigned b[6];
+            char tail;
+            if (std::sscanf(v.c_str(), "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) != 6)
+                return core::error{"dut_mac=" + v + ": not a MAC address"};
+            for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(b[i]);
+            o.dut_mac = m;
+        } else {
+            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, iface, dut_mac)"};
+        }
+        if (end == text.size()) break;
+    }
+    if (!have_dut) return core::error{"agent+" + wire + ": dut=IP is required (the DUT's wire address)"};
+    if (!have_local) return core::error{"agent+" + wire + ": local=IP is required (the engine's wire address)"};
+    if (wire == "pcap" && o.iface.empty()) return core::error{"agent+pcap: iface=NAME is required"};
+    return o;
+}
+
+core::result<std::unique_ptr<dut>> make_agent(const agent_options& o) {
+    auto d = std::make_unique<agent_dut>(o);
+    if (auto st = d->open(); !st) return st.err();
+    return std::unique_ptr<dut>(std::move(d));
+}
+
+}  // namespace mrct::dut

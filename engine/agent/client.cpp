@@ -1,0 +1,155 @@
+#include "agent/client.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/write.hpp>
+
+namespace mrct::agent {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+struct client::impl {
+    asio::io_context own;
+    std::unique_ptr<tcp::socket> sock = std::make_unique<tcp::socket>(own);
+    std::string inbuf;
+    std::uint64_t next_id = 1;
+    std::string broken;
+    waiter wait;
+
+    // Runs until `done` or the deadline; false on timeout (the socket is then closed).
+    bool run(const bool& done, std::chrono::milliseconds timeout) {
+        if (wait) {
+            if (wait(done, timeout)) return true;
+            boost::system::error_code ec;
+            sock->cancel(ec);
+            sock->close(ec);
+            return false;
+        }
+        auto& io = own;
+        io.restart();
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (!done) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= deadline) break;
+            io.run_one_for(deadline - now);
+        }
+        if (done) return true;
+        boost::system::error_code ec;
+        sock->cancel(ec);
+        sock->close(ec);
+        io.restart();
+        io.poll();  // let the cancelled handlers run (they mark their call done)
+        return false;
+    }
+};
+
+client::client() : m_(std::make_unique<impl>()) {}
+client::~client() = default;
+
+void client::use(boost::asio::io_context& io, waiter wait) {
+    boost::system::error_code ec;
+    const bool open = m_->sock->is_open();
+    auto proto = open ? m_->sock->local_endpoint(ec).protocol() : tcp::v4();
+    auto fd = open ? m_->sock->release(ec) : -1;
+    m_->sock = std::make_unique<tcp::socket>(io);
+    if (open && !ec) m_->sock->assign(proto, fd, ec);
+    m_->wait = std::move(wait);
+}
+
+bool client::broken() const { return !m_->broken.empty(); }
+const std::string& client::broken_reason() const { return m_->broken; }
+
+core::status client::connect(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout) {
+    boost::system::error_code ec;
+    auto addr = asio::ip::make_address(host, ec);
+    if (ec) return core::error{"agent address '" + host + "' is not an IP address"};
+    auto st = std::make_shared<std::pair<bool, boost::system::error_code>>(false, boost::system::error_code{});
+    m_->sock->async_connect(tcp::endpoint(addr, port), [st](const boost::system::error_code& e) {
+        st->second = e;
+        st->first = true;
+    });
+    const bool& done = st->first;
+    const auto& result = st->second;
+    const auto where = host + ":" + std::to_string(port);
+    if (!m_->run(done, timeout)) {
+        m_->broken = "no answer from the agent at " + where + " within " + std::to_string(timeout.count()) + " ms";
+        return core::error{m_->broken};
+    }
+    if (result) {
+        m_->broken = "cannot reach the agent at " + where + ": " + result.message();
+        return core::error{m_->broken};
+    }
+    m_->sock->set_option(tcp::no_delay(true), ec);
+    return core::ok_status();
+}
+
+core::result<json> client::call(const std::string& op, json args, std::chrono::milliseconds timeout) {
+    if (!m_->broken.empty()) return core::error{m_->broken};
+    if (!args.is_object()) args = json::object();
+    const auto id = m_->next_id++;
+    args["id"] = id;
+    args["op"] = op;
+    std::string line = args.dump(-1, ' ', false, json::error_handler_t::replace);
+    line.push_back('\n');
+
+    auto fail = [&](std::string why) -> core::result<json> {
+        m_->broken = "agent " + op + ": " + why;
+        boost::system::error_code ec;
+        m_->sock->close(ec);
+        return core::error{m_->broken};
+    };
+
+    // Handlers may run after a timeout returned (on the shared io_context):
+    // they hold the call's state, never the stack.
+    struct state {
+        bool done = false;
+        boost::system::error_code werr, rerr;
+        std::size_t got = 0;
+        std::string line;
+    };
+    auto cs = std::make_shared<state>();
+    cs->line = std::move(line);
+    auto* m = m_.get();
+    asio::async_write(*m->sock, asio::buffer(cs->line), [cs, m](const boost::system::error_code& e, std::size_t) {
+        cs->werr = e;
+        if (e || cs->done) {
+            cs->done = true;
+            return;
+        }
+        asio::async_read_until(*m->sock, asio::dynamic_buffer(m->inbuf, k_max_line), '\n',
+                               [cs](const boost::system::error_code& e2, std::size_t n) {
+                                   cs->rerr = e2;
+                                   cs->got = n;
+                                   cs->done = true;
+                               });
+    });
+    const bool& done = cs->done;
+    const auto& werr = cs->werr;
+    const auto& rerr = cs->rerr;
+    const auto& got = cs->got;
+    if (!m_->run(done, timeout)) return fail("no response within " + std::to_string(timeout.count()) + " ms");
+    if (werr) return fail("sending: " + werr.message());
+    if (rerr) return fail(rerr == asio::error::eof ? "the agent closed the connection" : "receiving: " + rerr.message());
+    const std::string resp = m_->inbuf.substr(0, got - 1);
+    m_->inbuf.erase(0, got);
+    json r = json::parse(resp, nullptr, false);
+    if (r.is_discarded() || !r.is_object()) return fail("the response is not a JSON object: " + resp.substr(0, 120));
+    if (!r.contains("id") || !r["id"].is_number_unsigned() || r["id"].get<std::uint64_t>() != id)
+        return fail("the response's id does not match the request's (" + std::to_string(id) + ")");
+    if (!r.contains("ok") || !r["ok"].is_boolean()) return fail("the response has no boolean 'ok'");
+    if (!r["ok"].get<bool>()) {
+        const auto& e = r.contains("error") && r["error"].is_object() ? r["error"] : json::object();
+        const auto c = e.contains("code") && e["code"].is_string() ? e["code"].get<std::string>() : "unknown";
+        const auto msg = e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>() : "";
+        return core::error{"agent " + op + ": " + c + ": " + msg};
+    }
+    r.erase("id");
+    r.erase("ok");
+    return r;
+}
+
+}  // namespace mrct::agent

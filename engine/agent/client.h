@@ -1,0 +1,48 @@
+// The engine's end of the agent protocol: one TCP connection, one request at a
+// time, every call bounded by a timeout. After a timeout or a broken line the
+// client is unusable (the response stream can no longer be trusted) and every
+// later call fails at once with the same reason.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "agent/protocol.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace mrct::agent {
+
+struct call_error {
+    std::string code;  // a protocol error code, or "timeout", "io", "protocol"
+    std::string message;
+};
+
+class client {
+public:
+    client();
+    ~client();
+    // Connects within `timeout`.
+    core::status connect(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout);
+    // Sends {"id", "op", args...}; the response body on ok, else the error.
+    // A protocol-level error ({"ok": false}) leaves the connection usable.
+    core::result<json> call(const std::string& op, json args, std::chrono::milliseconds timeout);
+    // From now on, do I/O on `io` and wait for responses through `wait`
+    // (which runs `io` until `done` or the timeout; returns done). The
+    // engine's real-time driver keeps the peer and the wire running this way
+    // while the agent works on a request.
+    using waiter = std::function<bool(const bool& done, std::chrono::milliseconds timeout)>;
+    void use(boost::asio::io_context& io, waiter wait);
+    bool broken() const;
+    const std::string& broken_reason() const;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> m_;
+};
+
+}  // namespace mrct::agent

@@ -1,0 +1,54 @@
+// The agent protocol (spec model §6; docs/agent-protocol.md owns the schema):
+// newline-delimited JSON over TCP, one request -> one response.
+//
+//   {"id": n, "op": "...", ...}  ->  {"id": n, "ok": true, ...}
+//                                 |  {"id": n, "ok": false, "error": {"code": "...", "message": "..."}}
+//
+// This header holds what both ends share: the version, the error codes, the
+// operation names, and base64 for byte fields.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/bytes.h"
+#include "core/result.h"
+
+namespace mrct::agent {
+
+using json = nlohmann::json;
+
+// Protocol version: a major change breaks old peers; hello refuses a major mismatch.
+inline constexpr int k_version_major = 1;
+inline constexpr int k_version_minor = 0;
+inline constexpr std::uint16_t k_default_port = 7700;
+// Longest request or response line either side accepts (a 16 MiB region read back in base64 fits).
+inline constexpr std::size_t k_max_line = 32u << 20;
+
+// Error codes (docs/agent-protocol.md "Errors").
+namespace code {
+inline constexpr const char* bad_request = "bad_request";      // not JSON, no id/op, a field missing or of the wrong type
+inline constexpr const char* unknown_op = "unknown_op";
+inline constexpr const char* unauthorized = "unauthorized";    // no hello yet, or a wrong token
+inline constexpr const char* version = "version_mismatch";     // hello with another major version
+inline constexpr const char* bad_state = "bad_state";          // e.g. configure after the endpoint started
+inline constexpr const char* invalid_param = "invalid_param";  // configure: unknown name or bad value
+inline constexpr const char* not_found = "not_found";          // unknown connection or R_Key
+inline constexpr const char* out_of_range = "out_of_range";    // read_mem beyond the region
+inline constexpr const char* failed = "failed";                // the DUT refused the operation
+inline constexpr const char* internal = "internal";
+}  // namespace code
+
+const std::vector<std::string_view>& operations();
+
+std::string base64_encode(core::bytes_view b);
+core::result<core::byte_buffer> base64_decode(std::string_view s);
+
+json ok_response(std::uint64_t id, json body = json::object());
+json error_response(std::uint64_t id, std::string_view code, std::string_view message);
+
+}  // namespace mrct::agent

@@ -1,0 +1,228 @@
+#include "agent/service.h"
+
+#include "netio/port.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+
+namespace mrct::agent {
+
+namespace {
+
+// A request field that is missing or of the wrong type.
+struct bad_field : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+struct op_error : std::runtime_error {
+    op_error(std::string c, const std::string& m) : std::runtime_error(m), code(std::move(c)) {}
+    std::string code;
+};
+
+std::uint64_t uint_field(const json& r, const char* k, std::uint64_t max = ~std::uint64_t{0}) {
+    auto it = r.find(k);
+    if (it == r.end()) throw bad_field(std::string("missing field '") + k + "'");
+    if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0))
+        throw bad_field(std::string("field '") + k + "' must be an unsigned integer");
+    const auto v = it->get<std::uint64_t>();
+    if (v > max) throw bad_field(std::string("field '") + k + "' is out of range (max " + std::to_string(max) + ")");
+    return v;
+}
+
+std::string string_field(const json& r, const char* k) {
+    auto it = r.find(k);
+    if (it == r.end()) throw bad_field(std::string("missing field '") + k + "'");
+    if (!it->is_string()) throw bad_field(std::string("field '") + k + "' must be a string");
+    return it->get<std::string>();
+}
+
+core::byte_buffer data_field(const json& r, const char* k) {
+    auto b = base64_decode(string_field(r, k));
+    if (!b) throw bad_field(std::string("field '") + k + "': " + b.err().message);
+    return std::move(*b);
+}
+
+std::optional<std::uint32_t> imm_field(const json& r) {
+    if (!r.contains("imm") || r["imm"].is_null()) return std::nullopt;
+    return static_cast<std::uint32_t>(uint_field(r, "imm", 0xFFFFFFFF));
+}
+
+void check(const core::status& st) {
+    if (!st) throw op_error(code::failed, st.err().message);
+}
+
+}  // namespace
+
+service::service(sim::scheduler& s, service_options o, endpoint::endpoint::frame_tx tx)
+    : s_(s), o_(std::move(o)), tx_(std::move(tx)) {
+    reset(1);
+}
+
+service::~service() = default;
+
+void service::reset(std::uint64_t seed) {
+    ep_.reset();
+    cfg_ = endpoint::config{};
+    if (!o_.bug.empty())
+        if (auto st = endpoint::config_set(cfg_, "bug", o_.bug); !st) throw std::invalid_argument(st.err().message);
+    seed_ = seed;
+}
+
+endpoint::endpoint& service::ep() {
+    if (!ep_) ep_ = std::make_unique<endpoint::endpoint>(s_, cfg_, o_.self, seed_, tx_);
+    return *ep_;
+}
+
+void service::receive(core::bytes_view frame) {
+    if (ep_) ep_->receive(frame);
+}
+
+json service::handle(const json& req, session& sess) {
+    std::uint64_t id = 0;
+    if (!req.is_object()) return error_response(0, code::bad_request, "a request is a JSON object");
+    if (auto it = req.find("id"); it != req.end() && it->is_number_unsigned()) id = it->get<std::uint64_t>();
+    else if (it != req.end() && it->is_number_integer() && it->get<std::int64_t>() >= 0) id = it->get<std::uint64_t>();
+    else return error_response(0, code::bad_request, "missing or invalid 'id' (an unsigned integer)");
+    auto op = req.find("op");
+    if (op == req.end() || !op->is_string()) return error_response(id, code::bad_request, "missing 'op'");
+    const auto name = op->get<std::string>();
+    if (std::find(operations().begin(), operations().end(), name) == operations().end())
+        return error_response(id, code::unknown_op, "unknown operation '" + name + "'");
+    if (name != "hello" && !sess.authed) return error_response(id, code::unauthorized, "send hello first");
+    try {
+        return ok_response(id, dispatch(name, req, sess));
+    } catch (const bad_field& e) {
+        return error_response(id, code::bad_request, e.what());
+    } catch (const op_error& e) {
+        return error_response(id, e.code, e.what());
+    } catch (const std::exception& e) {
+        return error_response(id, code::internal, e.what());
+    }
+}
+
+json service::dispatch(const std::string& op, const json& r, session& sess) {
+    if (op == "hello") {
+        const auto major = uint_field(r, "version_major", 0xFFFF);
+        if (major != k_version_major)
+            throw op_error(code::version, "this agent speaks protocol " + std::to_string(k_version_major) + ".x, not " +
+                                              std::to_string(major) + ".x");
+        if (!o_.token.empty()) {
+            if (!r.contains("token") || !r["token"].is_string() || r["token"].get<std::string>() != o_.token)
+                throw op_error(code::unauthorized, "wrong or missing token");
+        }
+        sess.authed = true;
+        return {{"name", o_.name},
+                {"version_major", k_version_major},
+                {"version_minor", k_version_minor},
+                {"spec", "metaroce-1.2-model"},
+                {"capabilities", o_.capabilities},
+                {"bug", o_.bug.empty() ? "none" : o_.bug},
+                {"address", netio::ipv4_text(o_.self.ip)}};
+    }
+    if (op == "reset") {
+        reset(r.contains("seed") ? uint_field(r, "seed") : 1);
+        return {};
+    }
+    if (op == "configure") {
+        if (ep_) throw op_error(code::bad_state, "configure must come after reset, before the endpoint is used");
+        auto p = r.find("params");
+        if (p == r.end() || !p->is_object()) throw bad_field("missing field 'params' (an object of strings)");
+        auto next = cfg_;
+        for (const auto& [k, v] : p->items()) {
+            if (!v.is_string()) throw bad_field("params." + k + " must be a string");
+            if (k == "bug") throw op_error(code::invalid_param, "the bug profile is chosen when the agent starts (--bug)");
+            if (auto st = endpoint::config_set(next, k, v.get<std::string>()); !st)
+                throw op_error(code::invalid_param, st.err().message);
+        }
+        cfg_ = next;
+        return {};
+    }
+    if (op == "listen") {
+        ep().listen();
+        return {};
+    }
+    if (op == "connect") {
+        auto ip = netio::parse_ipv4(string_field(r, "peer"));
+        if (!ip) throw bad_field("field 'peer': " + ip.err().message);
+        endpoint::address peer{};
+        peer.ip = *ip;
+        return {{"conn", ep().connect(peer)}};
+    }
+    if (op == "status") {
+        const auto c = static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF));
+        auto& e = ep();
+        return {{"established", e.established(c)}, {"in_error", e.in_error(c)}, {"closed", e.closed(c)}};
+    }
+    if (op == "accepted") return {{"conns", ep().accepted()}};
+    if (op == "register_mr") {
+        const auto len = uint_field(r, "length", 1u << 30);
+        auto& e = ep();
+        const auto rkey = e.register_mr(len);
+        return {{"rkey", rkey}, {"va", e.mr_va(rkey)}};
+    }
+    if (op == "post_recv") {
+        check(ep().post_recv(static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF)),
+                             static_cast<std::uint16_t>(uint_field(r, "tag", 0xFFFF)),
+                             static_cast<std::uint32_t>(uint_field(r, "rkey", 0xFFFFFFFF)), uint_field(r, "offset"),
+                             static_cast<std::uint32_t>(uint_field(r, "length", 0xFFFFFFFF)), uint_field(r, "wr_id")));
+        return {};
+    }
+    if (op == "post_write") {
+        auto data = data_field(r, "data");
+        check(ep().post_write(static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF)),
+                              static_cast<std::uint16_t>(uint_field(r, "stream", 0xFFFF)), data, uint_field(r, "remote_va"),
+                              static_cast<std::uint32_t>(uint_field(r, "rkey", 0xFFFFFFFF)), uint_field(r, "wr_id"),
+                              imm_field(r)));
+        return {};
+    }
+    if (op == "post_send") {
+        auto data = data_field(r, "data");
+        check(ep().post_send(static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF)),
+                             static_cast<std::uint16_t>(uint_field(r, "stream", 0xFFFF)),
+                             static_cast<std::uint16_t>(uint_field(r, "tag", 0xFFFF)), data, uint_field(r, "wr_id"),
+                             imm_field(r)));
+        return {};
+    }
+    if (op == "poll") {
+        const auto max = r.contains("max") ? uint_field(r, "max") : ~std::uint64_t{0};
+        json list = json::array();
+        if (ep_) {
+            auto wcs = ep_->poll();
+            // The endpoint hands every completion over; more than `max` would be lost, so all are returned.
+            (void)max;
+            for (const auto& wc : wcs) {
+                static const char* k_kind[] = {"send", "write", "recv", "recv_write_imm"};
+                json j = {{"conn", wc.conn},     {"wr_id", wc.wr_id},   {"kind", k_kind[static_cast<int>(wc.kind)]},
+                          {"status", std::string(endpoint::wc_status_name(wc.status))},
+                          {"stream", wc.stream}, {"tag", wc.tag},       {"stream_seq", wc.stream_seq},
+                          {"length", wc.length}, {"time_ns", wc.time.count()}};
+                if (wc.imm) j["imm"] = *wc.imm;
+                list.push_back(std::move(j));
+            }
+        }
+        return {{"now_ns", s_.now().count()}, {"completions", std::move(list)}};
+    }
+    if (op == "read_mem") {
+        const auto rkey = static_cast<std::uint32_t>(uint_field(r, "rkey", 0xFFFFFFFF));
+        const auto off = uint_field(r, "offset");
+        const auto len = uint_field(r, "length", 1u << 30);
+        auto& e = ep();
+        if (e.mr_va(rkey) == 0 && e.mr_bytes(rkey).empty()) throw op_error(code::not_found, "unknown R_Key " + std::to_string(rkey));
+        auto m = e.mr_bytes(rkey);
+        if (off > m.size() || len > m.size() - off)
+            throw op_error(code::out_of_range, "read_mem beyond the region (" + std::to_string(m.size()) + " bytes)");
+        return {{"data", base64_encode(core::bytes_view(m.data() + off, len))}};
+    }
+    if (op == "counters") {
+        json c = json::object();
+        if (ep_) c = endpoint::counter_map(ep_->stats());
+        return {{"counters", std::move(c)}};
+    }
+    if (op == "close") {
+        check(ep().close(static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF))));
+        return {};
+    }
+    throw op_error(code::unknown_op, "unknown operation '" + op + "'");
+}
+
+}  // namespace mrct::agent

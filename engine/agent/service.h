@@ -1,0 +1,53 @@
+// The agent protocol served over the reference endpoint: what mrct-refnic runs
+// behind its TCP listener. Transport-free (one JSON request in, one JSON
+// response out), so tests drive it without sockets. Runs on the scheduler's
+// thread; not thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/protocol.h"
+#include "endpoint/endpoint.h"
+#include "sim/scheduler.h"
+
+namespace mrct::agent {
+
+struct service_options {
+    std::string name = "mrct-refnic";
+    std::string bug;    // bug profile, "" = none
+    std::string token;  // required in hello when not empty
+    endpoint::address self;
+    std::vector<std::string> capabilities = {"write", "write_imm", "send", "send_imm", "ipv4"};
+};
+
+// One TCP connection's state: whether hello succeeded on it.
+struct session {
+    bool authed = false;
+};
+
+class service {
+public:
+    service(sim::scheduler& s, service_options o, endpoint::endpoint::frame_tx tx);
+    ~service();
+
+    json handle(const json& request, session& sess);
+    // A frame from the wire (Ethernet, rebuilt by the port); dropped before the endpoint starts.
+    void receive(core::bytes_view frame);
+    const service_options& options() const { return o_; }
+
+private:
+    json dispatch(const std::string& op, const json& req, session& sess);
+    endpoint::endpoint& ep();
+    void reset(std::uint64_t seed);
+
+    sim::scheduler& s_;
+    service_options o_;
+    endpoint::endpoint::frame_tx tx_;
+    endpoint::config cfg_;
+    std::uint64_t seed_ = 1;
+    std::unique_ptr<endpoint::endpoint> ep_;
+};
+
+}  // namespace mrct::agent

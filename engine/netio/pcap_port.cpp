@@ -1,0 +1,201 @@
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <pcap/pcap.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <boost/asio/ip/udp.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+
+#include "netio/port.h"
+
+namespace mrct::netio {
+
+namespace {
+
+namespace asio = boost::asio;
+
+core::result<wire::mac_addr> iface_mac(const std::string& iface) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0) return core::error{std::string("socket: ") + std::strerror(errno)};
+    ifreq r{};
+    std::strncpy(r.ifr_name, iface.c_str(), IFNAMSIZ - 1);
+    const int rc = ::ioctl(fd, SIOCGIFHWADDR, &r);
+    ::close(fd);
+    if (rc != 0) return core::error{"interface '" + iface + "': " + std::strerror(errno)};
+    wire::mac_addr m{};
+    std::memcpy(m.data(), r.ifr_hwaddr.sa_data, 6);
+    return m;
+}
+
+// The neighbour table's entry for `ip` (/proc/net/arp), if complete.
+std::optional<wire::mac_addr> arp_lookup(const wire::ipv4_addr& ip) {
+    std::ifstream in("/proc/net/arp");
+    std::string line;
+    std::getline(in, line);  // header
+    const auto want = ipv4_text(ip);
+    while (std::getline(in, line)) {
+        std::istringstream ss(line);
+        std::string addr, hw, flags, mac;
+        ss >> addr >> hw >> flags >> mac;
+        if (addr != want || flags == "0x0") continue;
+        wire::mac_addr m{};
+        unsigned v[6];
+        if (std::sscanf(mac.c_str(), "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) continue;
+        for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(v[i]);
+        if (m != wire::mac_addr{}) return m;
+    }
+    return std::nullopt;
+}
+
+class pcap_port final : public port {
+public:
+    pcap_port(asio::io_context& io, pcap_options o) : o_(std::move(o)), fd_(io), sink_(io) {}
+    ~pcap_port() override {
+        stop();
+        if (p_) pcap_close(p_);
+    }
+
+    core::status open() {
+        auto mac = iface_mac(o_.iface);
+        if (!mac) return mac.err();
+        local_mac_ = *mac;
+        if (o_.remote_mac) {
+            remote_mac_ = *o_.remote_mac;
+        } else {
+            // Ask the kernel to resolve the DUT's MAC: a datagram to the discard port, then the neighbour table.
+            for (int i = 0; i < 20; ++i) {
+                if (auto m = arp_lookup(o_.remote)) {
+                    remote_mac_ = *m;
+                    break;
+                }
+                boost::system::error_code ec;
+                asio::io_context tmp;
+                asio::ip::udp::socket s(tmp, asio::ip::udp::v4());
+                s.send_to(asio::buffer("", 0), asio::ip::udp::endpoint(asio::ip::address_v4(o_.remote), 9), 0, ec);
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+            if (remote_mac_ == wire::mac_addr{})
+                return core::error{"no neighbour entry for " + ipv4_text(o_.remote) + " on " + o_.iface + "; pass dut_mac="};
+        }
+        char err[PCAP_ERRBUF_SIZE] = {};
+        p_ = pcap_create(o_.iface.c_str(), err);
+        if (!p_) return core::error{std::string("pcap: ") + err};
+        pcap_set_snaplen(p_, 65535);
+        pcap_set_immediate_mode(p_, 1);
+        pcap_set_buffer_size(p_, 16 << 20);
+        if (pcap_activate(p_) < 0) return core::error{"pcap on " + o_.iface + ": " + pcap_geterr(p_)};
+        pcap_setdirection(p_, PCAP_D_IN);
+        const std::string filter =
+            "udp dst port 4791 and src host " + ipv4_text(o_.remote) + " and dst host " + ipv4_text(o_.local);
+        bpf_program prog{};
+        if (pcap_compile(p_, &prog, filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0 || pcap_setfilter(p_, &prog) != 0) {
+            const std::string e = pcap_geterr(p_);
+            pcap_freecode(&prog);
+            return core::error{"pcap filter '" + filter + "': " + e};
+        }
+        pcap_freecode(&prog);
+        if (pcap_setnonblock(p_, 1, err) != 0) return core::error{std::string("pcap: ") + err};
+        const int fd = pcap_get_selectable_fd(p_);
+        if (fd < 0) return core::error{"pcap: no selectable descriptor on " + o_.iface};
+        fd_.assign(::dup(fd));
+        // A socket on UDP 4791 so that the kernel does not answer the DUT's
+        // frames with ICMP port unreachable; what it receives is discarded.
+        boost::system::error_code ec;
+        sink_.open(asio::ip::udp::v4(), ec);
+        if (!ec) sink_.bind(asio::ip::udp::endpoint(asio::ip::address_v4(o_.local), 4791), ec);
+        if (ec) return core::error{"UDP " + ipv4_text(o_.local) + ":4791: " + ec.message()};
+        const int small = 4096;
+        ::setsockopt(sink_.native_handle(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        return core::ok_status();
+    }
+
+    void start(rx cb) override {
+        cb_ = std::move(cb);
+        arm();
+        drain_sink();
+    }
+
+    core::status send(core::bytes_view frame) override {
+        if (frame.size() < 14 + 20) return core::error{"frame too short to hold its IPv4 addresses"};
+        if (frame[12] != 0x08 || frame[13] != 0x00) return core::error{"only untagged IPv4 frames are sent"};
+        wire::ipv4_addr src{}, dst{};
+        std::memcpy(src.data(), frame.data() + 26, 4);
+        std::memcpy(dst.data(), frame.data() + 30, 4);
+        if (src != o_.local) return core::error{"frame source " + ipv4_text(src) + " is not this port's address"};
+        if (dst != o_.remote) return core::error{"frame destination " + ipv4_text(dst) + " is not the DUT's address"};
+        out_.assign(frame.begin(), frame.end());
+        std::memcpy(out_.data(), remote_mac_.data(), 6);
+        std::memcpy(out_.data() + 6, local_mac_.data(), 6);
+        if (pcap_inject(p_, out_.data(), out_.size()) < 0) {
+            ++stats_.send_errors;
+            return core::error{std::string("pcap_inject: ") + pcap_geterr(p_)};
+        }
+        ++stats_.frames_out;
+        return core::ok_status();
+    }
+
+    void stop() override {
+        boost::system::error_code ec;
+        fd_.cancel(ec);
+        fd_.close(ec);
+        sink_.close(ec);
+    }
+    const port_stats& stats() const override { return stats_; }
+    bool observes_headers() const override { return true; }
+    bool sends_raw() const override { return true; }
+
+private:
+    void arm() {
+        fd_.async_wait(asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
+            if (ec) return;
+            std::size_t n = 0;
+            while (n < o_.batch) {
+                pcap_pkthdr* h = nullptr;
+                const u_char* d = nullptr;
+                const int rc = pcap_next_ex(p_, &h, &d);
+                if (rc != 1) break;
+                ++n;
+                ++stats_.frames_in;
+                if (cb_) cb_(core::bytes_view(d, h->caplen));
+            }
+            arm();
+        });
+    }
+    void drain_sink() {
+        sink_.async_wait(asio::ip::udp::socket::wait_read, [this](const boost::system::error_code& ec) {
+            if (ec) return;
+            std::uint8_t b[2048];
+            boost::system::error_code e2;
+            while (sink_.available(e2) > 0 && !e2) sink_.receive(asio::buffer(b), 0, e2);
+            drain_sink();
+        });
+    }
+
+    pcap_options o_;
+    pcap_t* p_ = nullptr;
+    asio::posix::stream_descriptor fd_;
+    asio::ip::udp::socket sink_;
+    wire::mac_addr local_mac_{}, remote_mac_{};
+    rx cb_;
+    port_stats stats_;
+    core::byte_buffer out_;
+};
+
+}  // namespace
+
+core::result<std::unique_ptr<port>> make_pcap_port(boost::asio::io_context& io, const pcap_options& o) {
+    auto p = std::make_unique<pcap_port>(io, o);
+    if (auto st = p->open(); !st) return st.err();
+    return std::unique_ptr<port>(std::move(p));
+}
+
+}  // namespace mrct::netio

@@ -1,0 +1,92 @@
+// Frame ports onto a real wire (issue 5): the engine's peer and mrct-refnic
+// exchange MetaRoCE frames through them in real time. Frames in and out are
+// whole Ethernet frames as engine/wire builds and decodes them, whatever the
+// port carries underneath.
+//
+//   udp_port   kernel UDP sockets (Boost.Asio): one receive socket on UDP 4791,
+//              one send socket per source port (MR-PATH-1 needs one per path).
+//              Sends only frames a UDP socket can carry exactly; received
+//              frames get an Ethernet/IPv4/UDP header rebuilt around the
+//              datagram (ECN and TTL from the kernel, DF=1 and ID=0 assumed).
+//   pcap_port  raw Ethernet through libpcap on one interface: sends anything,
+//              captures what really was on the wire.
+//
+// Both run on the caller's io_context (the real-time driver's): receive
+// handlers run on the driver thread, between events, never concurrently with
+// protocol code. Each wake reads at most a batch of frames, so a peer flooding
+// the wire cannot starve the scheduler's timers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
+#include "core/bytes.h"
+#include "core/result.h"
+#include "wire/headers.h"
+
+namespace mrct::netio {
+
+struct port_stats {
+    std::uint64_t frames_in = 0, frames_out = 0;
+    std::uint64_t foreign_in = 0;   // received from an address other than the remote one, dropped
+    std::uint64_t send_errors = 0;  // the kernel refused a send
+};
+
+class port {
+public:
+    using rx = std::function<void(core::bytes_view frame)>;
+    virtual ~port() = default;
+    // Starts receiving; `cb` runs on the io_context's thread for each frame.
+    virtual void start(rx cb) = 0;
+    // Sends a whole Ethernet frame. Errors: a frame this port cannot carry
+    // exactly, or an address other than the ones the port was given.
+    virtual core::status send(core::bytes_view frame) = 0;
+    virtual void stop() = 0;
+    virtual const port_stats& stats() const = 0;
+    // True if received frames show the L2/L3 headers as they were on the wire
+    // (pcap, DPDK); false if they are rebuilt around a datagram (UDP).
+    virtual bool observes_headers() const = 0;
+    // True if the port can send any frame (bad lengths, checksums, truncation).
+    virtual bool sends_raw() const = 0;
+};
+
+struct udp_options {
+    wire::ipv4_addr local{};   // bind address
+    wire::ipv4_addr remote{};  // the only address sent to and accepted from (0.0.0.0: any, for refnic)
+    std::uint16_t listen_port = 4791;
+    std::size_t max_tx_sockets = 4096;
+    std::size_t batch = 64;
+};
+core::result<std::unique_ptr<port>> make_udp_port(boost::asio::io_context& io, const udp_options& o);
+
+struct pcap_options {
+    std::string iface;
+    wire::ipv4_addr local{}, remote{};
+    std::optional<wire::mac_addr> remote_mac;  // else looked up in the kernel's neighbour table
+    std::size_t batch = 64;
+};
+core::result<std::unique_ptr<port>> make_pcap_port(boost::asio::io_context& io, const pcap_options& o);
+
+// The Ethernet/IPv4/UDP frame a conforming sender put on the wire for this
+// datagram (IPv4 without options, DF set, Identification 0; UDP checksum 0).
+core::byte_buffer frame_from_datagram(const wire::ipv4_addr& src, std::uint16_t sport, const wire::ipv4_addr& dst,
+                                      std::uint16_t dport, std::uint8_t tos, std::uint8_t ttl, core::bytes_view payload);
+
+// What a UDP socket would send for `frame`, or why it cannot be sent exactly.
+struct datagram {
+    wire::ipv4_addr src{}, dst{};
+    std::uint16_t sport = 0, dport = 0;
+    std::uint8_t tos = 0;
+    core::bytes_view payload;
+};
+core::result<datagram> datagram_of(core::bytes_view frame);
+
+core::result<wire::ipv4_addr> parse_ipv4(const std::string& s);
+std::string ipv4_text(const wire::ipv4_addr& a);
+
+}  // namespace mrct::netio

@@ -1,0 +1,166 @@
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include <boost/asio/ip/udp.hpp>
+
+#include "netio/port.h"
+
+namespace mrct::netio {
+
+namespace {
+
+namespace asio = boost::asio;
+using udp = asio::ip::udp;
+
+asio::ip::address_v4 v4(const wire::ipv4_addr& a) { return asio::ip::address_v4(a); }
+
+class udp_port final : public port {
+public:
+    udp_port(asio::io_context& io, udp_options o) : io_(io), o_(o), rx_(io) {}
+
+    core::status open() {
+        boost::system::error_code ec;
+        rx_.open(udp::v4(), ec);
+        if (!ec) rx_.bind(udp::endpoint(v4(o_.local), o_.listen_port), ec);
+        if (ec)
+            return core::error{"UDP " + ipv4_text(o_.local) + ":" + std::to_string(o_.listen_port) + ": " + ec.message()};
+        const int one = 1;
+        ::setsockopt(rx_.native_handle(), IPPROTO_IP, IP_RECVTOS, &one, sizeof one);
+        ::setsockopt(rx_.native_handle(), IPPROTO_IP, IP_RECVTTL, &one, sizeof one);
+        const int buf = 8 << 20;
+        ::setsockopt(rx_.native_handle(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+        rx_.non_blocking(true, ec);
+        return core::ok_status();
+    }
+
+    void start(rx cb) override {
+        cb_ = std::move(cb);
+        arm();
+    }
+
+    core::status send(core::bytes_view frame) override {
+        auto d = datagram_of(frame);
+        if (!d) return core::error{"a UDP socket cannot send this frame exactly (" + d.err().message + "); it needs raw_frames"};
+        if (d->src != o_.local) return core::error{"frame source " + ipv4_text(d->src) + " is not this port's address"};
+        if (o_.remote != wire::ipv4_addr{} && d->dst != o_.remote)
+            return core::error{"frame destination " + ipv4_text(d->dst) + " is not the DUT's address"};
+        auto s = tx_socket(d->sport);
+        if (!s) return s.err();
+        auto& sock = **s;
+        if (sock.tos != d->tos) {
+            const int tos = d->tos;
+            if (::setsockopt(sock.s.native_handle(), IPPROTO_IP, IP_TOS, &tos, sizeof tos) != 0)
+                return core::error{std::string("IP_TOS: ") + std::strerror(errno)};
+            sock.tos = d->tos;
+        }
+        sockaddr_in to{};
+        to.sin_family = AF_INET;
+        to.sin_port = htons(d->dport);
+        std::memcpy(&to.sin_addr, d->dst.data(), 4);
+        if (::sendto(sock.s.native_handle(), d->payload.data(), d->payload.size(), 0, reinterpret_cast<sockaddr*>(&to),
+                     sizeof to) < 0) {
+            ++stats_.send_errors;
+            return core::error{std::string("sendto: ") + std::strerror(errno)};
+        }
+        ++stats_.frames_out;
+        return core::ok_status();
+    }
+
+    void stop() override {
+        boost::system::error_code ec;
+        rx_.close(ec);
+        for (auto& [p, s] : tx_) s->s.close(ec);
+    }
+    const port_stats& stats() const override { return stats_; }
+    bool observes_headers() const override { return false; }
+    bool sends_raw() const override { return false; }
+
+private:
+    struct tx_sock {
+        explicit tx_sock(asio::io_context& io) : s(io) {}
+        udp::socket s;
+        int tos = -1;
+    };
+
+    core::result<tx_sock*> tx_socket(std::uint16_t sport) {
+        if (auto it = tx_.find(sport); it != tx_.end()) return it->second.get();
+        if (tx_.size() >= o_.max_tx_sockets) return core::error{"more than " + std::to_string(o_.max_tx_sockets) + " source ports"};
+        auto t = std::make_unique<tx_sock>(io_);
+        boost::system::error_code ec;
+        t->s.open(udp::v4(), ec);
+        if (!ec) {
+            // DF set, and (unconnected) Identification 0 (MR-HDR-6).
+            const int pmtu = IP_PMTUDISC_DO;
+            ::setsockopt(t->s.native_handle(), IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+            t->s.bind(udp::endpoint(v4(o_.local), sport), ec);
+        }
+        if (ec) return core::error{"UDP source port " + std::to_string(sport) + ": " + ec.message()};
+        auto* p = t.get();
+        tx_.emplace(sport, std::move(t));
+        return p;
+    }
+
+    void arm() {
+        rx_.async_wait(udp::socket::wait_read, [this](const boost::system::error_code& ec) {
+            if (ec) return;
+            read_batch();
+            arm();
+        });
+    }
+
+    void read_batch() {
+        for (std::size_t n = 0; n < o_.batch; ++n) {
+            sockaddr_in from{};
+            iovec iov{buf_, sizeof buf_};
+            alignas(cmsghdr) char control[256];
+            msghdr m{};
+            m.msg_name = &from;
+            m.msg_namelen = sizeof from;
+            m.msg_iov = &iov;
+            m.msg_iovlen = 1;
+            m.msg_control = control;
+            m.msg_controllen = sizeof control;
+            const auto got = ::recvmsg(rx_.native_handle(), &m, MSG_DONTWAIT);
+            if (got < 0) return;  // EAGAIN: drained
+            std::uint8_t tos = 0, ttl = 64;
+            for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+                if (c->cmsg_level != IPPROTO_IP) continue;
+                if (c->cmsg_type == IP_TOS) tos = *reinterpret_cast<const std::uint8_t*>(CMSG_DATA(c));
+                if (c->cmsg_type == IP_TTL) ttl = static_cast<std::uint8_t>(*reinterpret_cast<const int*>(CMSG_DATA(c)));
+            }
+            wire::ipv4_addr src{};
+            std::memcpy(src.data(), &from.sin_addr, 4);
+            if (o_.remote != wire::ipv4_addr{} && src != o_.remote) {
+                ++stats_.foreign_in;
+                continue;
+            }
+            ++stats_.frames_in;
+            auto f = frame_from_datagram(src, ntohs(from.sin_port), o_.local, o_.listen_port, tos, ttl,
+                                         core::bytes_view(buf_, static_cast<std::size_t>(got)));
+            if (cb_) cb_(f);
+        }
+    }
+
+    asio::io_context& io_;
+    udp_options o_;
+    udp::socket rx_;
+    std::map<std::uint16_t, std::unique_ptr<tx_sock>> tx_;
+    rx cb_;
+    port_stats stats_;
+    std::uint8_t buf_[65536];
+};
+
+}  // namespace
+
+core::result<std::unique_ptr<port>> make_udp_port(boost::asio::io_context& io, const udp_options& o) {
+    auto p = std::make_unique<udp_port>(io, o);
+    if (auto st = p->open(); !st) return st.err();
+    return std::unique_ptr<port>(std::move(p));
+}
+
+}  // namespace mrct::netio

@@ -1,0 +1,113 @@
+// mrct-refnic: the reference endpoint as a DUT daemon. Serves the agent
+// protocol (docs/agent-protocol.md) on TCP and speaks MetaRoCE over UDP on its
+// wire address, in real time. One thread: the real-time driver runs the
+// endpoint's timers, the agent connections and the UDP sockets.
+#include <csignal>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <spdlog/spdlog.h>
+
+#include "agent/server.h"
+#include "agent/service.h"
+#include "endpoint/config.h"
+#include "netio/port.h"
+#include "sim/drivers.h"
+
+using namespace mrct;
+
+int main(int argc, char** argv) {
+    CLI::App app{"mrct-refnic: the MetaRoCE reference endpoint as a device under test.\n"
+                 "Serves the agent protocol on TCP (docs/agent-protocol.md) and MetaRoCE on UDP 4791 at --addr."};
+    std::string listen = "127.0.0.1:7700", addr, bug, token, level = "info";
+    app.add_option("--listen", listen, "Agent protocol address HOST:PORT (loopback unless told otherwise)")
+        ->capture_default_str();
+    app.add_option("--addr", addr, "Wire address (IPv4): UDP 4791 is bound here, frames are sent from here")->required();
+    app.add_option("--bug", bug, "Bug profile to run with (mrct docs bugs lists them)");
+    app.add_option("--token", token, "Shared token the engine must present in hello");
+    app.add_option("--log-level", level, "trace, debug, info, warn, error")->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+
+    spdlog::set_level(spdlog::level::from_str(level));
+    spdlog::set_pattern("[%H:%M:%S.%f] [%l] %v");
+    if (!bug.empty()) {
+        endpoint::config tmp;
+        if (auto st = endpoint::config_set(tmp, "bug", bug); !st) {
+            std::cerr << "mrct-refnic: " << st.err().message << "\n";
+            return 2;
+        }
+    }
+    auto ip = netio::parse_ipv4(addr);
+    if (!ip) {
+        std::cerr << "mrct-refnic: --addr: " << ip.err().message << "\n";
+        return 2;
+    }
+    const auto colon = listen.rfind(':');
+    if (colon == std::string::npos) {
+        std::cerr << "mrct-refnic: --listen must be HOST:PORT\n";
+        return 2;
+    }
+    const auto port = std::strtoul(listen.c_str() + colon + 1, nullptr, 10);
+    if (port > 65535) {
+        std::cerr << "mrct-refnic: --listen: bad port\n";
+        return 2;
+    }
+
+    sim::scheduler sched;
+    sim::realtime_driver drv(sched);
+    drv.anchor();
+    netio::udp_options uo;
+    uo.local = *ip;
+    auto wire = netio::make_udp_port(drv.io(), uo);
+    if (!wire) {
+        std::cerr << "mrct-refnic: " << wire.err().message << "\n";
+        return 3;
+    }
+    auto& w = **wire;
+    agent::service_options so;
+    so.bug = bug;
+    so.token = token;
+    so.self.ip = *ip;
+    so.self.mac = {0x02, 0x4d, 0x52, 0, 0, 0x01};
+    agent::service svc(sched, so, [&](core::bytes_view f) {
+        spdlog::trace("wire out: {} bytes", f.size());
+        if (auto st = w.send(f); !st) spdlog::warn("wire: {}", st.err().message);
+    });
+    w.start([&](core::bytes_view f) {
+        spdlog::trace("wire in: {} bytes", f.size());
+        drv.sync();
+        svc.receive(f);
+    });
+    agent::server srv(drv.io(), [&](const agent::json& req, agent::session& s) {
+        drv.sync();
+        auto resp = svc.handle(req, s);
+        const auto op = req.is_object() && req.contains("op") && req["op"].is_string() ? req["op"].get<std::string>() : "?";
+        if (!resp.value("ok", false))
+            spdlog::warn("agent {}: {}", op, resp["error"].value("message", ""));
+        else
+            spdlog::debug("agent {}", op);
+        return resp;
+    });
+    if (auto st = srv.listen(listen.substr(0, colon), static_cast<std::uint16_t>(port)); !st) {
+        std::cerr << "mrct-refnic: agent: " << st.err().message << "\n";
+        return 3;
+    }
+    bool stopping = false;
+    boost::asio::signal_set signals(drv.io(), SIGTERM, SIGINT);
+    signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        spdlog::info("signal {}: shutting down", sig);
+        stopping = true;
+        drv.stop();
+    });
+    spdlog::info("mrct-refnic: agent on {}:{}, wire {} UDP 4791, bug {}{}", listen.substr(0, colon), srv.port(),
+                 netio::ipv4_text(*ip), bug.empty() ? "none" : bug, token.empty() ? "" : ", token required");
+    while (!stopping) drv.run_for(std::chrono::seconds(1));
+    srv.close();
+    w.stop();
+    const auto& st = w.stats();
+    spdlog::info("mrct-refnic: stopped; {} frames in, {} out, {} from elsewhere dropped", st.frames_in, st.frames_out,
+                 st.foreign_in);
+    return 0;
+}

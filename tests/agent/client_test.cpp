@@ -1,0 +1,178 @@
+// The engine's agent client against agents that misbehave: gone, hung,
+// answering garbage or the wrong id. Every call ends within its timeout with
+// the reason; a broken connection stays broken.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/write.hpp>
+
+#include "agent/client.h"
+#include "agent/server.h"
+
+using namespace mrct;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// A one-connection TCP agent on 127.0.0.1 that answers each line with `reply(line)`
+// ("" = never answer).
+class fake_agent {
+public:
+    explicit fake_agent(std::function<std::string(const std::string&)> reply) : reply_(std::move(reply)) {
+        acc_.open(tcp::v4());
+        acc_.bind({asio::ip::make_address("127.0.0.1"), 0});
+        acc_.listen();
+        port_ = acc_.local_endpoint().port();
+        t_ = std::thread([this] {
+            boost::system::error_code ec;
+            tcp::socket s(io_);
+            acc_.accept(s, ec);
+            if (stop_) return;
+            std::string buf;
+            while (!ec && !stop_) {
+                auto n = asio::read_until(s, asio::dynamic_buffer(buf), '\n', ec);
+                if (ec) break;
+                auto line = buf.substr(0, n - 1);
+                buf.erase(0, n);
+                auto out = reply_(line);
+                if (!out.empty()) asio::write(s, asio::buffer(out), ec);
+            }
+            // Hold the connection until the test ends (a hung agent).
+            while (!stop_) std::this_thread::sleep_for(5ms);
+        });
+    }
+    ~fake_agent() {
+        // The thread is in accept (nobody connected: wake it by connecting) or
+        // done with its client (the tests destroy the client first).
+        stop_ = true;
+        boost::system::error_code ec;
+        asio::io_context io;
+        tcp::socket s(io);
+        s.connect({asio::ip::make_address("127.0.0.1"), port_}, ec);
+        t_.join();
+        s.close(ec);
+        acc_.close(ec);
+    }
+    std::uint16_t port() const { return port_; }
+
+private:
+    asio::io_context io_;
+    tcp::acceptor acc_{io_};
+    std::uint16_t port_ = 0;
+    std::function<std::string(const std::string&)> reply_;
+    std::atomic<bool> stop_{false};
+    std::thread t_;
+};
+
+std::string echo_ok(const std::string& line) {
+    auto j = agent::json::parse(line);
+    return agent::json{{"id", j["id"]}, {"ok", true}, {"answer", 42}}.dump() + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("client: a well-behaved agent answers") {
+    fake_agent a(echo_ok);
+    agent::client c;
+    REQUIRE(c.connect("127.0.0.1", a.port(), 1000ms).ok());
+    auto r = c.call("hello", {{"version_major", 1}}, 1000ms);
+    REQUIRE(r.ok());
+    CHECK((*r)["answer"] == 42);
+    CHECK_FALSE(r->contains("id"));
+}
+
+TEST_CASE("client: nobody listening is a clear error") {
+    std::uint16_t port;
+    {
+        fake_agent a(echo_ok);
+        port = a.port();
+    }
+    agent::client c;
+    auto st = c.connect("127.0.0.1", port, 1000ms);
+    REQUIRE_FALSE(st.ok());
+    CHECK_THAT(st.err().message, Catch::Contains("cannot reach the agent at 127.0.0.1:"));
+    CHECK_FALSE(c.call("hello", {}, 100ms).ok());
+}
+
+TEST_CASE("client: a hung agent times out, and the connection stays broken") {
+    fake_agent a([](const std::string&) { return std::string(); });
+    agent::client c;
+    REQUIRE(c.connect("127.0.0.1", a.port(), 1000ms).ok());
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = c.call("poll", {}, 150ms);
+    const auto took = std::chrono::steady_clock::now() - t0;
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.err().message, Catch::Contains("agent poll: no response within 150 ms"));
+    CHECK(took < 2s);
+    CHECK(c.broken());
+    auto again = c.call("counters", {}, 1000ms);
+    REQUIRE_FALSE(again.ok());
+    CHECK_THAT(again.err().message, Catch::Contains("agent poll: no response"));
+}
+
+TEST_CASE("client: garbage, a wrong id and error responses") {
+    SECTION("not JSON") {
+        fake_agent a([](const std::string&) { return std::string("<html>hello</html>\n"); });
+        agent::client c;
+        REQUIRE(c.connect("127.0.0.1", a.port(), 1000ms).ok());
+        auto r = c.call("hello", {}, 1000ms);
+        REQUIRE_FALSE(r.ok());
+        CHECK_THAT(r.err().message, Catch::Contains("not a JSON object"));
+        CHECK(c.broken());
+    }
+    SECTION("another request's id") {
+        fake_agent a([](const std::string&) { return std::string("{\"id\": 999, \"ok\": true}\n"); });
+        agent::client c;
+        REQUIRE(c.connect("127.0.0.1", a.port(), 1000ms).ok());
+        auto r = c.call("hello", {}, 1000ms);
+        REQUIRE_FALSE(r.ok());
+        CHECK_THAT(r.err().message, Catch::Contains("id does not match"));
+    }
+    SECTION("a protocol error keeps the connection usable") {
+        fake_agent a([](const std::string& line) {
+            auto j = agent::json::parse(line);
+            return agent::error_response(j["id"], agent::code::not_found, "no such connection").dump() + "\n";
+        });
+        agent::client c;
+        REQUIRE(c.connect("127.0.0.1", a.port(), 1000ms).ok());
+        auto r = c.call("status", {{"conn", 9}}, 1000ms);
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.err().message == "agent status: not_found: no such connection");
+        CHECK_FALSE(c.broken());
+        CHECK_FALSE(c.call("status", {{"conn", 9}}, 1000ms).ok());
+    }
+}
+
+TEST_CASE("server: lines in, responses out; bad JSON answered, not fatal") {
+    asio::io_context io;
+    agent::server srv(io, [](const agent::json& req, agent::session&) {
+        return agent::ok_response(req["id"].get<std::uint64_t>(), {{"op", req["op"]}});
+    });
+    REQUIRE(srv.listen("127.0.0.1", 0).ok());
+    std::thread t([&] { io.run_for(3s); });
+    asio::io_context io2;  // the client's own: the server's runs on its thread
+    tcp::socket s(io2);
+    s.connect({asio::ip::make_address("127.0.0.1"), srv.port()});
+    std::string buf;
+    asio::write(s, asio::buffer(std::string("this is not json\n{\"id\": 4, \"op\": \"poll\"}\n")));
+    auto n = asio::read_until(s, asio::dynamic_buffer(buf), '\n');
+    auto first = agent::json::parse(buf.substr(0, n));
+    buf.erase(0, n);
+    CHECK(first["ok"] == false);
+    CHECK(first["error"]["code"] == "bad_request");
+    n = asio::read_until(s, asio::dynamic_buffer(buf), '\n');
+    auto second = agent::json::parse(buf.substr(0, n));
+    CHECK(second["id"] == 4);
+    CHECK(second["op"] == "poll");
+    s.close();
+    srv.close();
+    io.stop();
+    t.join();
+}

@@ -1,0 +1,119 @@
+// The agent protocol served over the reference endpoint, without sockets: two
+// services (a DUT and its peer) wired frame to frame in virtual time.
+#include <catch2/catch.hpp>
+
+#include "agent/service.h"
+#include "sim/drivers.h"
+
+using namespace mrct;
+using agent::json;
+
+namespace {
+
+struct rig {
+    sim::scheduler s;
+    sim::virtual_driver drv{s};
+    std::unique_ptr<agent::service> a, b;
+    agent::session sa, sb;
+    std::uint64_t id = 1;
+
+    explicit rig(std::string token = "") {
+        agent::service_options oa, ob;
+        oa.self.ip = {10, 0, 0, 1};
+        ob.self.ip = {10, 0, 0, 2};
+        oa.token = ob.token = token;
+        // Frames cross after 2 us, each way.
+        a = std::make_unique<agent::service>(s, oa, [this](core::bytes_view f) {
+            core::byte_buffer c(f.begin(), f.end());
+            s.after(std::chrono::microseconds(2), [this, c] { b->receive(c); });
+        });
+        b = std::make_unique<agent::service>(s, ob, [this](core::bytes_view f) {
+            core::byte_buffer c(f.begin(), f.end());
+            s.after(std::chrono::microseconds(2), [this, c] { a->receive(c); });
+        });
+    }
+    json call(agent::service& svc, agent::session& ss, std::string op, json args = json::object()) {
+        args["id"] = id++;
+        args["op"] = op;
+        return svc.handle(args, ss);
+    }
+    json A(std::string op, json args = json::object()) { return call(*a, sa, op, args); }
+    json B(std::string op, json args = json::object()) { return call(*b, sb, op, args); }
+};
+
+std::string code_of(const json& r) { return r["ok"] == false ? r["error"]["code"].get<std::string>() : "ok"; }
+
+}  // namespace
+
+TEST_CASE("agent: hello first; then a WRITE end to end, polled and read back") {
+    rig r;
+    CHECK(code_of(r.A("listen")) == "unauthorized");
+    auto h = r.A("hello", {{"version_major", 1}, {"version_minor", 0}});
+    REQUIRE(h["ok"] == true);
+    CHECK(h["name"] == "mrct-refnic");
+    CHECK(h["bug"] == "none");
+    CHECK(h["address"] == "10.0.0.1");
+    REQUIRE(r.B("hello", {{"version_major", 1}})["ok"] == true);
+
+    REQUIRE(r.A("reset", {{"seed", 5}})["ok"] == true);
+    REQUIRE(r.A("configure", {{"params", {{"num_paths", "2"}}}})["ok"] == true);
+    REQUIRE(r.A("listen")["ok"] == true);
+    auto c = r.B("connect", {{"peer", "10.0.0.1"}});
+    REQUIRE(c["ok"] == true);
+    r.drv.run_until(r.s.now() + std::chrono::milliseconds(1));
+    const auto bconn = c["conn"].get<std::uint32_t>();
+    CHECK(r.B("status", {{"conn", bconn}})["established"] == true);
+    auto acc = r.A("accepted");
+    REQUIRE(acc["conns"].size() == 1);
+
+    auto mr = r.A("register_mr", {{"length", 65536}});
+    REQUIRE(mr["ok"] == true);
+    core::byte_buffer data(10000);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 7);
+    auto w = r.B("post_write", {{"conn", bconn}, {"stream", 1}, {"data", agent::base64_encode(data)},
+                                {"remote_va", mr["va"].get<std::uint64_t>() + 100}, {"rkey", mr["rkey"]}, {"wr_id", 42}});
+    REQUIRE(w["ok"] == true);
+    r.drv.run_until(r.s.now() + std::chrono::milliseconds(2));
+    auto p = r.B("poll");
+    REQUIRE(p["completions"].size() == 1);
+    CHECK(p["completions"][0]["wr_id"] == 42);
+    CHECK(p["completions"][0]["kind"] == "write");
+    CHECK(p["completions"][0]["status"] == "success");
+    CHECK(p["completions"][0]["time_ns"].get<std::int64_t>() <= p["now_ns"].get<std::int64_t>());
+    auto m = r.A("read_mem", {{"rkey", mr["rkey"]}, {"offset", 100}, {"length", data.size()}});
+    REQUIRE(m["ok"] == true);
+    CHECK(*agent::base64_decode(m["data"].get<std::string>()) == data);
+    auto k = r.A("counters");
+    CHECK(k["counters"]["data_received"].get<std::uint64_t>() >= 3);
+    CHECK(k["counters"].contains("drop.bad_icrc"));
+    CHECK(r.B("close", {{"conn", bconn}})["ok"] == true);
+}
+
+TEST_CASE("agent: errors name what is wrong") {
+    rig r("tok");
+    CHECK(code_of(r.A("hello", {{"version_major", 1}})) == "unauthorized");               // token missing
+    CHECK(code_of(r.A("hello", {{"version_major", 1}, {"token", "bad"}})) == "unauthorized");
+    CHECK(code_of(r.A("hello", {{"version_major", 2}, {"token", "tok"}})) == "version_mismatch");
+    CHECK(code_of(r.A("hello", {{"token", "tok"}})) == "bad_request");                   // no version
+    REQUIRE(code_of(r.A("hello", {{"version_major", 1}, {"token", "tok"}})) == "ok");
+    CHECK(code_of(r.A("frobnicate")) == "unknown_op");
+    CHECK(code_of(r.a->handle(json::array(), r.sa)) == "bad_request");
+    CHECK(code_of(r.a->handle(json{{"op", "listen"}}, r.sa)) == "bad_request");          // no id
+    CHECK(code_of(r.A("configure", {{"params", {{"no_such", "1"}}}})) == "invalid_param");
+    CHECK(code_of(r.A("configure", {{"params", {{"rto_min", "soon"}}}})) == "invalid_param");
+    CHECK(code_of(r.A("configure", {{"params", {{"bug", "frozen-rnr"}}}})) == "invalid_param");
+    CHECK(code_of(r.A("configure", {{"params", "x"}})) == "bad_request");
+    CHECK(code_of(r.A("connect", {{"peer", "10.0.0"}})) == "bad_request");
+    CHECK(code_of(r.A("register_mr", {{"length", -1}})) == "bad_request");
+    CHECK(code_of(r.A("post_recv", {{"conn", 99}, {"tag", 1}, {"rkey", 1}, {"offset", 0}, {"length", 10}, {"wr_id", 1}})) ==
+          "failed");
+    CHECK(code_of(r.A("configure", {{"params", json::object()}})) == "bad_state");  // the endpoint started above
+    CHECK(code_of(r.A("read_mem", {{"rkey", 77}, {"offset", 0}, {"length", 1}})) == "not_found");
+    auto mr = r.A("register_mr", {{"length", 16}});
+    CHECK(code_of(r.A("read_mem", {{"rkey", mr["rkey"]}, {"offset", 8}, {"length", 9}})) == "out_of_range");
+    CHECK(code_of(r.A("post_write", {{"conn", 1}, {"stream", 0}, {"data", "***"}, {"remote_va", 0}, {"rkey", 1},
+                                     {"wr_id", 1}})) == "bad_request");
+    // reset: configure is allowed again.
+    REQUIRE(code_of(r.A("reset")) == "ok");
+    CHECK(code_of(r.A("configure", {{"params", {{"rto_min", "50us"}}}})) == "ok");
+}

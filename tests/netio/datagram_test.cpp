@@ -1,0 +1,84 @@
+// What a UDP socket can carry, and the frame rebuilt around a datagram: both
+// checked against the codec (decode, ICRC).
+#include <catch2/catch.hpp>
+
+#include "netio/port.h"
+#include "wire/build.h"
+#include "wire/frame.h"
+#include "wire/icrc.h"
+
+using namespace mrct;
+
+namespace {
+
+wire::frame_spec write_spec() {
+    wire::frame_spec s;
+    s.ipv4.src = {10, 1, 0, 1};
+    s.ipv4.dst = {10, 1, 0, 2};
+    s.ipv4.df = true;
+    s.ipv4.ecn = 2;
+    s.udp.sport = 0xC123;
+    s.udp.dport = 4791;
+    s.bth.opcode = 0xC0;
+    s.bth.dest_qp = 77;
+    s.bth.psn = 1000;
+    s.mrh = wire::mrh{};
+    s.reth = wire::reth{0x1000, 5, 64};
+    s.payload.assign(64, 0x5A);
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("datagram_of: a conforming frame becomes its UDP datagram") {
+    auto f = wire::build(write_spec());
+    auto d = netio::datagram_of(f);
+    REQUIRE(d.ok());
+    CHECK(netio::ipv4_text(d->src) == "10.1.0.1");
+    CHECK(netio::ipv4_text(d->dst) == "10.1.0.2");
+    CHECK(d->sport == 0xC123);
+    CHECK(d->dport == 4791);
+    CHECK(d->tos == 2);
+    CHECK(d->payload.size() == f.size() - 42);
+}
+
+TEST_CASE("frame_from_datagram gives back the sender's frame, ICRC valid") {
+    auto f = wire::build(write_spec());
+    auto d = netio::datagram_of(f);
+    REQUIRE(d.ok());
+    auto g = netio::frame_from_datagram(d->src, d->sport, d->dst, d->dport, d->tos, 64, d->payload);
+    // Only the placeholder MACs differ.
+    REQUIRE(g.size() == f.size());
+    CHECK(std::equal(g.begin() + 12, g.end(), f.begin() + 12));
+    auto dec = wire::decode_ethernet(g);
+    REQUIRE(dec.ok());
+    CHECK(dec.f.icrc_ok());
+    CHECK(dec.f.ipv4.df);
+    CHECK(dec.f.ipv4.identification == 0);
+    CHECK(dec.f.ip_ecn() == 2);
+}
+
+TEST_CASE("datagram_of refuses what a UDP socket cannot send exactly") {
+    auto with = [](auto mutate) {
+        auto s = write_spec();
+        mutate(s);
+        return netio::datagram_of(wire::build(s));
+    };
+    CHECK_THAT(with([](wire::frame_spec& s) { s.ov.truncate_to = 60; }).err().message, Catch::Contains("total length"));
+    CHECK_THAT(with([](wire::frame_spec& s) { s.ipv4.identification = 9; }).err().message, Catch::Contains("Identification"));
+    CHECK_THAT(with([](wire::frame_spec& s) { s.ipv4.df = false; }).err().message, Catch::Contains("DF"));
+    CHECK_THAT(with([](wire::frame_spec& s) { s.ipv4_options.assign(4, 1); }).err().message, Catch::Contains("options"));
+    CHECK_THAT(with([](wire::frame_spec& s) { s.ov.udp_length = 9; }).err().message, Catch::Contains("UDP length"));
+    CHECK_THAT(with([](wire::frame_spec& s) { s.ov.ipv4_checksum = 1; }).err().message, Catch::Contains("checksum"));
+    CHECK_THAT(with([](wire::frame_spec& s) { s.ip_version = 6; }).err().message, Catch::Contains("IPv4"));
+    // A bad ICRC or a reserved opcode is still a datagram: UDP carries it.
+    CHECK(with([](wire::frame_spec& s) { s.ov.icrc = 0; }).ok());
+    CHECK(with([](wire::frame_spec& s) { s.bth.opcode = 0xDF; }).ok());
+}
+
+TEST_CASE("parse_ipv4") {
+    CHECK(netio::parse_ipv4("192.168.7.1").ok());
+    CHECK_FALSE(netio::parse_ipv4("192.168.7").ok());
+    CHECK_FALSE(netio::parse_ipv4("192.168.7.256").ok());
+    CHECK_FALSE(netio::parse_ipv4("192.168.7.1x").ok());
+}

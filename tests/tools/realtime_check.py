@@ -1,0 +1,228 @@
+"""The 1.2 plan on a real wire (issue 5): mrct-refnic in one network namespace,
+the engine in another, joined by a veth pair; addresses only inside them.
+
+For each wire (agent+udp, agent+pcap) and each DUT (the reference, then the
+bug profiles frozen-rnr and shared-rto):
+  - every case that runs (not skipped for a capability the adapter lacks) gets
+    the verdict the simulated DUT with the same bug gets;
+  - against the reference: nothing fails, at least 20 cases pass, every area of
+    the plan has a passing case;
+  - against a bug: the failures are exactly the simulated failures among the
+    cases that run, and every case that runs and cites a clause the bug breaks
+    fails.
+Then what goes wrong: a wrong token, an agent that is gone, the DUT killed in
+the middle of a run (error verdicts with a reason, the run goes on, exit 3),
+and mrct-refnic stopping cleanly on SIGTERM.
+
+Needs root (namespaces); exits 77 (ctest: skipped) without it.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+BUGS = {"frozen-rnr": ["MR-RNR-4"], "shared-rto": ["MR-RTO-1", "MR-RTO-2"]}
+
+
+def sh(*cmd, check=True):
+    r = subprocess.run(list(cmd), capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()}")
+    return r
+
+
+class Netns:
+    def __init__(self):
+        tag = str(os.getpid() % 100000)
+        self.e, self.d = f"mrct-e{tag}", f"mrct-d{tag}"
+        self.ve, self.vd = f"mrcte{tag}", f"mrctd{tag}"
+        octet = 1 + os.getpid() % 250
+        self.e_ip, self.d_ip = f"10.213.{octet}.1", f"10.213.{octet}.2"
+
+    def __enter__(self):
+        sh("ip", "netns", "add", self.e)
+        sh("ip", "netns", "add", self.d)
+        sh("ip", "link", "add", self.ve, "type", "veth", "peer", "name", self.vd)
+        sh("ip", "link", "set", self.ve, "netns", self.e)
+        sh("ip", "link", "set", self.vd, "netns", self.d)
+        for ns, dev, ip in ((self.e, self.ve, self.e_ip), (self.d, self.vd, self.d_ip)):
+            # MetaRoCE frames carry up to 4096 payload bytes: jumbo frames, as in AI fabrics.
+            sh("ip", "-n", ns, "link", "set", dev, "mtu", "9000")
+            sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", dev)
+            sh("ip", "-n", ns, "link", "set", dev, "up")
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        return self
+
+    def __exit__(self, *exc):
+        sh("ip", "netns", "del", self.e, check=False)
+        sh("ip", "netns", "del", self.d, check=False)
+
+
+class Refnic:
+    def __init__(self, args, ns, bug=None, token="s3cret", log=None):
+        cmd = ["ip", "netns", "exec", ns.d, args.refnic, "--addr", ns.d_ip, "--listen", f"{ns.d_ip}:7700",
+               "--token", token]
+        if bug:
+            cmd += ["--bug", bug]
+        self.log = open(log, "w") if log else subprocess.DEVNULL
+        self.p = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 5
+        while time.time() < deadline:  # wait for the listener
+            r = sh("ip", "netns", "exec", ns.d, "ss", "-ltn", check=False)
+            if ":7700" in r.stdout:
+                return
+            if self.p.poll() is not None:
+                raise RuntimeError(f"mrct-refnic exited with {self.p.returncode}")
+            time.sleep(0.05)
+        raise RuntimeError("mrct-refnic did not listen within 5 s")
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                return self.p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+                return None
+        return self.p.returncode
+
+
+def dut_spec(wire, ns, token="s3cret", timeout="2s"):
+    spec = f"agent+{wire}:agent={ns.d_ip}:7700,dut={ns.d_ip},local={ns.e_ip},token={token},timeout={timeout}"
+    return spec + (f",iface={ns.ve}" if wire == "pcap" else "")
+
+
+def run_mrct(args, out, dut, ns=None, extra=()):
+    cmd = [args.mrct, "-q", "run", args.plan, "--dut", dut, "--out", out, *extra]
+    if ns:
+        cmd = ["ip", "netns", "exec", ns.e] + cmd
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    path = os.path.join(out, "results.json")
+    res = json.load(open(path)) if os.path.exists(path) else None
+    return r.returncode, res, r.stdout + r.stderr
+
+
+def verdicts(res):
+    return {c["id"]: c for c in res["cases"]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mrct", required=True)
+    ap.add_argument("--refnic", required=True)
+    ap.add_argument("--plan", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--wires", default="udp,pcap")
+    args = ap.parse_args()
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        print("SKIP: needs root and iproute2 (network namespaces)")
+        return 77
+    work = os.path.join(args.workdir, "realtime")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    problems = []
+
+    # The simulated verdicts to compare with.
+    sim = {}
+    for bug in [None, *BUGS]:
+        rc, res, out = run_mrct(args, os.path.join(work, f"sim-{bug or 'ref'}"), f"sim:bug={bug}" if bug else "sim")
+        if res is None:
+            print(out)
+            return 1
+        sim[bug] = verdicts(res)
+
+    with Netns() as ns:
+        for wire in args.wires.split(","):
+            for bug in [None, *BUGS]:
+                name = f"{wire}-{bug or 'ref'}"
+                nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"))
+                try:
+                    rc, res, out = run_mrct(args, os.path.join(work, name), dut_spec(wire, ns), ns)
+                finally:
+                    src = nic.stop()
+                if src != 0:
+                    problems.append(f"{name}: mrct-refnic did not stop cleanly on SIGTERM (exit {src})")
+                if res is None:
+                    problems.append(f"{name}: no results.json (exit {rc}): {out[-2000:]}")
+                    continue
+                got = verdicts(res)
+                ran = {k: c for k, c in got.items() if c["verdict"] != "skipped"}
+                for k, c in got.items():
+                    if c["verdict"] == "skipped" and "lacks capability" not in c["reason"] and "peer addresses" not in c["reason"]:
+                        problems.append(f"{name}: {k} skipped without a capability reason: {c['reason']}")
+                for k, c in ran.items():
+                    want = sim[bug][k]["verdict"]
+                    if c["verdict"] != want:
+                        problems.append(f"{name}: {k} is {c['verdict']} on the wire, {want} simulated: {c['reason']}")
+                passed = [k for k, c in ran.items() if c["verdict"] == "pass"]
+                failed = sorted(k for k, c in ran.items() if c["verdict"] == "fail")
+                if bug is None:
+                    areas = {c["area"] for c in got.values()}
+                    covered = {ran[k]["area"] for k in passed}
+                    if len(passed) < 20:
+                        problems.append(f"{name}: only {len(passed)} cases pass (at least 20 required)")
+                    if areas - covered:
+                        problems.append(f"{name}: no passing case in area(s) {sorted(areas - covered)}")
+                    if rc != 0:
+                        problems.append(f"{name}: exit {rc} against the reference")
+                    print(f"{name}: {len(passed)} passed over {len(covered)} areas, "
+                          f"{len(got) - len(ran)} skipped, {len(failed)} failed")
+                else:
+                    citing = sorted(k for k, c in ran.items() if set(c["clauses"]) & set(BUGS[bug]))
+                    want_failed = sorted(k for k in ran if sim[bug][k]["verdict"] == "fail")
+                    if failed != want_failed:
+                        problems.append(f"{name}: failed {failed}, simulated {want_failed}")
+                    for k in citing:
+                        if k not in failed:
+                            problems.append(f"{name}: {k} cites {BUGS[bug]} but did not fail")
+                    if rc != 1:
+                        problems.append(f"{name}: exit {rc}, expected 1 (a case failed)")
+                    print(f"{name}: failed {failed}; cases that run and cite {'/'.join(BUGS[bug])}: {citing or 'none'}")
+
+        # --- When things go wrong -------------------------------------------------
+        few = ["--filter", "CONN-001", "--filter", "OOO-001", "--filter", "STR-003"]
+        nic = Refnic(args, ns)
+        try:
+            rc, res, out = run_mrct(args, os.path.join(work, "bad-token"), dut_spec("udp", ns, token="wrong"), ns, few)
+            v = [c["verdict"] for c in res["cases"]] if res else []
+            if rc != 3 or v != ["error"] * 3 or "unauthorized" not in res["cases"][0]["reason"]:
+                problems.append(f"wrong token: exit {rc}, verdicts {v}, {res and res['cases'][0]['reason']}")
+        finally:
+            nic.stop()
+        # Nobody listening: every case is an error with the reason; the run ends.
+        rc, res, out = run_mrct(args, os.path.join(work, "gone"), dut_spec("udp", ns), ns, few)
+        v = [c["verdict"] for c in res["cases"]] if res else []
+        if rc != 3 or v != ["error"] * 3 or "cannot reach the agent" not in res["cases"][0]["reason"]:
+            problems.append(f"agent gone: exit {rc}, verdicts {v}, {res and res['cases'][0]['reason']}")
+        # The DUT killed in the middle of a run: that case and the ones after it
+        # are errors; the cases before it keep their verdicts.
+        nic = Refnic(args, ns)
+        cmd = ["ip", "netns", "exec", ns.e, args.mrct, "-q", "run", args.plan, "--dut", dut_spec("udp", ns, timeout="500ms"),
+               "--out", os.path.join(work, "killed"), "--filter", "CONN-00*", "--repeat", "400"]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(2.0)
+        nic.p.kill()
+        nic.p.wait()
+        outp = p.communicate(timeout=120)[0]
+        res = json.load(open(os.path.join(work, "killed", "results.json")))
+        v = [c["verdict"] for c in res["cases"]]
+        if p.returncode != 3 or "error" not in v or v[0] != "pass" or len(v) < 5:
+            problems.append(f"DUT killed mid-run: exit {p.returncode}, verdicts {v}\n{outp[-1500:]}")
+        else:
+            first_err = v.index("error")
+            print(f"DUT killed mid-run: {first_err} cases finished before, then errors: "
+                  f"{res['cases'][first_err]['reason']}")
+
+    for p in problems:
+        print("PROBLEM:", p)
+    print(f"realtime check: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
