@@ -88,7 +88,11 @@ int main(int argc, char** argv) {
     mrct::app::run_args ra;
     auto* run = app.add_subcommand("run", "Run a test plan against a DUT; exit 0 all passed, 1 a case failed, 2 plan error, 3 infrastructure error");
     run->add_option("plan", ra.plan, "Test plan (YAML)")->required()->check(CLI::ExistingFile);
-    run->add_option("--dut", ra.dut, "DUT: sim (reference, in-process) or sim:bug=NAME (a bug profile, see `mrct docs bugs`)");
+    run->add_option("--dut", ra.dut,
+                    "DUT: sim (reference, in-process, virtual time), sim:bug=NAME (a bug profile, see `mrct docs bugs`),\n"
+                    "agent+udp:agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=2s] (an agent, e.g. mrct-refnic, and\n"
+                    "MetaRoCE over UDP sockets, in real time), agent+pcap:...,iface=IF[,dut_mac=MAC] (raw Ethernet\n"
+                    "through libpcap on IF). docs/adapters.md");
     run->add_option("--filter", ra.filters, "Only cases whose ID matches this glob (repeatable)");
     run->add_option("--clause", ra.clauses, "Only cases citing a clause matching this glob, e.g. MR-RNR-* (repeatable)");
     run->add_option("--seed", ra.seed, "Run seed (same seed, same results)");
