@@ -37,7 +37,7 @@ public:
             return core::error{std::string("agent hello: malformed response: ") + e.what()};
         }
         // What the engine's side of the wire can do.
-        if (o_.wire == "pcap") {
+        if (o_.wire == "pcap" || o_.wire == "dpdk") {
             info_.capabilities.push_back("raw_frames");
             info_.capabilities.push_back("wire_headers");
         }
@@ -73,6 +73,14 @@ public:
             u.local = o_.local_ip;
             u.remote = o_.dut_ip;
             port = netio::make_udp_port(*io_, u);
+        } else if (o_.wire == "dpdk") {
+            netio::dpdk_options u;
+            u.eal_args = o_.eal;
+            u.port = o_.dpdk_port;
+            u.local = o_.local_ip;
+            u.remote = o_.dut_ip;
+            u.remote_mac = o_.dut_mac;
+            port = netio::make_dpdk_port(*io_, u);
         } else {
             netio::pcap_options u;
             u.iface = o_.iface;
@@ -239,17 +247,24 @@ private:
 core::result<agent_options> parse_agent_options(const std::string& wire, const std::string& text) {
     agent_options o;
     o.wire = wire;
-    if (wire != "udp" && wire != "pcap") return core::error{"unknown wire '" + wire + "' (udp, pcap)"};
+    if (wire != "udp" && wire != "pcap" && wire != "dpdk")
+        return core::error{"unknown wire '" + wire + "' (udp, pcap, dpdk)"};
     bool have_dut = false, have_local = false;
     std::size_t pos = 0;
     while (pos <= text.size() && !text.empty()) {
+        const auto start = pos;
         auto end = text.find(',', pos);
         if (end == std::string::npos) end = text.size();
         const auto kv = text.substr(pos, end - pos);
         pos = end + 1;
         const auto eq = kv.find('=');
         if (eq == std::string::npos) return core::error{"agent option '" + kv + "' is not KEY=VALUE"};
-        const auto k = kv.substr(0, eq), v = kv.substr(eq + 1);
+        const auto k = kv.substr(0, eq);
+        if (k == "eal") {  // the rest of the text: EAL arguments have commas of their own
+            o.eal = text.substr(start + 4);
+            break;
+        }
+        const auto v = kv.substr(eq + 1);
         if (k == "agent") {
             const auto colon = v.rfind(':');
             o.host = colon == std::string::npos ? v : v.substr(0, colon);
@@ -271,6 +286,8 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             o.timeout = std::chrono::milliseconds(*d / 1000000);
         } else if (k == "iface") {
             o.iface = v;
+        } else if (k == "port") {
+            o.dpdk_port = v;
         } else if (k == "dut_mac") {
             wire::mac_addr m{};
             unsigned b[6];
@@ -280,13 +297,15 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(b[i]);
             o.dut_mac = m;
         } else {
-            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, iface, dut_mac)"};
+            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, iface, dut_mac, port, eal)"};
         }
         if (end == text.size()) break;
     }
     if (!have_dut) return core::error{"agent+" + wire + ": dut=IP is required (the DUT's wire address)"};
     if (!have_local) return core::error{"agent+" + wire + ": local=IP is required (the engine's wire address)"};
     if (wire == "pcap" && o.iface.empty()) return core::error{"agent+pcap: iface=NAME is required"};
+    if (wire == "dpdk" && !o.dut_mac) return core::error{"agent+dpdk: dut_mac=MAC is required"};
+    if (wire == "dpdk" && o.eal.empty()) return core::error{"agent+dpdk: eal=ARGS is required (last; e.g. eal=--no-huge --vdev=net_af_packet0,iface=eth1)"};
     return o;
 }
 

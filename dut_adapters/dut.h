@@ -90,16 +90,19 @@ std::unique_ptr<dut> make_sim(const std::string& bug = "");
 
 // A DUT behind an agent (docs/agent-protocol.md) on a real wire.
 struct agent_options {
-    std::string wire = "udp";  // udp | pcap
+    std::string wire = "udp";  // udp | pcap | dpdk
     std::string host = "127.0.0.1";
     std::uint16_t port = 7700;
     std::string token;
     std::chrono::milliseconds timeout{2000};  // every agent call
     wire::ipv4_addr dut_ip{}, local_ip{};
     std::string iface;                        // pcap
-    std::optional<wire::mac_addr> dut_mac;    // pcap; else the neighbour table
+    std::optional<wire::mac_addr> dut_mac;    // pcap (else the neighbour table); dpdk (required)
+    std::string eal;                          // dpdk: EAL arguments
+    std::string dpdk_port;                    // dpdk: port index or name
 };
-// Parses "agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=DUR][,iface=IF][,dut_mac=MAC]".
+// Parses "agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=DUR][,iface=IF][,dut_mac=MAC]
+// [,port=P][,eal=EAL ARGS...]" (eal= takes the rest of the text, commas included).
 core::result<agent_options> parse_agent_options(const std::string& wire, const std::string& text);
 // Connects and says hello; an unreachable or refusing agent is an error.
 core::result<std::unique_ptr<dut>> make_agent(const agent_options& o);

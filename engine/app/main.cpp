@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
                     "DUT: sim (reference, in-process, virtual time), sim:bug=NAME (a bug profile, see `mrct docs bugs`),\n"
                     "agent+udp:agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=2s] (an agent, e.g. mrct-refnic, and\n"
                     "MetaRoCE over UDP sockets, in real time), agent+pcap:...,iface=IF[,dut_mac=MAC] (raw Ethernet\n"
-                    "through libpcap on IF). docs/adapters.md");
+                    "through libpcap on IF), agent+dpdk:...,dut_mac=MAC[,port=P],eal=EAL ARGS (a DPDK port; eal= last).\n"
+                    "docs/adapters.md");
     run->add_option("--filter", ra.filters, "Only cases whose ID matches this glob (repeatable)");
     run->add_option("--clause", ra.clauses, "Only cases citing a clause matching this glob, e.g. MR-RNR-* (repeatable)");
     run->add_option("--seed", ra.seed, "Run seed (same seed, same results)");

@@ -71,6 +71,17 @@ core::result<datagram> datagram_of(core::bytes_view f) {
     return d;
 }
 
+core::status check_raw_frame(core::bytes_view frame, const wire::ipv4_addr& local, const wire::ipv4_addr& remote) {
+    if (frame.size() < 14 + 20) return core::error{"frame too short to hold its IPv4 addresses"};
+    if (frame[12] != 0x08 || frame[13] != 0x00) return core::error{"only untagged IPv4 frames are sent"};
+    wire::ipv4_addr src{}, dst{};
+    std::copy(frame.begin() + 26, frame.begin() + 30, src.begin());
+    std::copy(frame.begin() + 30, frame.begin() + 34, dst.begin());
+    if (src != local) return core::error{"frame source " + ipv4_text(src) + " is not this port's address"};
+    if (dst != remote) return core::error{"frame destination " + ipv4_text(dst) + " is not the DUT's address"};
+    return core::ok_status();
+}
+
 core::result<wire::ipv4_addr> parse_ipv4(const std::string& s) {
     wire::ipv4_addr a{};
     unsigned v[4];

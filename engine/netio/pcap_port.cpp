@@ -125,13 +125,7 @@ public:
     }
 
     core::status send(core::bytes_view frame) override {
-        if (frame.size() < 14 + 20) return core::error{"frame too short to hold its IPv4 addresses"};
-        if (frame[12] != 0x08 || frame[13] != 0x00) return core::error{"only untagged IPv4 frames are sent"};
-        wire::ipv4_addr src{}, dst{};
-        std::memcpy(src.data(), frame.data() + 26, 4);
-        std::memcpy(dst.data(), frame.data() + 30, 4);
-        if (src != o_.local) return core::error{"frame source " + ipv4_text(src) + " is not this port's address"};
-        if (dst != o_.remote) return core::error{"frame destination " + ipv4_text(dst) + " is not the DUT's address"};
+        if (auto st = check_raw_frame(frame, o_.local, o_.remote); !st) return st;
         out_.assign(frame.begin(), frame.end());
         std::memcpy(out_.data(), remote_mac_.data(), 6);
         std::memcpy(out_.data() + 6, local_mac_.data(), 6);

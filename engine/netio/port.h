@@ -10,6 +10,8 @@
 //              datagram (ECN and TTL from the kernel, DF=1 and ID=0 assumed).
 //   pcap_port  raw Ethernet through libpcap on one interface: sends anything,
 //              captures what really was on the wire.
+//   dpdk_port  a DPDK ethdev port (EAL arguments passed through), polled every
+//              10 us from the driver's io_context.
 //
 // Both run on the caller's io_context (the real-time driver's): receive
 // handlers run on the driver thread, between events, never concurrently with
@@ -72,6 +74,15 @@ struct pcap_options {
 };
 core::result<std::unique_ptr<port>> make_pcap_port(boost::asio::io_context& io, const pcap_options& o);
 
+struct dpdk_options {
+    std::string eal_args;  // passed to rte_eal_init (once per process), e.g. "--no-huge --vdev=net_af_packet0,iface=veth0"
+    std::string port;      // port index or device name; "" = port 0
+    wire::ipv4_addr local{}, remote{};
+    std::optional<wire::mac_addr> remote_mac;  // required
+};
+// Built only when DPDK is found (MRCT_HAVE_DPDK); otherwise an error saying so.
+core::result<std::unique_ptr<port>> make_dpdk_port(boost::asio::io_context& io, const dpdk_options& o);
+
 // The Ethernet/IPv4/UDP frame a conforming sender put on the wire for this
 // datagram (IPv4 without options, DF set, Identification 0; UDP checksum 0).
 core::byte_buffer frame_from_datagram(const wire::ipv4_addr& src, std::uint16_t sport, const wire::ipv4_addr& dst,
@@ -85,6 +96,10 @@ struct datagram {
     core::bytes_view payload;
 };
 core::result<datagram> datagram_of(core::bytes_view frame);
+
+// Raw ports (pcap, DPDK) send any frame, but only from `local` to `remote`:
+// an untagged IPv4 frame with those addresses, or the reason it is refused.
+core::status check_raw_frame(core::bytes_view frame, const wire::ipv4_addr& local, const wire::ipv4_addr& remote);
 
 core::result<wire::ipv4_addr> parse_ipv4(const std::string& s);
 std::string ipv4_text(const wire::ipv4_addr& a);

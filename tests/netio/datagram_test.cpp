@@ -82,3 +82,12 @@ TEST_CASE("parse_ipv4") {
     CHECK_FALSE(netio::parse_ipv4("192.168.7.256").ok());
     CHECK_FALSE(netio::parse_ipv4("192.168.7.1x").ok());
 }
+
+TEST_CASE("check_raw_frame: raw ports send only from local to the DUT") {
+    auto f = wire::build(write_spec());
+    const wire::ipv4_addr local{10, 1, 0, 1}, dut{10, 1, 0, 2}, other{10, 1, 0, 9};
+    CHECK(netio::check_raw_frame(f, local, dut).ok());
+    CHECK_THAT(netio::check_raw_frame(f, other, dut).err().message, Catch::Contains("source 10.1.0.1"));
+    CHECK_THAT(netio::check_raw_frame(f, local, other).err().message, Catch::Contains("destination 10.1.0.2"));
+    CHECK_FALSE(netio::check_raw_frame(core::bytes_view(f.data(), 20), local, dut).ok());
+}

@@ -372,4 +372,11 @@ TEST_CASE("agent DUT specs: options are checked") {
     CHECK_THAT(run::parse_dut("agent+carrier-pigeon:dut=10.0.0.1").err().message, Catch::Contains("unknown wire"));
     CHECK_THAT(run::parse_dut("agent+udp:dut=10.0.0.300,local=10.0.0.2").err().message, Catch::Contains("not an IPv4"));
     CHECK(run::parse_dut("agent+udp:agent=10.0.0.1:7701,dut=10.0.0.1,local=10.0.0.2,token=t,timeout=3s").ok());
+    CHECK_THAT(run::parse_dut("agent+dpdk:dut=10.0.0.1,local=10.0.0.2,eal=--no-huge").err().message,
+               Catch::Contains("dut_mac=MAC is required"));
+    auto o = dut::parse_agent_options(
+        "dpdk", "dut=10.0.0.1,local=10.0.0.2,dut_mac=02:00:00:00:00:09,port=0,eal=--no-huge --vdev=net_af_packet0,iface=v0");
+    REQUIRE(o.ok());
+    CHECK(o->eal == "--no-huge --vdev=net_af_packet0,iface=v0");
+    CHECK(o->dpdk_port == "0");
 }

@@ -1,0 +1,246 @@
+// agent+dpdk's wire: a DPDK ethdev port (a NIC, or for tests a vdev such as
+// net_af_packet on a veth), polled from the real-time driver's io_context.
+//
+// The EAL can be initialised once per process, so the first port opened
+// initialises it with the caller's EAL arguments and configures the port;
+// later ports (one per test case) reuse it, after draining what is queued.
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <cctype>
+#include <chrono>
+#include <map>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include <boost/asio/ip/udp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "netio/port.h"
+
+namespace mrct::netio {
+
+namespace {
+
+namespace asio = boost::asio;
+constexpr std::uint16_t k_ring = 1024;
+constexpr std::uint16_t k_burst = 32;
+
+// What the process's EAL was brought up with.
+struct eal_state {
+    bool up = false;
+    std::string args, error;
+    std::map<std::uint16_t, rte_mempool*> pools;  // per configured port
+    std::map<std::uint16_t, std::string> port_errors;
+};
+
+eal_state& eal() {
+    static eal_state s;
+    return s;
+}
+
+std::vector<std::string> split_args(const std::string& s) {
+    std::vector<std::string> out;
+    std::istringstream in(s);
+    std::string w;
+    while (in >> w) out.push_back(w);
+    return out;
+}
+
+core::status eal_init(const std::string& args) {
+    auto& e = eal();
+    if (e.up) {
+        if (args != e.args) return core::error{"the DPDK EAL is already up with other arguments ('" + e.args + "')"};
+        return core::ok_status();
+    }
+    if (!e.error.empty()) return core::error{e.error};
+    std::vector<std::string> words = {"mrct"};
+    for (auto& w : split_args(args)) words.push_back(w);
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    if (rte_eal_init(static_cast<int>(words.size()), argv.data()) < 0) {
+        e.error = std::string("DPDK EAL init failed (") + rte_strerror(rte_errno) + ") with: " + args;
+        return core::error{e.error};
+    }
+    e.up = true;
+    e.args = args;
+    return core::ok_status();
+}
+
+core::result<std::uint16_t> find_port(const std::string& name) {
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) {
+        const auto id = static_cast<std::uint16_t>(name.empty() ? 0 : std::stoul(name));
+        if (!rte_eth_dev_is_valid_port(id))
+            return core::error{"no DPDK port " + std::to_string(id) + " (" + std::to_string(rte_eth_dev_count_avail()) +
+                               " available)"};
+        return id;
+    }
+    std::uint16_t id = 0;
+    if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) return core::error{"no DPDK port named '" + name + "'"};
+    return id;
+}
+
+core::result<rte_mempool*> setup_port_once(std::uint16_t port);
+
+// A port is set up once per process; a failure is remembered, not retried.
+core::result<rte_mempool*> setup_port(std::uint16_t port) {
+    auto& e = eal();
+    if (auto it = e.pools.find(port); it != e.pools.end()) return it->second;
+    if (auto it = e.port_errors.find(port); it != e.port_errors.end()) return core::error{it->second};
+    auto r = setup_port_once(port);
+    if (!r) e.port_errors[port] = r.err().message;
+    return r;
+}
+
+core::result<rte_mempool*> setup_port_once(std::uint16_t port) {
+    auto& e = eal();
+    auto* pool = rte_pktmbuf_pool_create(("mrct_pool_" + std::to_string(port)).c_str(), 8191, 256, 0,
+                                         RTE_PKTMBUF_HEADROOM + 16384, static_cast<int>(rte_socket_id()));
+    if (!pool) return core::error{std::string("DPDK mbuf pool: ") + rte_strerror(rte_errno)};
+    rte_eth_conf conf{};
+    conf.rxmode.mtu = 9000;
+    int rc = rte_eth_dev_configure(port, 1, 1, &conf);
+    if (rc < 0) {
+        conf.rxmode.mtu = 0;  // a device that cannot do jumbo frames: its default
+        rc = rte_eth_dev_configure(port, 1, 1, &conf);
+    }
+    if (rc < 0) return core::error{"DPDK port " + std::to_string(port) + " configure: " + rte_strerror(-rc)};
+    const int sock = rte_eth_dev_socket_id(port);
+    if ((rc = rte_eth_rx_queue_setup(port, 0, k_ring, static_cast<unsigned>(sock < 0 ? 0 : sock), nullptr, pool)) < 0)
+        return core::error{"DPDK rx queue: " + std::string(rte_strerror(-rc))};
+    if ((rc = rte_eth_tx_queue_setup(port, 0, k_ring, static_cast<unsigned>(sock < 0 ? 0 : sock), nullptr)) < 0)
+        return core::error{"DPDK tx queue: " + std::string(rte_strerror(-rc))};
+    if ((rc = rte_eth_dev_start(port)) < 0) return core::error{"DPDK start: " + std::string(rte_strerror(-rc))};
+    rte_eth_promiscuous_enable(port);
+    e.pools[port] = pool;
+    return pool;
+}
+
+class dpdk_port final : public port {
+public:
+    dpdk_port(asio::io_context& io, dpdk_options o) : o_(std::move(o)), timer_(io), sink_(io) {}
+    ~dpdk_port() override { stop(); }
+
+    core::status open() {
+        if (auto st = eal_init(o_.eal_args); !st) return st;
+        auto id = find_port(o_.port);
+        if (!id) return id.err();
+        id_ = *id;
+        auto pool = setup_port(id_);
+        if (!pool) return pool.err();
+        pool_ = *pool;
+        rte_ether_addr mac{};
+        rte_eth_macaddr_get(id_, &mac);
+        std::memcpy(local_mac_.data(), mac.addr_bytes, 6);
+        if (!o_.remote_mac) return core::error{"agent+dpdk: dut_mac=MAC is required"};
+        remote_mac_ = *o_.remote_mac;
+        // Drain what an earlier case left queued.
+        rte_mbuf* b[k_burst];
+        while (const auto n = rte_eth_rx_burst(id_, 0, b, k_burst))
+            for (std::uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(b[i]);
+        // As agent+pcap: keep the kernel from answering the DUT with ICMP when
+        // the port shares a kernel interface (af_packet).
+        boost::system::error_code ec;
+        sink_.open(asio::ip::udp::v4(), ec);
+        if (!ec) sink_.bind(asio::ip::udp::endpoint(asio::ip::address_v4(o_.local), 4791), ec);
+        return core::ok_status();
+    }
+
+    void start(rx cb) override {
+        cb_ = std::move(cb);
+        poll();
+    }
+
+    core::status send(core::bytes_view frame) override {
+        if (auto st = check_raw_frame(frame, o_.local, o_.remote); !st) return st;
+        rte_mbuf* m = rte_pktmbuf_alloc(pool_);
+        if (!m) {
+            ++stats_.send_errors;
+            return core::error{"DPDK: no mbuf"};
+        }
+        auto* p = static_cast<std::uint8_t*>(static_cast<void*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(frame.size()))));
+        if (!p) {
+            rte_pktmbuf_free(m);
+            ++stats_.send_errors;
+            return core::error{"DPDK: frame of " + std::to_string(frame.size()) + " bytes does not fit an mbuf"};
+        }
+        std::memcpy(p, frame.data(), frame.size());
+        std::memcpy(p, remote_mac_.data(), 6);
+        std::memcpy(p + 6, local_mac_.data(), 6);
+        if (rte_eth_tx_burst(id_, 0, &m, 1) != 1) {
+            rte_pktmbuf_free(m);
+            ++stats_.send_errors;
+            return core::error{"DPDK: tx ring full"};
+        }
+        ++stats_.frames_out;
+        return core::ok_status();
+    }
+
+    void stop() override {
+        stopped_ = true;
+        boost::system::error_code ec;
+        timer_.cancel();
+        sink_.close(ec);
+    }
+    const port_stats& stats() const override { return stats_; }
+    bool observes_headers() const override { return true; }
+    bool sends_raw() const override { return true; }
+
+private:
+    // Polled: a DPDK port has no descriptor to wait on. Every 10 us, or at
+    // once again while bursts come back full.
+    void poll() {
+        if (stopped_) return;
+        rte_mbuf* b[k_burst];
+        std::uint16_t n = 0;
+        std::size_t batches = 0;
+        do {
+            n = rte_eth_rx_burst(id_, 0, b, k_burst);
+            for (std::uint16_t i = 0; i < n; ++i) {
+                if (b[i]->nb_segs == 1) deliver(core::bytes_view(rte_pktmbuf_mtod(b[i], const std::uint8_t*), b[i]->data_len));
+                rte_pktmbuf_free(b[i]);
+            }
+        } while (n == k_burst && ++batches < 2);
+        timer_.expires_after(std::chrono::microseconds(n == k_burst ? 0 : 10));
+        timer_.async_wait([this](const boost::system::error_code& ec) {
+            if (!ec) poll();
+        });
+    }
+    // Only MetaRoCE from the DUT to us (the port sees everything on the link).
+    void deliver(core::bytes_view f) {
+        if (f.size() < 14 + 20 + 8 || f[12] != 0x08 || f[13] != 0x00 || f[14 + 9] != 17) return;
+        if (std::memcmp(f.data() + 26, o_.remote.data(), 4) != 0 || std::memcmp(f.data() + 30, o_.local.data(), 4) != 0) {
+            ++stats_.foreign_in;
+            return;
+        }
+        const std::size_t ihl = (f[14] & 15u) * 4u;
+        if (f.size() < 14 + ihl + 8 || ((f[14 + ihl + 2] << 8) | f[14 + ihl + 3]) != 4791) return;
+        ++stats_.frames_in;
+        if (cb_) cb_(f);
+    }
+
+    dpdk_options o_;
+    std::uint16_t id_ = 0;
+    rte_mempool* pool_ = nullptr;
+    asio::steady_timer timer_;
+    asio::ip::udp::socket sink_;
+    wire::mac_addr local_mac_{}, remote_mac_{};
+    rx cb_;
+    port_stats stats_;
+    bool stopped_ = false;
+};
+
+}  // namespace
+
+core::result<std::unique_ptr<port>> make_dpdk_port(boost::asio::io_context& io, const dpdk_options& o) {
+    auto p = std::make_unique<dpdk_port>(io, o);
+    if (auto st = p->open(); !st) return st.err();
+    return std::unique_ptr<port>(std::move(p));
+}
+
+}  // namespace mrct::netio
