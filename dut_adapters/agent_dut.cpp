@@ -51,8 +51,15 @@ public:
         now_ = std::move(now);
         c_.use(io, std::move(wait));
     }
-    endpoint::address address() const override { return {{0x02, 0, 0, 0, 0, 0x01}, o_.dut_ip}; }
-    endpoint::address peer_address() const override { return {{0x02, 0, 0, 0, 0, 0x02}, o_.local_ip}; }
+    endpoint::address address() const override { return to_address({0x02, 0, 0, 0, 0, 0x01}, o_.dut_ip); }
+    endpoint::address peer_address() const override { return to_address({0x02, 0, 0, 0, 0, 0x02}, o_.local_ip); }
+    static endpoint::address to_address(wire::mac_addr mac, const netio::ip_address& ip) {
+        endpoint::address a;
+        a.mac = mac;
+        if (ip.version == 6) a.ip6 = ip.v6;
+        else a.ip = ip.v4;
+        return a;
+    }
     std::string fault() const override { return fault_; }
 
     core::status configure(const std::map<std::string, std::string>& params) override {
@@ -102,7 +109,7 @@ public:
 
     void listen() override { (void)call("listen", {}); }
     std::uint32_t connect(endpoint::address peer) override {
-        auto r = call("connect", {{"peer", netio::ipv4_text(peer.ip)}});
+        auto r = call("connect", {{"peer", peer.ip6 ? netio::ip_text({6, {}, *peer.ip6}) : netio::ipv4_text(peer.ip)}});
         return r ? get<std::uint32_t>(*r, "conn") : 0;
     }
     bool established(std::uint32_t c) const override { return status(c, "established"); }
@@ -268,13 +275,14 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
         if (k == "agent") {
             const auto colon = v.rfind(':');
             o.host = colon == std::string::npos ? v : v.substr(0, colon);
+            if (o.host.size() > 2 && o.host.front() == '[' && o.host.back() == ']') o.host = o.host.substr(1, o.host.size() - 2);
             if (colon != std::string::npos) {
                 const auto p = std::strtoul(v.c_str() + colon + 1, nullptr, 10);
                 if (p == 0 || p > 65535) return core::error{"agent=" + v + ": bad port"};
                 o.port = static_cast<std::uint16_t>(p);
             }
         } else if (k == "dut" || k == "local") {
-            auto ip = netio::parse_ipv4(v);
+            auto ip = netio::parse_ip(v);
             if (!ip) return core::error{k + "=" + v + ": " + ip.err().message};
             (k == "dut" ? o.dut_ip : o.local_ip) = *ip;
             (k == "dut" ? have_dut : have_local) = true;
@@ -303,6 +311,7 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
     }
     if (!have_dut) return core::error{"agent+" + wire + ": dut=IP is required (the DUT's wire address)"};
     if (!have_local) return core::error{"agent+" + wire + ": local=IP is required (the engine's wire address)"};
+    if (o.dut_ip.version != o.local_ip.version) return core::error{"agent+" + wire + ": dut= and local= must both be IPv4 or both IPv6"};
     if (wire == "pcap" && o.iface.empty()) return core::error{"agent+pcap: iface=NAME is required"};
     if (wire == "dpdk" && !o.dut_mac) return core::error{"agent+dpdk: dut_mac=MAC is required"};
     if (wire == "dpdk" && o.eal.empty()) return core::error{"agent+dpdk: eal=ARGS is required (last; e.g. eal=--no-huge --vdev=net_af_packet0,iface=eth1)"};

@@ -21,6 +21,7 @@
 #include "core/result.h"
 #include "endpoint/endpoint.h"
 #include "sim/scheduler.h"
+#include "netio/port.h"
 #include "wire/headers.h"
 
 namespace boost::asio {
@@ -95,7 +96,7 @@ struct agent_options {
     std::uint16_t port = 7700;
     std::string token;
     std::chrono::milliseconds timeout{2000};  // every agent call
-    wire::ipv4_addr dut_ip{}, local_ip{};
+    netio::ip_address dut_ip{}, local_ip{};  // both IPv4 or both IPv6
     std::string iface;                        // pcap
     std::optional<wire::mac_addr> dut_mac;    // pcap (else the neighbour table); dpdk (required)
     std::string eal;                          // dpdk: EAL arguments

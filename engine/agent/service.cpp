@@ -117,7 +117,7 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
                 {"spec", "metaroce-1.2-model"},
                 {"capabilities", o_.capabilities},
                 {"bug", o_.bug.empty() ? "none" : o_.bug},
-                {"address", netio::ipv4_text(o_.self.ip)}};
+                {"address", o_.self.ip6 ? netio::ip_text({6, {}, *o_.self.ip6}) : netio::ipv4_text(o_.self.ip)}};
     }
     if (op == "reset") {
         reset(r.contains("seed") ? uint_field(r, "seed") : 1);
@@ -142,10 +142,11 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         return {};
     }
     if (op == "connect") {
-        auto ip = netio::parse_ipv4(string_field(r, "peer"));
+        auto ip = netio::parse_ip(string_field(r, "peer"));
         if (!ip) throw bad_field("field 'peer': " + ip.err().message);
         endpoint::address peer{};
-        peer.ip = *ip;
+        if (ip->version == 6) peer.ip6 = ip->v6;
+        else peer.ip = ip->v4;
         return {{"conn", ep().connect(peer)}};
     }
     if (op == "status") {

@@ -19,7 +19,7 @@ struct service_options {
     std::string bug;    // bug profile, "" = none
     std::string token;  // required in hello when not empty
     endpoint::address self;
-    std::vector<std::string> capabilities = {"write", "write_imm", "send", "send_imm", "ipv4"};
+    std::vector<std::string> capabilities = {"write", "write_imm", "send", "send_imm"};  // + ipv4 or ipv6 (refnic)
 };
 
 // One TCP connection's state: whether hello succeeded on it.

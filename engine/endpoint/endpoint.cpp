@@ -30,10 +30,7 @@ frame_spec endpoint::impl::base(endpoint& e, const connection& c, opcode op, std
     frame_spec s;
     s.eth.src = e.self_.mac;
     s.eth.dst = c.peer.mac;
-    s.ipv4.src = e.self_.ip;
-    s.ipv4.dst = c.peer.ip;
-    s.ipv4.df = true;           // MR-HDR-6
-    s.ipv4.identification = 0;
+    set_ip(s, e.self_, c.peer);
     s.udp.sport = sport;
     s.udp.dport = k_udp_port;
     s.bth.opcode = static_cast<std::uint8_t>(op);
@@ -125,6 +122,28 @@ std::uint32_t endpoint::register_mr(std::size_t len) {
     next_va_ += (len + 0xFFFF) & ~std::uint64_t{0xFFFF};
     next_va_ += 0x10000;
     return rkey;
+}
+
+address source_of(const wire::frame& f) {
+    address a;
+    a.mac = f.eth.src;
+    if (f.has(wire::has_ipv6)) a.ip6 = f.ipv6.src;
+    else a.ip = f.ipv4.src;
+    return a;
+}
+
+void set_ip(wire::frame_spec& s, const address& src, const address& dst) {
+    if (dst.ip6) {
+        s.ip_version = 6;
+        s.ipv6.src = src.ip6.value_or(wire::ipv6_addr{});
+        s.ipv6.dst = *dst.ip6;
+    } else {
+        s.ip_version = 4;
+        s.ipv4.src = src.ip;
+        s.ipv4.dst = dst.ip;
+        s.ipv4.df = true;  // MR-HDR-6
+        s.ipv4.identification = 0;
+    }
 }
 
 std::map<std::string, std::uint64_t> counter_map(const counters& k) {
@@ -410,7 +429,7 @@ void send_accept(endpoint& e, connection& c) {
 void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
     const auto fields = read_ctrl_tlvs(f.tlvs);
     const auto type = static_cast<ctrl_type>(f.ctrlh.type);
-    address peer{f.eth.src, f.ipv4.src};
+    address peer = source_of(f);
 
     if (type == ctrl_type::connect) {
         if (f.bth.dest_qp != k_listener_qp || !e.listening_) {
@@ -432,7 +451,7 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
         if (*fields.version_major != 1) return reject(static_cast<std::uint8_t>(reject_reason::version));
         // A repeated valid CONNECT (our ACCEPT was lost) is answered again.
         for (auto& [id, c] : e.conns_) {
-            if (!c->initiator && c->remote_id == *fields.src_conn_id && c->peer.ip == peer.ip) {
+            if (!c->initiator && c->remote_id == *fields.src_conn_id && c->peer.same_ip(peer)) {
                 send_accept(e, *c);
                 return;
             }

@@ -17,6 +17,8 @@
 #include "core/rng.h"
 #include "endpoint/config.h"
 #include "sim/scheduler.h"
+#include "wire/build.h"
+#include "wire/frame.h"
 #include "wire/headers.h"
 
 namespace mrct::endpoint {
@@ -24,7 +26,14 @@ namespace mrct::endpoint {
 struct address {
     wire::mac_addr mac{};
     wire::ipv4_addr ip{};
+    std::optional<wire::ipv6_addr> ip6;  // set: MetaRoCE over IPv6 (then `ip` is unused)
+    bool same_ip(const address& o) const { return ip6 ? o.ip6 && *ip6 == *o.ip6 : !o.ip6 && ip == o.ip; }
 };
+// The address a received frame came from.
+address source_of(const wire::frame& f);
+// Sets the IP layer of `s` from `src` to `dst`: IPv4 with DF=1 and
+// Identification 0 (MR-HDR-6), or IPv6 when `dst` is IPv6.
+void set_ip(wire::frame_spec& s, const address& src, const address& dst);
 
 enum class wc_status : std::uint8_t {
     success,

@@ -139,9 +139,7 @@ void endpoint::impl::send_nak(endpoint& e, std::uint32_t dest_qp, const frame& f
     frame_spec s;
     s.eth.src = e.self_.mac;
     s.eth.dst = f.eth.src;
-    s.ipv4.src = e.self_.ip;
-    s.ipv4.dst = f.ipv4.src;
-    s.ipv4.df = true;
+    set_ip(s, e.self_, source_of(f));
     s.udp.sport = f.udp.sport;
     s.udp.dport = k_udp_port;
     s.bth.opcode = static_cast<std::uint8_t>(opcode::nak);

@@ -71,7 +71,7 @@ void send_data(endpoint& e, connection& c, unsigned p, std::uint32_t ppsn, const
     const auto len = static_cast<std::uint32_t>(std::min<std::size_t>(c.mtu, have));
     const bool last = pkt.unit.index + 1 == m.npkts;
     auto s = impl::base(e, c, static_cast<opcode>(m.opcode), t.port);
-    s.ipv4.ecn = has(cfg, bug::ecn_not_ect) ? k_ecn_not_ect : k_ecn_ect0;  // MR-HDR-4
+    s.ipv4.ecn = s.ipv6.ecn = has(cfg, bug::ecn_not_ect) ? k_ecn_not_ect : k_ecn_ect0;  // MR-HDR-4
     s.bth.psn = ppsn;
     s.bth.ack_req = last || retx;
     std::uint8_t flags = 0;

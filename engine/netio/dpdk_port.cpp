@@ -145,10 +145,7 @@ public:
             for (std::uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(b[i]);
         // As agent+pcap: keep the kernel from answering the DUT with ICMP when
         // the port shares a kernel interface (af_packet).
-        boost::system::error_code ec;
-        sink_.open(asio::ip::udp::v4(), ec);
-        if (!ec) sink_.bind(asio::ip::udp::endpoint(asio::ip::address_v4(o_.local), 4791), ec);
-        return core::ok_status();
+        return bind_sink(sink_, o_.local);
     }
 
     void start(rx cb) override {
@@ -213,12 +210,16 @@ private:
     }
     // Only MetaRoCE from the DUT to us (the port sees everything on the link).
     void deliver(core::bytes_view f) {
-        if (f.size() < 14 + 20 + 8 || f[12] != 0x08 || f[13] != 0x00 || f[14 + 9] != 17) return;
-        if (std::memcmp(f.data() + 26, o_.remote.data(), 4) != 0 || std::memcmp(f.data() + 30, o_.local.data(), 4) != 0) {
+        auto a = frame_addresses(f);
+        if (!a) return;
+        if (a->first != o_.remote || a->second != o_.local) {
             ++stats_.foreign_in;
             return;
         }
-        const std::size_t ihl = (f[14] & 15u) * 4u;
+        // UDP to 4791 (IPv4 with its IHL, IPv6 without extension headers).
+        const bool v6 = a->first.version == 6;
+        const std::size_t ihl = v6 ? 40 : (f[14] & 15u) * 4u;
+        if ((v6 ? f[14 + 6] : f[14 + 9]) != 17) return;
         if (f.size() < 14 + ihl + 8 || ((f[14 + ihl + 2] << 8) | f[14 + ihl + 3]) != 4791) return;
         ++stats_.frames_in;
         if (cb_) cb_(f);

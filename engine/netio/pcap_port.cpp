@@ -72,19 +72,21 @@ public:
             remote_mac_ = *o_.remote_mac;
         } else {
             // Ask the kernel to resolve the DUT's MAC: a datagram to the discard port, then the neighbour table.
+            if (o_.remote.version == 6)
+                return core::error{"agent+pcap over IPv6: pass dut_mac= (the neighbour table is read for IPv4 only)"};
             for (int i = 0; i < 20; ++i) {
-                if (auto m = arp_lookup(o_.remote)) {
+                if (auto m = arp_lookup(o_.remote.v4)) {
                     remote_mac_ = *m;
                     break;
                 }
                 boost::system::error_code ec;
                 asio::io_context tmp;
                 asio::ip::udp::socket s(tmp, asio::ip::udp::v4());
-                s.send_to(asio::buffer("", 0), asio::ip::udp::endpoint(asio::ip::address_v4(o_.remote), 9), 0, ec);
+                s.send_to(asio::buffer("", 0), asio::ip::udp::endpoint(asio::ip::address_v4(o_.remote.v4), 9), 0, ec);
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
             }
             if (remote_mac_ == wire::mac_addr{})
-                return core::error{"no neighbour entry for " + ipv4_text(o_.remote) + " on " + o_.iface + "; pass dut_mac="};
+                return core::error{"no neighbour entry for " + ip_text(o_.remote) + " on " + o_.iface + "; pass dut_mac="};
         }
         char err[PCAP_ERRBUF_SIZE] = {};
         p_ = pcap_create(o_.iface.c_str(), err);
@@ -95,7 +97,7 @@ public:
         if (pcap_activate(p_) < 0) return core::error{"pcap on " + o_.iface + ": " + pcap_geterr(p_)};
         pcap_setdirection(p_, PCAP_D_IN);
         const std::string filter =
-            "udp dst port 4791 and src host " + ipv4_text(o_.remote) + " and dst host " + ipv4_text(o_.local);
+            "udp dst port 4791 and src host " + ip_text(o_.remote) + " and dst host " + ip_text(o_.local);
         bpf_program prog{};
         if (pcap_compile(p_, &prog, filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0 || pcap_setfilter(p_, &prog) != 0) {
             const std::string e = pcap_geterr(p_);
@@ -110,11 +112,7 @@ public:
         // A socket on UDP 4791 so that the kernel does not answer the DUT's
         // frames with ICMP port unreachable; what it receives is discarded.
         boost::system::error_code ec;
-        sink_.open(asio::ip::udp::v4(), ec);
-        if (!ec) sink_.bind(asio::ip::udp::endpoint(asio::ip::address_v4(o_.local), 4791), ec);
-        if (ec) return core::error{"UDP " + ipv4_text(o_.local) + ":4791: " + ec.message()};
-        const int small = 4096;
-        ::setsockopt(sink_.native_handle(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        if (auto st = bind_sink(sink_, o_.local); !st) return st;
         return core::ok_status();
     }
 

@@ -26,12 +26,24 @@
 #include <string>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/udp.hpp>
 
 #include "core/bytes.h"
 #include "core/result.h"
 #include "wire/headers.h"
 
 namespace mrct::netio {
+
+// An IPv4 or IPv6 address (the wire's; MetaRoCE runs over both, spec §2).
+struct ip_address {
+    unsigned version = 4;
+    wire::ipv4_addr v4{};
+    wire::ipv6_addr v6{};
+    bool operator==(const ip_address&) const = default;
+    bool unspecified() const { return version == 4 ? v4 == wire::ipv4_addr{} : v6 == wire::ipv6_addr{}; }
+};
+core::result<ip_address> parse_ip(const std::string& s);
+std::string ip_text(const ip_address& a);
 
 struct port_stats {
     std::uint64_t frames_in = 0, frames_out = 0;
@@ -58,8 +70,8 @@ public:
 };
 
 struct udp_options {
-    wire::ipv4_addr local{};   // bind address
-    wire::ipv4_addr remote{};  // the only address sent to and accepted from (0.0.0.0: any, for refnic)
+    ip_address local{};   // bind address (its version is the port's)
+    ip_address remote{};  // the only address sent to and accepted from (unspecified: any, for refnic)
     std::uint16_t listen_port = 4791;
     std::size_t max_tx_sockets = 4096;
     std::size_t batch = 64;
@@ -68,8 +80,8 @@ core::result<std::unique_ptr<port>> make_udp_port(boost::asio::io_context& io, c
 
 struct pcap_options {
     std::string iface;
-    wire::ipv4_addr local{}, remote{};
-    std::optional<wire::mac_addr> remote_mac;  // else looked up in the kernel's neighbour table
+    ip_address local{}, remote{};
+    std::optional<wire::mac_addr> remote_mac;  // else looked up in the kernel's neighbour table (IPv4 only)
     std::size_t batch = 64;
 };
 core::result<std::unique_ptr<port>> make_pcap_port(boost::asio::io_context& io, const pcap_options& o);
@@ -77,20 +89,22 @@ core::result<std::unique_ptr<port>> make_pcap_port(boost::asio::io_context& io, 
 struct dpdk_options {
     std::string eal_args;  // passed to rte_eal_init (once per process), e.g. "--no-huge --vdev=net_af_packet0,iface=veth0"
     std::string port;      // port index or device name; "" = port 0
-    wire::ipv4_addr local{}, remote{};
+    ip_address local{}, remote{};
     std::optional<wire::mac_addr> remote_mac;  // required
 };
 // Built only when DPDK is found (MRCT_HAVE_DPDK); otherwise an error saying so.
 core::result<std::unique_ptr<port>> make_dpdk_port(boost::asio::io_context& io, const dpdk_options& o);
 
-// The Ethernet/IPv4/UDP frame a conforming sender put on the wire for this
-// datagram (IPv4 without options, DF set, Identification 0; UDP checksum 0).
-core::byte_buffer frame_from_datagram(const wire::ipv4_addr& src, std::uint16_t sport, const wire::ipv4_addr& dst,
+// The Ethernet/IP/UDP frame a conforming sender put on the wire for this
+// datagram: IPv4 without options, DF set, Identification 0, UDP checksum 0;
+// or IPv6 without extension headers, flow label 0, UDP checksum computed.
+// `tos` is the IPv4 TOS or IPv6 traffic class, `ttl` the TTL or hop limit.
+core::byte_buffer frame_from_datagram(const ip_address& src, std::uint16_t sport, const ip_address& dst,
                                       std::uint16_t dport, std::uint8_t tos, std::uint8_t ttl, core::bytes_view payload);
 
 // What a UDP socket would send for `frame`, or why it cannot be sent exactly.
 struct datagram {
-    wire::ipv4_addr src{}, dst{};
+    ip_address src{}, dst{};
     std::uint16_t sport = 0, dport = 0;
     std::uint8_t tos = 0;
     core::bytes_view payload;
@@ -98,8 +112,14 @@ struct datagram {
 core::result<datagram> datagram_of(core::bytes_view frame);
 
 // Raw ports (pcap, DPDK) send any frame, but only from `local` to `remote`:
-// an untagged IPv4 frame with those addresses, or the reason it is refused.
-core::status check_raw_frame(core::bytes_view frame, const wire::ipv4_addr& local, const wire::ipv4_addr& remote);
+// an untagged IPv4 or IPv6 frame with those addresses, or the reason it is refused.
+core::status check_raw_frame(core::bytes_view frame, const ip_address& local, const ip_address& remote);
+// The source and destination of an untagged IPv4/IPv6 frame, if it has them.
+std::optional<std::pair<ip_address, ip_address>> frame_addresses(core::bytes_view frame);
+
+// A UDP socket on `local`:4791 whose datagrams are discarded: raw ports use it
+// so that the kernel does not answer the DUT's frames with ICMP unreachable.
+core::status bind_sink(boost::asio::ip::udp::socket& s, const ip_address& local);
 
 core::result<wire::ipv4_addr> parse_ipv4(const std::string& s);
 std::string ipv4_text(const wire::ipv4_addr& a);

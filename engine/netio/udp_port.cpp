@@ -17,7 +17,10 @@ namespace {
 namespace asio = boost::asio;
 using udp = asio::ip::udp;
 
-asio::ip::address_v4 v4(const wire::ipv4_addr& a) { return asio::ip::address_v4(a); }
+asio::ip::address addr(const ip_address& a) {
+    if (a.version == 6) return asio::ip::address_v6(a.v6);
+    return asio::ip::address_v4(a.v4);
+}
 
 class udp_port final : public port {
 public:
@@ -25,13 +28,18 @@ public:
 
     core::status open() {
         boost::system::error_code ec;
-        rx_.open(udp::v4(), ec);
-        if (!ec) rx_.bind(udp::endpoint(v4(o_.local), o_.listen_port), ec);
-        if (ec)
-            return core::error{"UDP " + ipv4_text(o_.local) + ":" + std::to_string(o_.listen_port) + ": " + ec.message()};
+        rx_.open(v6() ? udp::v6() : udp::v4(), ec);
         const int one = 1;
-        ::setsockopt(rx_.native_handle(), IPPROTO_IP, IP_RECVTOS, &one, sizeof one);
-        ::setsockopt(rx_.native_handle(), IPPROTO_IP, IP_RECVTTL, &one, sizeof one);
+        if (!ec && v6()) ::setsockopt(rx_.native_handle(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+        if (!ec) rx_.bind(udp::endpoint(addr(o_.local), o_.listen_port), ec);
+        if (ec) return core::error{"UDP " + ip_text(o_.local) + " port " + std::to_string(o_.listen_port) + ": " + ec.message()};
+        if (v6()) {
+            ::setsockopt(rx_.native_handle(), IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof one);
+            ::setsockopt(rx_.native_handle(), IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof one);
+        } else {
+            ::setsockopt(rx_.native_handle(), IPPROTO_IP, IP_RECVTOS, &one, sizeof one);
+            ::setsockopt(rx_.native_handle(), IPPROTO_IP, IP_RECVTTL, &one, sizeof one);
+        }
         const int buf = 8 << 20;
         ::setsockopt(rx_.native_handle(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
         rx_.non_blocking(true, ec);
@@ -46,24 +54,36 @@ public:
     core::status send(core::bytes_view frame) override {
         auto d = datagram_of(frame);
         if (!d) return core::error{"a UDP socket cannot send this frame exactly (" + d.err().message + "); it needs raw_frames"};
-        if (d->src != o_.local) return core::error{"frame source " + ipv4_text(d->src) + " is not this port's address"};
-        if (o_.remote != wire::ipv4_addr{} && d->dst != o_.remote)
-            return core::error{"frame destination " + ipv4_text(d->dst) + " is not the DUT's address"};
+        if (d->src != o_.local) return core::error{"frame source " + ip_text(d->src) + " is not this port's address"};
+        if (!o_.remote.unspecified() && d->dst != o_.remote)
+            return core::error{"frame destination " + ip_text(d->dst) + " is not the DUT's address"};
         auto s = tx_socket(d->sport);
         if (!s) return s.err();
         auto& sock = **s;
         if (sock.tos != d->tos) {
             const int tos = d->tos;
-            if (::setsockopt(sock.s.native_handle(), IPPROTO_IP, IP_TOS, &tos, sizeof tos) != 0)
-                return core::error{std::string("IP_TOS: ") + std::strerror(errno)};
+            const int rc = v6() ? ::setsockopt(sock.s.native_handle(), IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)
+                                : ::setsockopt(sock.s.native_handle(), IPPROTO_IP, IP_TOS, &tos, sizeof tos);
+            if (rc != 0) return core::error{std::string("IP_TOS/IPV6_TCLASS: ") + std::strerror(errno)};
             sock.tos = d->tos;
         }
-        sockaddr_in to{};
-        to.sin_family = AF_INET;
-        to.sin_port = htons(d->dport);
-        std::memcpy(&to.sin_addr, d->dst.data(), 4);
+        sockaddr_storage to{};
+        socklen_t to_len;
+        if (v6()) {
+            auto* a = reinterpret_cast<sockaddr_in6*>(&to);
+            a->sin6_family = AF_INET6;
+            a->sin6_port = htons(d->dport);
+            std::memcpy(&a->sin6_addr, d->dst.v6.data(), 16);
+            to_len = sizeof(sockaddr_in6);
+        } else {
+            auto* a = reinterpret_cast<sockaddr_in*>(&to);
+            a->sin_family = AF_INET;
+            a->sin_port = htons(d->dport);
+            std::memcpy(&a->sin_addr, d->dst.v4.data(), 4);
+            to_len = sizeof(sockaddr_in);
+        }
         if (::sendto(sock.s.native_handle(), d->payload.data(), d->payload.size(), 0, reinterpret_cast<sockaddr*>(&to),
-                     sizeof to) < 0) {
+                     to_len) < 0) {
             ++stats_.send_errors;
             return core::error{std::string("sendto: ") + std::strerror(errno)};
         }
@@ -81,6 +101,7 @@ public:
     bool sends_raw() const override { return false; }
 
 private:
+    bool v6() const { return o_.local.version == 6; }
     struct tx_sock {
         explicit tx_sock(asio::io_context& io) : s(io) {}
         udp::socket s;
@@ -92,12 +113,17 @@ private:
         if (tx_.size() >= o_.max_tx_sockets) return core::error{"more than " + std::to_string(o_.max_tx_sockets) + " source ports"};
         auto t = std::make_unique<tx_sock>(io_);
         boost::system::error_code ec;
-        t->s.open(udp::v4(), ec);
+        t->s.open(v6() ? udp::v6() : udp::v4(), ec);
         if (!ec) {
-            // DF set, and (unconnected) Identification 0 (MR-HDR-6).
-            const int pmtu = IP_PMTUDISC_DO;
-            ::setsockopt(t->s.native_handle(), IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
-            t->s.bind(udp::endpoint(v4(o_.local), sport), ec);
+            if (v6()) {  // no fragmentation by the sender
+                const int one = 1, pmtu = IPV6_PMTUDISC_DO;
+                ::setsockopt(t->s.native_handle(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+                ::setsockopt(t->s.native_handle(), IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof pmtu);
+            } else {  // DF set, and (unconnected) Identification 0 (MR-HDR-6)
+                const int pmtu = IP_PMTUDISC_DO;
+                ::setsockopt(t->s.native_handle(), IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+            }
+            t->s.bind(udp::endpoint(addr(o_.local), sport), ec);
         }
         if (ec) return core::error{"UDP source port " + std::to_string(sport) + ": " + ec.message()};
         auto* p = t.get();
@@ -115,7 +141,7 @@ private:
 
     void read_batch() {
         for (std::size_t n = 0; n < o_.batch; ++n) {
-            sockaddr_in from{};
+            sockaddr_storage from{};
             iovec iov{buf_, sizeof buf_};
             alignas(cmsghdr) char control[256];
             msghdr m{};
@@ -129,18 +155,33 @@ private:
             if (got < 0) return;  // EAGAIN: drained
             std::uint8_t tos = 0, ttl = 64;
             for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-                if (c->cmsg_level != IPPROTO_IP) continue;
-                if (c->cmsg_type == IP_TOS) tos = *reinterpret_cast<const std::uint8_t*>(CMSG_DATA(c));
-                if (c->cmsg_type == IP_TTL) ttl = static_cast<std::uint8_t>(*reinterpret_cast<const int*>(CMSG_DATA(c)));
+                if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
+                    tos = *reinterpret_cast<const std::uint8_t*>(CMSG_DATA(c));
+                if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL)
+                    ttl = static_cast<std::uint8_t>(*reinterpret_cast<const int*>(CMSG_DATA(c)));
+                if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS)
+                    tos = static_cast<std::uint8_t>(*reinterpret_cast<const int*>(CMSG_DATA(c)));
+                if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT)
+                    ttl = static_cast<std::uint8_t>(*reinterpret_cast<const int*>(CMSG_DATA(c)));
             }
-            wire::ipv4_addr src{};
-            std::memcpy(src.data(), &from.sin_addr, 4);
-            if (o_.remote != wire::ipv4_addr{} && src != o_.remote) {
+            ip_address src;
+            std::uint16_t sport;
+            if (v6()) {
+                const auto* a = reinterpret_cast<const sockaddr_in6*>(&from);
+                src.version = 6;
+                std::memcpy(src.v6.data(), &a->sin6_addr, 16);
+                sport = ntohs(a->sin6_port);
+            } else {
+                const auto* a = reinterpret_cast<const sockaddr_in*>(&from);
+                std::memcpy(src.v4.data(), &a->sin_addr, 4);
+                sport = ntohs(a->sin_port);
+            }
+            if (!o_.remote.unspecified() && src != o_.remote) {
                 ++stats_.foreign_in;
                 continue;
             }
             ++stats_.frames_in;
-            auto f = frame_from_datagram(src, ntohs(from.sin_port), o_.local, o_.listen_port, tos, ttl,
+            auto f = frame_from_datagram(src, sport, o_.local, o_.listen_port, tos, ttl,
                                          core::bytes_view(buf_, static_cast<std::size_t>(got)));
             if (cb_) cb_(f);
         }
@@ -156,6 +197,17 @@ private:
 };
 
 }  // namespace
+
+core::status bind_sink(boost::asio::ip::udp::socket& s, const ip_address& local) {
+    boost::system::error_code ec;
+    s.open(local.version == 6 ? udp::v6() : udp::v4(), ec);
+    const int one = 1, small = 4096;
+    if (!ec && local.version == 6) ::setsockopt(s.native_handle(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (!ec) s.bind(udp::endpoint(addr(local), 4791), ec);
+    if (ec) return core::error{"UDP " + ip_text(local) + " port 4791: " + ec.message()};
+    ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    return core::ok_status();
+}
 
 core::result<std::unique_ptr<port>> make_udp_port(boost::asio::io_context& io, const udp_options& o) {
     auto p = std::make_unique<udp_port>(io, o);

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "wire/build.h"
+#include "wire/icrc.h"
 #include "wire/protocol.h"
 
 namespace mrct::peer {
@@ -16,9 +17,7 @@ frame_spec from_peer(const endpoint::endpoint& peer, const endpoint::address& ds
     frame_spec s;
     s.eth.src = peer.self().mac;
     s.eth.dst = dst.mac;
-    s.ipv4.src = peer.self().ip;
-    s.ipv4.dst = dst.ip;
-    s.ipv4.df = true;  // MR-HDR-6, like the peer's own frames
+    endpoint::set_ip(s, peer.self(), dst);  // DF, ID 0 (MR-HDR-6), like the peer's own frames
     s.udp.sport = sport;
     s.udp.dport = k_udp_port;
     return s;
@@ -165,7 +164,7 @@ core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint3
     }
 
     frame_spec s = from_peer(peer, w->peer, pp.port);
-    s.ipv4.ecn = 2;  // ECT(0), MR-HDR-4
+    s.ipv4.ecn = s.ipv6.ecn = 2;  // ECT(0), MR-HDR-4
     const bool send = tmpl == "send";
     s.bth.opcode = static_cast<std::uint8_t>(get("opcode", send ? 0xC2 : 0xC0));
     s.bth.dest_qp = static_cast<std::uint32_t>(get("dest_qp", w->remote_id));
@@ -192,7 +191,12 @@ core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint3
     auto bytes = build(s);
     if (f.count("icrc")) {
         if (f.at("icrc") != "bad") return core::error{"inject: icrc must be 'bad'"};
-        if (bytes.size() >= 4 && !f.count("truncate")) bytes[bytes.size() - 1] ^= 0x5A;
+        if (bytes.size() >= 4 && !f.count("truncate")) {
+            // Built again with the wrong ICRC, so that everything computed after
+            // it (the UDP checksum over IPv6) is right: only the ICRC is bad.
+            s.ov.icrc = wire::icrc_read(bytes.data() + bytes.size() - 4) ^ 0x5A000000u;
+            bytes = build(s);
+        }
     }
     return bytes;
 }

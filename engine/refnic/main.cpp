@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
     std::string listen = "127.0.0.1:7700", addr, bug, token, level = "info";
     app.add_option("--listen", listen, "Agent protocol address HOST:PORT (loopback unless told otherwise)")
         ->capture_default_str();
-    app.add_option("--addr", addr, "Wire address (IPv4): UDP 4791 is bound here, frames are sent from here")->required();
+    app.add_option("--addr", addr, "Wire address (IPv4 or IPv6): UDP 4791 is bound here, frames are sent from here")
+        ->required();
     app.add_option("--bug", bug, "Bug profile to run with (mrct docs bugs lists them)");
     app.add_option("--token", token, "Shared token the engine must present in hello");
     app.add_option("--log-level", level, "trace, debug, info, warn, error")->capture_default_str();
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    auto ip = netio::parse_ipv4(addr);
+    auto ip = netio::parse_ip(addr);
     if (!ip) {
         std::cerr << "mrct-refnic: --addr: " << ip.err().message << "\n";
         return 2;
@@ -49,6 +50,8 @@ int main(int argc, char** argv) {
         return 2;
     }
     const auto port = std::strtoul(listen.c_str() + colon + 1, nullptr, 10);
+    auto host = listen.substr(0, colon);  // "[fd00::2]" -> "fd00::2"
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
     if (port > 65535) {
         std::cerr << "mrct-refnic: --listen: bad port\n";
         return 2;
@@ -68,7 +71,10 @@ int main(int argc, char** argv) {
     agent::service_options so;
     so.bug = bug;
     so.token = token;
-    so.self.ip = *ip;
+    if (ip->version == 6) so.self.ip6 = ip->v6;
+    else so.self.ip = ip->v4;
+    if (ip->version == 6) so.capabilities.push_back("ipv6");
+    else so.capabilities.push_back("ipv4");
     so.self.mac = {0x02, 0x4d, 0x52, 0, 0, 0x01};
     agent::service svc(sched, so, [&](core::bytes_view f) {
         spdlog::trace("wire out: {} bytes", f.size());
@@ -89,7 +95,7 @@ int main(int argc, char** argv) {
             spdlog::debug("agent {}", op);
         return resp;
     });
-    if (auto st = srv.listen(listen.substr(0, colon), static_cast<std::uint16_t>(port)); !st) {
+    if (auto st = srv.listen(host, static_cast<std::uint16_t>(port)); !st) {
         std::cerr << "mrct-refnic: agent: " << st.err().message << "\n";
         return 3;
     }
@@ -101,8 +107,8 @@ int main(int argc, char** argv) {
         stopping = true;
         drv.stop();
     });
-    spdlog::info("mrct-refnic: agent on {}:{}, wire {} UDP 4791, bug {}{}", listen.substr(0, colon), srv.port(),
-                 netio::ipv4_text(*ip), bug.empty() ? "none" : bug, token.empty() ? "" : ", token required");
+    spdlog::info("mrct-refnic: agent on {} port {}, wire {} UDP 4791, bug {}{}", host, srv.port(),
+                 netio::ip_text(*ip), bug.empty() ? "none" : bug, token.empty() ? "" : ", token required");
     while (!stopping) drv.run_for(std::chrono::seconds(1));
     srv.close();
     w.stop();

@@ -549,3 +549,29 @@ TEST_CASE("an ACK whose CumAck is below what is already acknowledged still ackno
         resends += (t.f().mrh.flags & wire::k_flag_retx) != 0;
     CHECK(resends == 0);
 }
+
+TEST_CASE("IPv6: a connection over IPv6 addresses frames everything in IPv6, ECT(0) in the traffic class") {
+    pair_rig r({}, {}, {}, 1, true);
+    REQUIRE(r.a->established(r.conn_a));
+    const auto data = pattern(100000);
+    auto rk = r.b->register_mr(data.size());
+    REQUIRE(r.a->post_write(r.conn_a, 0, data, r.b->mr_va(rk), rk, 5).ok());
+    r.run_for(5ms);
+    auto wc = r.a->poll();
+    REQUIRE(wc.size() == 1);
+    CHECK(wc[0].status == ep::wc_status::success);
+    auto mem = r.b->mr_bytes(rk);
+    CHECK(std::equal(data.begin(), data.end(), mem.begin()));
+    REQUIRE(!r.tap.empty());
+    for (const auto& t : r.tap) {
+        const auto dec = wire::decode_ethernet(t.bytes);  // ICRC verified
+        REQUIRE(dec.ok());
+        const auto& f = dec.f;
+        CHECK(f.has(wire::has_ipv6));
+        CHECK_FALSE(f.has(wire::has_ipv4));
+        CHECK(f.icrc_ok());
+        CHECK(f.ipv6.flow_label == 0);
+        if (f.bth.opcode == k_write) CHECK(f.ip_ecn() == 2);
+    }
+    CHECK(r.a->stats().drops[0] == 0);
+}

@@ -31,12 +31,16 @@ struct pair_rig {
     std::vector<tapped> tap;  // every frame as it entered the fabric
 
     explicit pair_rig(fabric::fabric_config fc = {}, endpoint::config ca = {}, endpoint::config cb = {},
-                      std::uint64_t seed = 1) {
+                      std::uint64_t seed = 1, bool ipv6 = false) {
         fc.paths = std::max(fc.paths, std::max(ca.num_paths, cb.num_paths));
         auto f = fabric::fabric::create(s, fc);
         REQUIRE(f.ok());
         fab = std::move(*f);
-        endpoint::address aa{{2, 0, 0, 0, 0, 1}, {10, 0, 0, 1}}, ab{{2, 0, 0, 0, 0, 2}, {10, 0, 0, 2}};
+        endpoint::address aa{{2, 0, 0, 0, 0, 1}, {10, 0, 0, 1}, {}}, ab{{2, 0, 0, 0, 0, 2}, {10, 0, 0, 2}, {}};
+        if (ipv6) {  // fd00::1 and fd00::2
+            aa.ip6 = wire::ipv6_addr{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+            ab.ip6 = wire::ipv6_addr{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+        }
         a = std::make_unique<endpoint::endpoint>(s, ca, aa, seed, [this](core::bytes_view fr) {
             tap.push_back({s.now(), fabric::direction::a_to_b, {fr.begin(), fr.end()}});
             fab->send(fabric::direction::a_to_b, fr);

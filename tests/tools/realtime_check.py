@@ -42,6 +42,7 @@ class Netns:
         self.ve, self.vd = f"mrcte{tag}", f"mrctd{tag}"
         octet = 1 + os.getpid() % 250
         self.e_ip, self.d_ip = f"10.213.{octet}.1", f"10.213.{octet}.2"
+        self.e_ip6, self.d_ip6 = f"fd00:213:{octet:x}::1", f"fd00:213:{octet:x}::2"
 
     def __enter__(self):
         sh("ip", "netns", "add", self.e)
@@ -53,6 +54,8 @@ class Netns:
             # MetaRoCE frames carry up to 4096 payload bytes: jumbo frames, as in AI fabrics.
             sh("ip", "-n", ns, "link", "set", dev, "mtu", "9000")
             sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", dev)
+            ip6 = self.e_ip6 if ns == self.e else self.d_ip6
+            sh("ip", "-n", ns, "addr", "add", f"{ip6}/64", "dev", dev, "nodad")
             sh("ip", "-n", ns, "link", "set", dev, "up")
             sh("ip", "-n", ns, "link", "set", "lo", "up")
         link = sh("ip", "-n", self.d, "-o", "link", "show", self.vd).stdout
@@ -65,9 +68,10 @@ class Netns:
 
 
 class Refnic:
-    def __init__(self, args, ns, bug=None, token="s3cret", log=None):
-        cmd = ["ip", "netns", "exec", ns.d, args.refnic, "--addr", ns.d_ip, "--listen", f"{ns.d_ip}:7700",
-               "--token", token]
+    def __init__(self, args, ns, bug=None, token="s3cret", log=None, v6=False):
+        addr = ns.d_ip6 if v6 else ns.d_ip
+        listen = f"[{addr}]:7700" if v6 else f"{addr}:7700"
+        cmd = ["ip", "netns", "exec", ns.d, args.refnic, "--addr", addr, "--listen", listen, "--token", token]
         if bug:
             cmd += ["--bug", bug]
         self.log = open(log, "w") if log else subprocess.DEVNULL
@@ -101,10 +105,13 @@ DPDK_SET = ["HDR-01*", "HDR-02*", "CONN-003", "CONN-004", "CONN-005", "CONN-01*"
             "OOO-00*", "OOO-01*", "OOO-020", "OOO-021", "SACK-010*", "SACK-011", "RNR-010", "RNR-011", "STR-003"]
 
 
-def dut_spec(wire, ns, token="s3cret", timeout="2s"):
-    spec = f"agent+{wire}:agent={ns.d_ip}:7700,dut={ns.d_ip},local={ns.e_ip},token={token},timeout={timeout}"
+def dut_spec(wire, ns, token="s3cret", timeout="2s", v6=False):
+    if v6:
+        spec = f"agent+{wire}:agent=[{ns.d_ip6}]:7700,dut={ns.d_ip6},local={ns.e_ip6},token={token},timeout={timeout}"
+    else:
+        spec = f"agent+{wire}:agent={ns.d_ip}:7700,dut={ns.d_ip},local={ns.e_ip},token={token},timeout={timeout}"
     if wire == "pcap":
-        spec += f",iface={ns.ve}"
+        spec += f",iface={ns.ve}" + (f",dut_mac={ns.d_mac}" if v6 else "")
     if wire == "dpdk":
         # EAL without hugepages or shared config; net_af_packet on the veth, with
         # frames large enough for MetaRoCE's 4 KiB payloads. eal= takes the rest.
@@ -154,74 +161,78 @@ def main():
         sim[bug] = verdicts(res)
 
     with Netns() as ns:
+        def wire_run(name, spec, bug=None, v6=False, extra=()):
+            """mrct-refnic up, the plan (or `extra` filters) against it, refnic down by SIGTERM."""
+            nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"), v6=v6)
+            try:
+                rc, res, out = run_mrct(args, os.path.join(work, name), spec, ns, extra)
+            finally:
+                src = nic.stop()
+            if src != 0:
+                problems.append(f"{name}: mrct-refnic did not stop cleanly on SIGTERM (exit {src})")
+            if res is None:
+                problems.append(f"{name}: no results.json (exit {rc}): {out[-2000:]}")
+            return rc, res
+
+        def compare(name, res, simv):
+            """Every case that runs has its simulated verdict; skips say why."""
+            got = verdicts(res)
+            ran = {k: c for k, c in got.items() if c["verdict"] != "skipped"}
+            for k, c in got.items():
+                if c["verdict"] == "skipped" and "lacks capability" not in c["reason"] and "peer addresses" not in c["reason"]:
+                    problems.append(f"{name}: {k} skipped without a capability reason: {c['reason']}")
+            for k, c in ran.items():
+                if c["verdict"] != simv[k]["verdict"]:
+                    problems.append(f"{name}: {k} is {c['verdict']} on the wire, {simv[k]['verdict']} simulated: {c['reason']}")
+            passed = [k for k, c in ran.items() if c["verdict"] == "pass"]
+            failed = sorted(k for k, c in ran.items() if c["verdict"] == "fail")
+            return got, ran, passed, failed
+
+        def check_reference(name, rc, got, ran, passed, all_areas=True):
+            covered = {ran[k]["area"] for k in passed}
+            missing = {c["area"] for c in got.values()} - covered
+            if len(passed) < 20:
+                problems.append(f"{name}: only {len(passed)} cases pass (at least 20 required)")
+            if all_areas and missing:
+                problems.append(f"{name}: no passing case in area(s) {sorted(missing)}")
+            if rc != 0:
+                problems.append(f"{name}: exit {rc} against the reference")
+            print(f"{name}: {len(passed)} passed over {len(covered)} areas {sorted(covered)}, {len(got) - len(ran)} skipped")
+
         for wire in args.wires.split(","):
             for bug in [None, *BUGS]:
                 name = f"{wire}-{bug or 'ref'}"
-                nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"))
-                try:
-                    rc, res, out = run_mrct(args, os.path.join(work, name), dut_spec(wire, ns), ns)
-                finally:
-                    src = nic.stop()
-                if src != 0:
-                    problems.append(f"{name}: mrct-refnic did not stop cleanly on SIGTERM (exit {src})")
+                rc, res = wire_run(name, dut_spec(wire, ns), bug)
                 if res is None:
-                    problems.append(f"{name}: no results.json (exit {rc}): {out[-2000:]}")
                     continue
-                got = verdicts(res)
-                ran = {k: c for k, c in got.items() if c["verdict"] != "skipped"}
-                for k, c in got.items():
-                    if c["verdict"] == "skipped" and "lacks capability" not in c["reason"] and "peer addresses" not in c["reason"]:
-                        problems.append(f"{name}: {k} skipped without a capability reason: {c['reason']}")
-                for k, c in ran.items():
-                    want = sim[bug][k]["verdict"]
-                    if c["verdict"] != want:
-                        problems.append(f"{name}: {k} is {c['verdict']} on the wire, {want} simulated: {c['reason']}")
-                passed = [k for k, c in ran.items() if c["verdict"] == "pass"]
-                failed = sorted(k for k, c in ran.items() if c["verdict"] == "fail")
+                got, ran, passed, failed = compare(name, res, sim[bug])
                 if bug is None:
-                    areas = {c["area"] for c in got.values()}
-                    covered = {ran[k]["area"] for k in passed}
-                    if len(passed) < 20:
-                        problems.append(f"{name}: only {len(passed)} cases pass (at least 20 required)")
-                    if areas - covered:
-                        problems.append(f"{name}: no passing case in area(s) {sorted(areas - covered)}")
-                    if rc != 0:
-                        problems.append(f"{name}: exit {rc} against the reference")
-                    print(f"{name}: {len(passed)} passed over {len(covered)} areas, "
-                          f"{len(got) - len(ran)} skipped, {len(failed)} failed")
-                else:
-                    citing = sorted(k for k, c in ran.items() if set(c["clauses"]) & set(BUGS[bug]))
-                    want_failed = sorted(k for k in ran if sim[bug][k]["verdict"] == "fail")
-                    if failed != want_failed:
-                        problems.append(f"{name}: failed {failed}, simulated {want_failed}")
-                    for k in citing:
-                        if k not in failed:
-                            problems.append(f"{name}: {k} cites {BUGS[bug]} but did not fail")
-                    if rc != 1:
-                        problems.append(f"{name}: exit {rc}, expected 1 (a case failed)")
-                    print(f"{name}: failed {failed}; cases that run and cite {'/'.join(BUGS[bug])}: {citing or 'none'}")
+                    check_reference(name, rc, got, ran, passed)
+                    continue
+                citing = sorted(k for k, c in ran.items() if set(c["clauses"]) & set(BUGS[bug]))
+                want_failed = sorted(k for k in ran if sim[bug][k]["verdict"] == "fail")
+                if failed != want_failed:
+                    problems.append(f"{name}: failed {failed}, simulated {want_failed}")
+                for k in citing:
+                    if k not in failed:
+                        problems.append(f"{name}: {k} cites {BUGS[bug]} but did not fail")
+                if rc != 1:
+                    problems.append(f"{name}: exit {rc}, expected 1 (a case failed)")
+                print(f"{name}: failed {failed}; cases that run and cite {'/'.join(BUGS[bug])}: {citing or 'none'}")
+
+        # --- IPv6: the reference over agent+udp and agent+pcap ---------------------
+        for wire in args.wires.split(","):
+            name = f"{wire}-ipv6"
+            rc, res = wire_run(name, dut_spec(wire, ns, v6=True), v6=True)
+            if res is not None:
+                check_reference(name, rc, *compare(name, res, sim[None])[:3])
 
         # --- agent+dpdk over net_af_packet on the veth: the smaller set ----------
         if args.dpdk:
             filters = [x for p in DPDK_SET for x in ("--filter", p)]
-            nic = Refnic(args, ns, log=os.path.join(work, "dpdk-ref.refnic.log"))
-            try:
-                rc, res, out = run_mrct(args, os.path.join(work, "dpdk-ref"), dut_spec("dpdk", ns), ns, filters)
-            finally:
-                nic.stop()
-            if res is None:
-                problems.append(f"dpdk-ref: no results.json (exit {rc}): {out[-2000:]}")
-            else:
-                got = verdicts(res)
-                ran = {k: c for k, c in got.items() if c["verdict"] != "skipped"}
-                for k, c in ran.items():
-                    if c["verdict"] != sim[None][k]["verdict"]:
-                        problems.append(f"dpdk-ref: {k} is {c['verdict']}, {sim[None][k]['verdict']} simulated: {c['reason']}")
-                passed = [k for k, c in ran.items() if c["verdict"] == "pass"]
-                if len(passed) < 20:
-                    problems.append(f"dpdk-ref: only {len(passed)} cases pass")
-                print(f"dpdk-ref: {len(passed)} passed, {len(got) - len(ran)} skipped, "
-                      f"areas {sorted({ran[k]['area'] for k in passed})}")
+            rc, res = wire_run("dpdk-ref", dut_spec("dpdk", ns), extra=filters)
+            if res is not None:
+                check_reference("dpdk-ref", rc, *compare("dpdk-ref", res, sim[None])[:3], all_areas=False)
 
         # --- When things go wrong -------------------------------------------------
         few = ["--filter", "CONN-001", "--filter", "OOO-001", "--filter", "STR-003"]
