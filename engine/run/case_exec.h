@@ -21,7 +21,8 @@ namespace mrct::run::detail {
 using core::nanos;
 using namespace std::chrono_literals;
 
-// Most frames a case may record: a DUT flooding the wire ends the case as error.
+// Most frames a case may record unless limits.max_frames says otherwise: a DUT
+// flooding the wire ends the case as error.
 inline constexpr std::size_t k_max_frames = 4'000'000;
 // Real time: the shortest cap on a case's run (limits.duration below it is raised).
 inline constexpr core::nanos k_realtime_min_duration{2'000'000'000};
@@ -105,6 +106,7 @@ private:
         else drv_.run_until(t);
     }
     endpoint::address dut_addr_, peer_addr_;
+    std::size_t max_frames_ = k_max_frames;
     int rpc_depth_ = 0;         // > 0 while an agent call waits (real time)
     std::vector<int> deferred_;  // steps that became due meanwhile
     void run_deferred_steps();

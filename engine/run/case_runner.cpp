@@ -119,6 +119,7 @@ core::status case_exec::setup() {
         on_frame(trace::dir::to_dut, fr, false);
     });
 
+    max_frames_ = static_cast<std::size_t>(std::stoull(text(c_.limits, "max_frames", std::to_string(k_max_frames))));
     dut_addr_ = dut_->address();
     peer_addr_ = dut_->peer_address();
     if (dut_->realtime()) {
@@ -139,8 +140,9 @@ core::status case_exec::setup() {
     }
     if (auto st = dut_->start(s_, dut_addr_, seed_ * 7919 + 11, [this](core::bytes_view fr) {
             if (rt_) rt_->sync();
-            if (tr_->frames.size() >= k_max_frames) {
-                if (error_.empty()) error_ = "the DUT flooded the wire (more than " + std::to_string(k_max_frames) + " frames)";
+            if (tr_->frames.size() >= max_frames_) {
+                if (error_.empty())
+                    error_ = "the DUT flooded the wire (more than " + std::to_string(max_frames_) + " frames recorded)";
                 return;
             }
             on_frame(trace::dir::from_dut, fr, false);

@@ -145,8 +145,14 @@ core::status validate(const plan::suite& s) {
         }
         if (c.limits.count("duration") && !core::parse_duration_ns(c.limits.at("duration").text))
             e(c.limits.at("duration").at, "limits.duration expects a duration");
+        if (c.limits.count("max_frames")) {
+            const auto& t = c.limits.at("max_frames").text;
+            if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12 || std::stoull(t) == 0)
+                e(c.limits.at("max_frames").at, "limits.max_frames expects a positive integer");
+        }
         for (const auto& [k, v] : c.limits)
-            if (k != "duration" && k != "settle") e(v.at, "unknown limit '" + k + "' (expected duration, settle)");
+            if (k != "duration" && k != "settle" && k != "max_frames")
+                e(v.at, "unknown limit '" + k + "' (expected duration, settle, max_frames)");
     }
     if (errs.empty()) return core::ok_status();
     std::string all;

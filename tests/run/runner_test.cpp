@@ -380,3 +380,100 @@ TEST_CASE("agent DUT specs: options are checked") {
     CHECK(o->eal == "--no-huge --vdev=net_af_packet0,iface=v0");
     CHECK(o->dpdk_port == "0");
 }
+
+namespace {
+
+// The reference DUT that, once it has sent its first frame, sends a copy of it
+// every 100 ns forever: a DUT flooding the wire.
+class flood_dut final : public dut::dut {
+public:
+    mrct::dut::info hello() const override { return in_->hello(); }
+    core::status configure(const std::map<std::string, std::string>& p) override { return in_->configure(p); }
+    core::status start(sim::scheduler& s, endpoint::address self, std::uint64_t seed, frame_tx tx) override {
+        s_ = &s;
+        tx_ = tx;
+        return in_->start(s, self, seed, [this](core::bytes_view fr) {
+            if (first_.empty()) {
+                first_.assign(fr.begin(), fr.end());
+                flood();
+            }
+            tx_(fr);
+        });
+    }
+    void receive(core::bytes_view f) override { in_->receive(f); }
+    void listen() override { in_->listen(); }
+    std::uint32_t connect(endpoint::address p) override { return in_->connect(p); }
+    bool established(std::uint32_t c) const override { return in_->established(c); }
+    std::vector<std::uint32_t> accepted() const override { return in_->accepted(); }
+    bool in_error(std::uint32_t c) const override { return in_->in_error(c); }
+    core::status close(std::uint32_t c) override { return in_->close(c); }
+    std::uint32_t register_mr(std::size_t n) override { return in_->register_mr(n); }
+    std::uint64_t mr_va(std::uint32_t k) const override { return in_->mr_va(k); }
+    core::status post_recv(std::uint32_t c, std::uint16_t t, std::uint32_t k, std::uint64_t o, std::uint32_t n,
+                           std::uint64_t w) override {
+        return in_->post_recv(c, t, k, o, n, w);
+    }
+    core::status post_write(std::uint32_t c, std::uint16_t st, core::bytes_view d, std::uint64_t va, std::uint32_t k,
+                            std::uint64_t w, std::optional<std::uint32_t> imm) override {
+        return in_->post_write(c, st, d, va, k, w, imm);
+    }
+    core::status post_send(std::uint32_t c, std::uint16_t st, std::uint16_t t, core::bytes_view d, std::uint64_t w,
+                           std::optional<std::uint32_t> imm) override {
+        return in_->post_send(c, st, t, d, w, imm);
+    }
+    std::vector<endpoint::completion> poll() override { return in_->poll(); }
+    core::result<core::byte_buffer> read_mem(std::uint32_t k, std::uint64_t o, std::size_t n) override {
+        return in_->read_mem(k, o, n);
+    }
+    std::map<std::string, std::uint64_t> counters() const override { return in_->counters(); }
+
+private:
+    void flood() {
+        s_->after(std::chrono::nanoseconds(100), [this] {
+            tx_(first_);
+            flood();
+        });
+    }
+    std::unique_ptr<mrct::dut::dut> in_ = mrct::dut::make_sim();
+    sim::scheduler* s_ = nullptr;
+    frame_tx tx_;
+    core::byte_buffer first_;
+};
+
+}  // namespace
+
+TEST_CASE("a DUT flooding the wire ends its case as error; the next case runs") {
+    auto s = load("flood.yaml", R"(suite: {name: T}
+cases:
+  - id: F-1
+    title: flooded
+    clauses: [MR-OOO-1]
+    role: sender
+    setup:
+      - post_write: {size: 65536}
+    expect:
+      - all_complete: {}
+    limits: {max_frames: 5000}
+)");
+    REQUIRE(run::validate(s).ok());
+    run::dut_factory make = []() -> core::result<std::unique_ptr<dut::dut>> { return std::unique_ptr<dut::dut>(new flood_dut); };
+    run::run_options o;
+    o.repeat = 2;  // the second run starts after the first was flooded
+    auto r = run::run_suite(s, make, o);
+    REQUIRE(r.size() == 2);
+    for (const auto& c : r) {
+        CHECK(c.v == run::verdict::error);
+        CHECK_THAT(c.reason, Catch::Contains("the DUT flooded the wire (more than 5000 frames recorded)"));
+    }
+    // And a bad limit is a plan error.
+    auto bad = load("flood_bad.yaml", R"(suite: {name: T}
+cases:
+  - id: F-3
+    title: bad
+    clauses: [MR-OOO-1]
+    expect:
+      - all_complete: {}
+    limits: {max_frames: lots}
+)");
+    CHECK_THAT(run::validate(bad).err().message, Catch::Contains("limits.max_frames expects a positive integer"));
+}
