@@ -2,6 +2,7 @@
 // frames on a real wire, in real time.
 #include <algorithm>
 
+#include "agent/address.h"
 #include "agent/client.h"
 #include "core/units.h"
 #include "dut_adapters/dut.h"
@@ -51,15 +52,8 @@ public:
         now_ = std::move(now);
         c_.use(io, std::move(wait));
     }
-    endpoint::address address() const override { return to_address({0x02, 0, 0, 0, 0, 0x01}, o_.dut_ip); }
-    endpoint::address peer_address() const override { return to_address({0x02, 0, 0, 0, 0, 0x02}, o_.local_ip); }
-    static endpoint::address to_address(wire::mac_addr mac, const netio::ip_address& ip) {
-        endpoint::address a;
-        a.mac = mac;
-        if (ip.version == 6) a.ip6 = ip.v6;
-        else a.ip = ip.v4;
-        return a;
-    }
+    endpoint::address address() const override { return agent::address_of({0x02, 0, 0, 0, 0, 0x01}, o_.dut_ip); }
+    endpoint::address peer_address() const override { return agent::address_of({0x02, 0, 0, 0, 0, 0x02}, o_.local_ip); }
     std::string fault() const override { return fault_; }
 
     core::status configure(const std::map<std::string, std::string>& params) override {
@@ -109,7 +103,7 @@ public:
 
     void listen() override { (void)call("listen", {}); }
     std::uint32_t connect(endpoint::address peer) override {
-        auto r = call("connect", {{"peer", peer.ip6 ? netio::ip_text({6, {}, *peer.ip6}) : netio::ipv4_text(peer.ip)}});
+        auto r = call("connect", {{"peer", netio::ip_text(agent::ip_of(peer))}});
         return r ? get<std::uint32_t>(*r, "conn") : 0;
     }
     bool established(std::uint32_t c) const override { return status(c, "established"); }
@@ -164,19 +158,12 @@ public:
                 endpoint::completion wc;
                 wc.conn = j["conn"].get<std::uint32_t>();
                 wc.wr_id = j["wr_id"].get<std::uint64_t>();
-                const auto kind = j["kind"].get<std::string>();
-                static const char* k_kind[] = {"send", "write", "recv", "recv_write_imm"};
-                auto kit = std::find(std::begin(k_kind), std::end(k_kind), kind);
-                if (kit == std::end(k_kind)) throw std::runtime_error("unknown completion kind '" + kind + "'");
-                wc.kind = static_cast<endpoint::wc_kind>(kit - std::begin(k_kind));
-                const auto status = j["status"].get<std::string>();
-                bool known = false;
-                for (int s = 0; s <= static_cast<int>(endpoint::wc_status::connection_error); ++s)
-                    if (endpoint::wc_status_name(static_cast<endpoint::wc_status>(s)) == status) {
-                        wc.status = static_cast<endpoint::wc_status>(s);
-                        known = true;
-                    }
-                if (!known) throw std::runtime_error("unknown completion status '" + status + "'");
+                const auto kind = endpoint::wc_kind_of(j["kind"].get<std::string>());
+                if (!kind) throw std::runtime_error("unknown completion kind '" + j["kind"].get<std::string>() + "'");
+                wc.kind = *kind;
+                const auto status = endpoint::wc_status_of(j["status"].get<std::string>());
+                if (!status) throw std::runtime_error("unknown completion status '" + j["status"].get<std::string>() + "'");
+                wc.status = *status;
                 wc.stream = j["stream"].get<std::uint16_t>();
                 wc.tag = j["tag"].get<std::uint16_t>();
                 wc.stream_seq = j["stream_seq"].get<std::uint32_t>();

@@ -1,5 +1,6 @@
 #include "agent/service.h"
 
+#include "agent/address.h"
 #include "netio/port.h"
 
 #include <algorithm>
@@ -117,7 +118,7 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
                 {"spec", "metaroce-1.2-model"},
                 {"capabilities", o_.capabilities},
                 {"bug", o_.bug.empty() ? "none" : o_.bug},
-                {"address", o_.self.ip6 ? netio::ip_text({6, {}, *o_.self.ip6}) : netio::ipv4_text(o_.self.ip)}};
+                {"address", netio::ip_text(ip_of(o_.self))}};
     }
     if (op == "reset") {
         reset(r.contains("seed") ? uint_field(r, "seed") : 1);
@@ -144,10 +145,7 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
     if (op == "connect") {
         auto ip = netio::parse_ip(string_field(r, "peer"));
         if (!ip) throw bad_field("field 'peer': " + ip.err().message);
-        endpoint::address peer{};
-        if (ip->version == 6) peer.ip6 = ip->v6;
-        else peer.ip = ip->v4;
-        return {{"conn", ep().connect(peer)}};
+        return {{"conn", ep().connect(address_of({}, *ip))}};
     }
     if (op == "status") {
         const auto c = static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF));
@@ -192,8 +190,7 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
             // The endpoint hands every completion over; more than `max` would be lost, so all are returned.
             (void)max;
             for (const auto& wc : wcs) {
-                static const char* k_kind[] = {"send", "write", "recv", "recv_write_imm"};
-                json j = {{"conn", wc.conn},     {"wr_id", wc.wr_id},   {"kind", k_kind[static_cast<int>(wc.kind)]},
+                json j = {{"conn", wc.conn},     {"wr_id", wc.wr_id},   {"kind", std::string(endpoint::wc_kind_name(wc.kind))},
                           {"status", std::string(endpoint::wc_status_name(wc.status))},
                           {"stream", wc.stream}, {"tag", wc.tag},       {"stream_seq", wc.stream_seq},
                           {"length", wc.length}, {"time_ns", wc.time.count()}};

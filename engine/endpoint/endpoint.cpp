@@ -13,11 +13,23 @@ namespace mrct::endpoint {
 
 using namespace mrct::wire;
 
-std::string_view wc_status_name(wc_status s) {
-    static constexpr std::string_view k[] = {"success",         "retry_exceeded",  "remote_access", "remote_invalid",
-                                             "remote_operational", "header_mismatch", "connection_error"};
-    return k[static_cast<int>(s)];
+namespace {
+constexpr std::string_view k_status_names[] = {"success",          "retry_exceeded",  "remote_access", "remote_invalid",
+                                                "remote_operational", "header_mismatch", "connection_error"};
+constexpr std::string_view k_kind_names[] = {"send", "write", "recv", "recv_write_imm"};
+
+template <class E, std::size_t N>
+std::optional<E> by_name(const std::string_view (&names)[N], std::string_view name) {
+    for (std::size_t i = 0; i < N; ++i)
+        if (names[i] == name) return static_cast<E>(i);
+    return std::nullopt;
 }
+}  // namespace
+
+std::string_view wc_status_name(wc_status s) { return k_status_names[static_cast<int>(s)]; }
+std::optional<wc_status> wc_status_of(std::string_view name) { return by_name<wc_status>(k_status_names, name); }
+std::string_view wc_kind_name(wc_kind k) { return k_kind_names[static_cast<int>(k)]; }
+std::optional<wc_kind> wc_kind_of(std::string_view name) { return by_name<wc_kind>(k_kind_names, name); }
 
 endpoint::endpoint(sim::scheduler& s, const config& cfg, address self, std::uint64_t seed, frame_tx tx)
     : s_(s), cfg_(cfg), self_(self), rng_(seed, "endpoint"), tx_(std::move(tx)) {}

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/bytes.h"
@@ -45,8 +46,11 @@ enum class wc_status : std::uint8_t {
     connection_error,   // NAK 0x0E/0x10/0x20, CONNECT or RNR_QUERY unanswered
 };
 std::string_view wc_status_name(wc_status s);
+std::optional<wc_status> wc_status_of(std::string_view name);  // the inverse; nullopt for an unknown name
 
 enum class wc_kind : std::uint8_t { send, write, recv, recv_write_imm };
+std::string_view wc_kind_name(wc_kind k);
+std::optional<wc_kind> wc_kind_of(std::string_view name);
 
 struct completion {
     std::uint32_t conn = 0;

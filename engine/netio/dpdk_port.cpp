@@ -185,8 +185,6 @@ public:
         sink_.close(ec);
     }
     const port_stats& stats() const override { return stats_; }
-    bool observes_headers() const override { return true; }
-    bool sends_raw() const override { return true; }
 
 private:
     // Polled: a DPDK port has no descriptor to wait on. Every 10 us, or at

@@ -142,8 +142,6 @@ public:
         sink_.close(ec);
     }
     const port_stats& stats() const override { return stats_; }
-    bool observes_headers() const override { return true; }
-    bool sends_raw() const override { return true; }
 
 private:
     void arm() {

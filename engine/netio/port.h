@@ -62,11 +62,6 @@ public:
     virtual core::status send(core::bytes_view frame) = 0;
     virtual void stop() = 0;
     virtual const port_stats& stats() const = 0;
-    // True if received frames show the L2/L3 headers as they were on the wire
-    // (pcap, DPDK); false if they are rebuilt around a datagram (UDP).
-    virtual bool observes_headers() const = 0;
-    // True if the port can send any frame (bad lengths, checksums, truncation).
-    virtual bool sends_raw() const = 0;
 };
 
 struct udp_options {

@@ -97,8 +97,6 @@ public:
         for (auto& [p, s] : tx_) s->s.close(ec);
     }
     const port_stats& stats() const override { return stats_; }
-    bool observes_headers() const override { return false; }
-    bool sends_raw() const override { return false; }
 
 private:
     bool v6() const { return o_.local.version == 6; }

@@ -9,6 +9,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
+#include "agent/address.h"
 #include "agent/server.h"
 #include "agent/service.h"
 #include "endpoint/config.h"
@@ -71,11 +72,8 @@ int main(int argc, char** argv) {
     agent::service_options so;
     so.bug = bug;
     so.token = token;
-    if (ip->version == 6) so.self.ip6 = ip->v6;
-    else so.self.ip = ip->v4;
-    if (ip->version == 6) so.capabilities.push_back("ipv6");
-    else so.capabilities.push_back("ipv4");
-    so.self.mac = {0x02, 0x4d, 0x52, 0, 0, 0x01};
+    so.capabilities.push_back(ip->version == 6 ? "ipv6" : "ipv4");
+    so.self = agent::address_of({0x02, 0x4d, 0x52, 0, 0, 0x01}, *ip);
     agent::service svc(sched, so, [&](core::bytes_view f) {
         spdlog::trace("wire out: {} bytes", f.size());
         if (auto st = w.send(f); !st) spdlog::warn("wire: {}", st.err().message);

@@ -301,8 +301,7 @@ void case_exec::drain() {
 }
 
 trace::completion case_exec::convert(const endpoint::completion& wc) {
-    static const char* k_kind[] = {"send", "write", "recv", "recv_write_imm"};
-    return {wc.wr_id, k_kind[static_cast<int>(wc.kind)], std::string(endpoint::wc_status_name(wc.status)), wc.stream,
+    return {wc.wr_id, std::string(endpoint::wc_kind_name(wc.kind)), std::string(endpoint::wc_status_name(wc.status)), wc.stream,
             wc.tag, wc.stream_seq, wc.length, wc.time};
 }
 

@@ -575,3 +575,17 @@ TEST_CASE("IPv6: a connection over IPv6 addresses frames everything in IPv6, ECT
     }
     CHECK(r.a->stats().drops[0] == 0);
 }
+
+TEST_CASE("completion kind and status names round trip; unknown names are refused") {
+    for (int k = 0; k <= static_cast<int>(ep::wc_kind::recv_write_imm); ++k) {
+        const auto kind = static_cast<ep::wc_kind>(k);
+        CHECK(ep::wc_kind_of(ep::wc_kind_name(kind)) == kind);
+    }
+    for (int s = 0; s <= static_cast<int>(ep::wc_status::connection_error); ++s) {
+        const auto st = static_cast<ep::wc_status>(s);
+        CHECK(ep::wc_status_of(ep::wc_status_name(st)) == st);
+    }
+    CHECK(ep::wc_kind_name(ep::wc_kind::recv_write_imm) == "recv_write_imm");
+    CHECK_FALSE(ep::wc_kind_of("read").has_value());
+    CHECK_FALSE(ep::wc_status_of("fine").has_value());
+}
