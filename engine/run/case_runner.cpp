@@ -46,23 +46,30 @@ case_result case_exec::run() {
         r.reason = st.err().message;
         return r;
     }
+    // What the case saw so far: an error keeps its frames (pcap, timeline)
+    // as evidence of what the DUT did before it went wrong.
+    auto observed = [&] {
+        if (tr_->end < s_.now()) tr_->end = s_.now();
+        r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+        r.sim_time = tr_->end;
+        r.frames = tr_->frames.size();
+        r.events = s_.events_run();
+        r.tr = tr_;
+    };
     if (auto st = execute(); !st) {
         r.v = verdict::error;
         r.reason = st.err().message;
+        observed();
         return r;
     }
     collect();
+    observed();
     if (auto f = dut_->fault(); !f.empty()) {
         r.v = verdict::error;
         r.reason = "DUT: " + f;
         return r;
     }
-    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    r.sim_time = tr_->end;
-    r.frames = tr_->frames.size();
-    r.events = s_.events_run();
     evaluate(r);
-    r.tr = tr_;
     return r;
 }
 

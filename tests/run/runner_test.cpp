@@ -459,11 +459,17 @@ cases:
     run::dut_factory make = []() -> core::result<std::unique_ptr<dut::dut>> { return std::unique_ptr<dut::dut>(new flood_dut); };
     run::run_options o;
     o.repeat = 2;  // the second run starts after the first was flooded
+    o.keep_traces = true;
     auto r = run::run_suite(s, make, o);
     REQUIRE(r.size() == 2);
     for (const auto& c : r) {
         CHECK(c.v == run::verdict::error);
         CHECK_THAT(c.reason, Catch::Contains("the DUT flooded the wire (more than 5000 frames recorded)"));
+        // The error keeps what the case saw, for the pcap and the timeline.
+        REQUIRE(c.tr);
+        CHECK(c.frames == 5000);
+        CHECK(c.tr->frames.size() == 5000);
+        CHECK(c.sim_time > core::nanos{0});
     }
     // And a bad limit is a plan error.
     auto bad = load("flood_bad.yaml", R"(suite: {name: T}
