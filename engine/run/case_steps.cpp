@@ -175,14 +175,20 @@ core::status case_exec::post(const plan::action& a) {
                     if (k > extra_.size()) return core::error{"post_write: no peer " + who};
                     if (k > 0) ep = extra_[k - 1].ep.get(), conn = extra_[k - 1].conn;
                 }
-                st = on_dut ? dut_->post_write(dut_conn_, stream, data, peer_->mr_va(peer_rkey_) + off, peer_rkey_, wr, imm)
-                            : ep->post_write(conn, stream, data, dut_->mr_va(dut_rkey_) + off, dut_rkey_, wr, imm);
-                expected_.push_back({on_dut ? "peer" : "dut", wr, off, data, {}});
+                // The expectation is stored (moved, not copied) before the
+                // post: in real time, copying megabytes after it would hold
+                // up the wire while the DUT is already sending.
+                expected_.push_back({on_dut ? "peer" : "dut", wr, off, std::move(data), {}});
+                const core::bytes_view d = expected_.back().expected;
+                st = on_dut ? dut_->post_write(dut_conn_, stream, d, peer_->mr_va(peer_rkey_) + off, peer_rkey_, wr, imm)
+                            : ep->post_write(conn, stream, d, dut_->mr_va(dut_rkey_) + off, dut_rkey_, wr, imm);
                 off += size;
             } else {
-                st = on_dut ? dut_->post_send(dut_conn_, stream, tag, data, wr, imm)
-                            : peer_->post_send(peer_conn_, stream, tag, data, wr, imm);
-                sends_[{!on_dut, tag}].push_back({wr, data});
+                auto& list = sends_[{!on_dut, tag}];
+                list.push_back({wr, std::move(data)});
+                const core::bytes_view d = list.back().second;
+                st = on_dut ? dut_->post_send(dut_conn_, stream, tag, d, wr, imm)
+                            : peer_->post_send(peer_conn_, stream, tag, d, wr, imm);
             }
             if (!st) return st;
         }
