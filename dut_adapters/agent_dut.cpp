@@ -33,6 +33,7 @@ public:
                     // raw_frames and wire_headers belong to the engine's side of the wire, not the agent's.
                     const auto cap = c.get<std::string>();
                     if (cap != "raw_frames" && cap != "wire_headers") info_.capabilities.push_back(cap);
+                    if (cap == agent::k_binary_data) binary_ = true;
                 }
         } catch (const std::exception& e) {
             return core::error{std::string("agent hello: malformed response: ") + e.what()};
@@ -133,16 +134,15 @@ public:
     }
     core::status post_write(std::uint32_t conn, std::uint16_t stream, core::bytes_view data, std::uint64_t va,
                             std::uint32_t rkey, std::uint64_t wr_id, std::optional<std::uint32_t> imm) override {
-        json a = {{"conn", conn}, {"stream", stream}, {"data", agent::base64_encode(data)}, {"remote_va", va},
-                  {"rkey", rkey}, {"wr_id", wr_id}};
+        json a = {{"conn", conn}, {"stream", stream}, {"remote_va", va}, {"rkey", rkey}, {"wr_id", wr_id}};
         if (imm) a["imm"] = *imm;
-        return st(call("post_write", a));
+        return st(with_data("post_write", std::move(a), data));
     }
     core::status post_send(std::uint32_t conn, std::uint16_t stream, std::uint16_t tag, core::bytes_view data,
                            std::uint64_t wr_id, std::optional<std::uint32_t> imm) override {
-        json a = {{"conn", conn}, {"stream", stream}, {"tag", tag}, {"data", agent::base64_encode(data)}, {"wr_id", wr_id}};
+        json a = {{"conn", conn}, {"stream", stream}, {"tag", tag}, {"wr_id", wr_id}};
         if (imm) a["imm"] = *imm;
-        return st(call("post_send", a));
+        return st(with_data("post_send", std::move(a), data));
     }
 
     std::vector<endpoint::completion> poll() override {
@@ -180,7 +180,16 @@ public:
     }
 
     core::result<core::byte_buffer> read_mem(std::uint32_t rkey, std::uint64_t off, std::size_t len) override {
-        auto r = call("read_mem", {{"rkey", rkey}, {"offset", off}, {"length", len}});
+        json a = {{"rkey", rkey}, {"offset", off}, {"length", len}};
+        if (binary_) {
+            a["binary"] = true;
+            core::byte_buffer b;
+            auto r = call("read_mem", std::move(a), std::nullopt, &b);
+            if (!r) return r.err();
+            if (b.size() != len) return core::error{"agent read_mem: " + std::to_string(b.size()) + " bytes, asked " + std::to_string(len)};
+            return b;
+        }
+        auto r = call("read_mem", std::move(a));
         if (!r) return r.err();
         if (!r->contains("data") || !(*r)["data"].is_string()) return core::error{"agent read_mem: no 'data'"};
         auto b = agent::base64_decode((*r)["data"].get<std::string>());
@@ -202,13 +211,21 @@ public:
 private:
     // Every call is bounded by the timeout; the first failure becomes the fault.
     // (now_ is the runner's clock; it syncs the real-time driver.)
-    core::result<json> call(const std::string& op, json args) const {
-        auto r = c_.call(op, std::move(args), o_.timeout);
+    core::result<json> call(const std::string& op, json args, std::optional<core::bytes_view> in = std::nullopt,
+                            core::byte_buffer* out = nullptr) const {
+        auto r = c_.call(op, std::move(args), o_.timeout, in, out);
         // The call blocked the driver thread: bring the case's clock up to the
         // wall clock, so that what is scheduled next is timed from now.
         if (now_) now_();
         if (!r && fault_.empty()) fault_ = r.err().message;
         return r;
+    }
+    // Message bytes as a binary attachment when the agent takes them (1.1),
+    // else as base64 in "data".
+    core::result<json> with_data(const std::string& op, json a, core::bytes_view data) const {
+        if (binary_) return call(op, std::move(a), data);
+        a["data"] = agent::base64_encode(data);
+        return call(op, std::move(a));
     }
     static core::status st(const core::result<json>& r) { return r ? core::ok_status() : core::status(r.err()); }
     template <class T>
@@ -234,6 +251,7 @@ private:
     std::unique_ptr<netio::port> port_;
     std::map<std::uint32_t, std::uint64_t> va_;
     mutable std::string fault_;
+    bool binary_ = false;  // the agent takes binary attachments (hello lists "binary_data")
 };
 
 }  // namespace

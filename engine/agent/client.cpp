@@ -1,8 +1,12 @@
 #include "agent/client.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
@@ -88,13 +92,22 @@ core::status client::connect(const std::string& host, std::uint16_t port, std::c
 }
 
 core::result<json> client::call(const std::string& op, json args, std::chrono::milliseconds timeout) {
+    return call(op, std::move(args), timeout, std::nullopt, nullptr);
+}
+
+core::result<json> client::call(const std::string& op, json args, std::chrono::milliseconds timeout,
+                                std::optional<core::bytes_view> in, core::byte_buffer* out) {
     if (!m_->broken.empty()) return core::error{m_->broken};
     if (!args.is_object()) args = json::object();
     const auto id = m_->next_id++;
     args["id"] = id;
     args["op"] = op;
+    if (in) args["data_bytes"] = in->size();
     std::string line = args.dump(-1, ' ', false, json::error_handler_t::replace);
     line.push_back('\n');
+    // The attachment goes in the same buffer (one copy): the write may
+    // outlive a timed-out call, the caller's bytes may not.
+    if (in) line.append(in->begin(), in->end());
 
     auto fail = [&](std::string why) -> core::result<json> {
         m_->broken = "agent " + op + ": " + why;
@@ -146,6 +159,30 @@ core::result<json> client::call(const std::string& op, json args, std::chrono::m
         const auto c = e.contains("code") && e["code"].is_string() ? e["code"].get<std::string>() : "unknown";
         const auto msg = e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>() : "";
         return core::error{"agent " + op + ": " + c + ": " + msg};
+    }
+    if (auto it = r.find("data_bytes"); it != r.end()) {
+        if (!out) return fail("the response carries bytes that were not asked for");
+        if (!it->is_number_unsigned() || it->get<std::uint64_t>() > k_max_attachment)
+            return fail("the response's 'data_bytes' is not an unsigned integer of at most " + std::to_string(k_max_attachment));
+        const auto n = static_cast<std::size_t>(it->get<std::uint64_t>());
+        // What was read past the line, then the rest straight into place. The
+        // read owns its buffer: it may outlive a timed-out call.
+        const std::size_t have = std::min(n, m_->inbuf.size());
+        auto buf = std::make_shared<core::byte_buffer>(n);
+        std::memcpy(buf->data(), m_->inbuf.data(), have);
+        m_->inbuf.erase(0, have);
+        if (have < n) {
+            auto bs = std::make_shared<state>();
+            asio::async_read(*m->sock, asio::buffer(buf->data() + have, n - have),
+                             [bs, buf](const boost::system::error_code& e, std::size_t) {
+                                 bs->rerr = e;
+                                 bs->done = true;
+                             });
+            if (!m_->run(bs->done, timeout)) return fail("no response bytes within " + std::to_string(timeout.count()) + " ms");
+            if (bs->rerr) return fail("receiving the response's bytes: " + bs->rerr.message());
+        }
+        *out = std::move(*buf);
+        r.erase("data_bytes");
     }
     r.erase("id");
     r.erase("ok");

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "agent/protocol.h"
@@ -31,6 +32,12 @@ public:
     // Sends {"id", "op", args...}; the response body on ok, else the error.
     // A protocol-level error ({"ok": false}) leaves the connection usable.
     core::result<json> call(const std::string& op, json args, std::chrono::milliseconds timeout);
+    // The same with binary attachments (protocol 1.1, for an agent whose hello
+    // lists "binary_data"): `in`, when given, follows the request line as
+    // "data_bytes"; a response's "data_bytes" bytes are read into `*out`
+    // (a response carrying bytes when `out` is null breaks the connection).
+    core::result<json> call(const std::string& op, json args, std::chrono::milliseconds timeout,
+                            std::optional<core::bytes_view> in, core::byte_buffer* out);
     // From now on, do I/O on `io` and wait for responses through `wait`
     // (which runs `io` until `done` or the timeout; returns done). The
     // engine's real-time driver keeps the peer and the wire running this way

@@ -1,5 +1,9 @@
 #include "agent/server.h"
 
+#include <algorithm>
+#include <cstring>
+
+#include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
 
@@ -28,11 +32,53 @@ private:
         in_.erase(0, n);
         if (!line.empty() && line.back() == '\r') line.pop_back();
         json req = json::parse(line, nullptr, false);
-        json resp = req.is_discarded() ? error_response(0, code::bad_request, "the request is not valid JSON") : h_(req, sess_);
+        if (req.is_discarded()) return respond(error_response(0, code::bad_request, "the request is not valid JSON"), false);
+        // 1.1: "data_bytes": N -> N raw bytes follow the line.
+        auto it = req.is_object() ? req.find("data_bytes") : req.end();
+        if (it == req.end()) return respond(h_(req, sess_), false);
+        std::uint64_t id = 0;
+        if (auto i = req.find("id"); i != req.end() && i->is_number_unsigned()) id = i->get<std::uint64_t>();
+        if (!it->is_number_unsigned() || it->get<std::uint64_t>() > k_max_attachment)
+            // The stream cannot be followed past an attachment of unknown length.
+            return respond(error_response(id, code::bad_request,
+                                          "'data_bytes' must be an unsigned integer of at most " +
+                                              std::to_string(k_max_attachment)),
+                           true);
+        const auto want = static_cast<std::size_t>(it->get<std::uint64_t>());
+        req_ = std::move(req);
+        // What was read past the line, then the rest straight into place.
+        const std::size_t have = std::min(want, in_.size());
+        sess_.in_data.emplace(want);
+        std::memcpy(sess_.in_data->data(), in_.data(), have);
+        in_.erase(0, have);
+        if (have == want) return on_attachment();
+        asio::async_read(s_, asio::buffer(sess_.in_data->data() + have, want - have),
+                         [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                             if (ec) return;
+                             self->on_attachment();
+                         });
+    }
+    void on_attachment() {
+        json resp = h_(req_, sess_);
+        sess_.in_data.reset();
+        respond(std::move(resp), false);
+    }
+    void respond(const json& resp, bool close_after) {
         out_ = resp.dump(-1, ' ', false, json::error_handler_t::replace);
         out_.push_back('\n');
-        asio::async_write(s_, asio::buffer(out_), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-            if (!ec) self->read();
+        if (sess_.out_data) {  // 1.1: the response's bytes follow its line
+            out_.append(sess_.out_data->begin(), sess_.out_data->end());
+            sess_.out_data.reset();
+        }
+        asio::async_write(s_, asio::buffer(out_), [self = shared_from_this(), close_after](const boost::system::error_code& ec, std::size_t) {
+            if (ec) return;
+            if (close_after) {
+                boost::system::error_code e2;
+                self->s_.shutdown(tcp::socket::shutdown_both, e2);
+                self->s_.close(e2);
+                return;
+            }
+            self->read();
         });
     }
 
@@ -40,6 +86,7 @@ private:
     server::handler h_;
     session sess_;
     std::string in_, out_;
+    json req_;
 };
 
 }  // namespace

@@ -1,7 +1,10 @@
 // The agent's TCP listener: accepts connections, reads newline-delimited JSON
 // requests, hands each to the handler on the io_context's thread and writes
 // its response. A line that is not JSON gets a bad_request response; a line
-// longer than k_max_line closes the connection.
+// longer than k_max_line closes the connection. A line with "data_bytes": N
+// (1.1) is followed by N raw bytes, handed over as session::in_data; a
+// response's session::out_data follows its line; an unreadable data_bytes is
+// answered and closes the connection.
 #pragma once
 
 #include <functional>

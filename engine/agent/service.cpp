@@ -37,7 +37,17 @@ std::string string_field(const json& r, const char* k) {
     return it->get<std::string>();
 }
 
-core::byte_buffer data_field(const json& r, const char* k) {
+// Message bytes: the request's binary attachment ("data_bytes", 1.1), else
+// the base64 field k.
+core::byte_buffer data_field(const json& r, const char* k, session& sess) {
+    if (r.contains("data_bytes")) {
+        if (r.contains(k)) throw bad_field(std::string("both '") + k + "' and 'data_bytes' given");
+        if (!sess.in_data || sess.in_data->size() != uint_field(r, "data_bytes"))
+            throw bad_field("'data_bytes' without its bytes");
+        core::byte_buffer b = std::move(*sess.in_data);
+        sess.in_data.reset();  // an attachment serves one request
+        return b;
+    }
     auto b = base64_decode(string_field(r, k));
     if (!b) throw bad_field(std::string("field '") + k + "': " + b.err().message);
     return std::move(*b);
@@ -70,6 +80,7 @@ void service::reset(std::uint64_t seed) {
 }
 
 endpoint::endpoint& service::ep() {
+    if (o_.clock) o_.clock();
     if (!ep_) ep_ = std::make_unique<endpoint::endpoint>(s_, cfg_, o_.self, seed_, tx_);
     return *ep_;
 }
@@ -167,7 +178,7 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         return {};
     }
     if (op == "post_write") {
-        auto data = data_field(r, "data");
+        auto data = data_field(r, "data", sess);
         check(ep().post_write(static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF)),
                               static_cast<std::uint16_t>(uint_field(r, "stream", 0xFFFF)), data, uint_field(r, "remote_va"),
                               static_cast<std::uint32_t>(uint_field(r, "rkey", 0xFFFFFFFF)), uint_field(r, "wr_id"),
@@ -175,7 +186,7 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         return {};
     }
     if (op == "post_send") {
-        auto data = data_field(r, "data");
+        auto data = data_field(r, "data", sess);
         check(ep().post_send(static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF)),
                              static_cast<std::uint16_t>(uint_field(r, "stream", 0xFFFF)),
                              static_cast<std::uint16_t>(uint_field(r, "tag", 0xFFFF)), data, uint_field(r, "wr_id"),
@@ -185,6 +196,7 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
     if (op == "poll") {
         json list = json::array();
         if (ep_) {
+            if (o_.clock) o_.clock();
             auto wcs = ep_->poll();
             for (const auto& wc : wcs) {
                 json j = {{"conn", wc.conn},     {"wr_id", wc.wr_id},   {"kind", std::string(endpoint::wc_kind_name(wc.kind))},
@@ -206,7 +218,14 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         auto m = e.mr_bytes(rkey);
         if (off > m.size() || len > m.size() - off)
             throw op_error(code::out_of_range, "read_mem beyond the region (" + std::to_string(m.size()) + " bytes)");
-        return {{"data", base64_encode(core::bytes_view(m.data() + off, len))}};
+        const core::bytes_view bytes(m.data() + off, len);
+        auto bin = r.find("binary");
+        if (bin != r.end() && !bin->is_boolean()) throw bad_field("field 'binary' must be a boolean");
+        if (bin != r.end() && bin->get<bool>()) {  // 1.1: the bytes follow the response line
+            sess.out_data = core::byte_buffer(bytes.begin(), bytes.end());
+            return {{"data_bytes", len}};
+        }
+        return {{"data", base64_encode(bytes)}};
     }
     if (op == "counters") {
         json c = json::object();

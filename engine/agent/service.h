@@ -4,7 +4,9 @@
 // thread; not thread-safe.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,12 +21,21 @@ struct service_options {
     std::string bug;    // bug profile, "" = none
     std::string token;  // required in hello when not empty
     endpoint::address self;
-    std::vector<std::string> capabilities = {"write", "write_imm", "send", "send_imm"};  // + ipv4 or ipv6 (refnic)
+    std::vector<std::string> capabilities = {"write", "write_imm", "send", "send_imm", k_binary_data};  // + ipv4 or ipv6 (refnic)
+    // Called just before each use of the endpoint, after the request's fields
+    // (a megabyte of base64, say) are decoded: a real-time host brings the
+    // scheduler to wall time here, so that a post is stamped when it is made,
+    // not when its request arrived (or the DUT's timers and RTT samples run
+    // early by the decoding time).
+    std::function<void()> clock;
 };
 
-// One TCP connection's state: whether hello succeeded on it.
+// One TCP connection's state: whether hello succeeded on it, and the binary
+// attachments of the request being served and of its response.
 struct session {
     bool authed = false;
+    std::optional<core::byte_buffer> in_data;   // the request's "data_bytes" bytes
+    std::optional<core::byte_buffer> out_data;  // set by the service: sent after the response line
 };
 
 class service {

@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
     so.token = token;
     so.capabilities.push_back(ip->version == 6 ? "ipv6" : "ipv4");
     so.self = agent::address_of({0x02, 0x4d, 0x52, 0, 0, 0x01}, *ip);
+    so.clock = [&drv] { drv.sync(); };
     agent::service svc(sched, so, [&](core::bytes_view f) {
         spdlog::trace("wire out: {} bytes", f.size());
         if (auto st = w.send(f); !st) spdlog::warn("wire: {}", st.err().message);

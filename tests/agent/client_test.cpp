@@ -176,3 +176,70 @@ TEST_CASE("server: lines in, responses out; bad JSON answered, not fatal") {
     io.stop();
     t.join();
 }
+
+TEST_CASE("client and server 1.1: binary attachments cross the socket both ways, in step with the lines") {
+    asio::io_context io;
+    agent::server srv(io, [](const agent::json& req, agent::session& s) {
+        const auto id = req["id"].get<std::uint64_t>();
+        if (req["op"] != "reverse") return agent::ok_response(id, {{"plain", true}});
+        if (!s.in_data) return agent::error_response(id, agent::code::bad_request, "no bytes");
+        core::byte_buffer out(s.in_data->rbegin(), s.in_data->rend());
+        const auto n = out.size();
+        s.out_data = std::move(out);
+        return agent::ok_response(id, {{"data_bytes", n}});
+    });
+    REQUIRE(srv.listen("127.0.0.1", 0).ok());
+    std::thread t([&] { io.run_for(5s); });
+    {
+        agent::client c;
+        REQUIRE(c.connect("127.0.0.1", srv.port(), 1000ms).ok());
+        core::byte_buffer big(3u << 20);  // several socket reads each way
+        for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::uint8_t>(i ^ (i >> 9));
+        core::byte_buffer back;
+        auto r = c.call("reverse", agent::json::object(), 2000ms, core::bytes_view(big), &back);
+        REQUIRE(r.ok());
+        CHECK_FALSE(r->contains("data_bytes"));
+        REQUIRE(back.size() == big.size());
+        CHECK(std::equal(back.begin(), back.end(), big.rbegin()));
+        // Empty attachments, then a plain line: the stream is still in step.
+        r = c.call("reverse", agent::json::object(), 1000ms, core::bytes_view(), &back);
+        REQUIRE(r.ok());
+        CHECK(back.empty());
+        r = c.call("plain", agent::json::object(), 1000ms);
+        REQUIRE(r.ok());
+        CHECK((*r)["plain"] == true);
+        CHECK_FALSE(c.broken());
+    }
+    {
+        // An attachment of no stated length cannot be skipped: answered, then closed.
+        asio::io_context io2;
+        tcp::socket s(io2);
+        s.connect({asio::ip::make_address("127.0.0.1"), srv.port()});
+        asio::write(s, asio::buffer(std::string("{\"id\": 3, \"op\": \"reverse\", \"data_bytes\": -1}\n")));
+        std::string buf;
+        auto n = asio::read_until(s, asio::dynamic_buffer(buf), '\n');
+        auto resp = agent::json::parse(buf.substr(0, n));
+        CHECK(resp["id"] == 3);
+        CHECK(resp["error"]["code"] == "bad_request");
+        boost::system::error_code ec;
+        buf.erase(0, n);
+        asio::read_until(s, asio::dynamic_buffer(buf), '\n', ec);
+        CHECK(ec == asio::error::eof);
+    }
+    srv.close();
+    io.stop();
+    t.join();
+}
+
+TEST_CASE("client 1.1: bytes nobody asked for break the connection") {
+    fake_agent a([](const std::string& line) {
+        auto j = agent::json::parse(line);
+        return agent::json{{"id", j["id"]}, {"ok", true}, {"data_bytes", 3}}.dump() + "\nabc";
+    });
+    agent::client c;
+    REQUIRE(c.connect("127.0.0.1", a.port(), 1000ms).ok());
+    auto r = c.call("read_mem", agent::json::object(), 1000ms);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.err().message, Catch::Contains("bytes that were not asked for"));
+    CHECK(c.broken());
+}

@@ -2,6 +2,8 @@
 // services (a DUT and its peer) wired frame to frame in virtual time.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "agent/service.h"
 #include "sim/drivers.h"
 
@@ -116,4 +118,69 @@ TEST_CASE("agent: errors name what is wrong") {
     // reset: configure is allowed again.
     REQUIRE(code_of(r.A("reset")) == "ok");
     CHECK(code_of(r.A("configure", {{"params", {{"rto_min", "50us"}}}})) == "ok");
+}
+
+TEST_CASE("agent 1.1: message bytes as binary attachments, both ways") {
+    rig r;
+    auto h = r.A("hello", {{"version_major", 1}});
+    REQUIRE(h["ok"] == true);
+    CHECK(std::find(h["capabilities"].begin(), h["capabilities"].end(), agent::k_binary_data) != h["capabilities"].end());
+    REQUIRE(r.B("hello", {{"version_major", 1}})["ok"] == true);
+    REQUIRE(r.A("listen")["ok"] == true);
+    auto c = r.B("connect", {{"peer", "10.0.0.1"}});
+    r.drv.run_until(r.s.now() + std::chrono::milliseconds(1));
+    const auto bconn = c["conn"].get<std::uint32_t>();
+    auto mr = r.A("register_mr", {{"length", 65536}});
+    core::byte_buffer data(9000);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 13 + 5);
+
+    // post_write with "data_bytes": the server put the bytes in the session.
+    r.sb.in_data = data;
+    auto w = r.B("post_write", {{"conn", bconn}, {"stream", 0}, {"data_bytes", data.size()},
+                                {"remote_va", mr["va"].get<std::uint64_t>()}, {"rkey", mr["rkey"]}, {"wr_id", 7}});
+    REQUIRE(w["ok"] == true);
+    r.drv.run_until(r.s.now() + std::chrono::milliseconds(2));
+    auto p = r.B("poll");
+    REQUIRE(p["completions"].size() == 1);
+    CHECK(p["completions"][0]["status"] == "success");
+
+    // read_mem with "binary": the bytes go to the session, the line says how many.
+    auto m = r.A("read_mem", {{"rkey", mr["rkey"]}, {"offset", 0}, {"length", data.size()}, {"binary", true}});
+    REQUIRE(m["ok"] == true);
+    CHECK(m["data_bytes"] == data.size());
+    CHECK_FALSE(m.contains("data"));
+    REQUIRE(r.sa.out_data);
+    CHECK(*r.sa.out_data == data);
+    r.sa.out_data.reset();
+    // Without "binary": base64 as in 1.0.
+    auto m0 = r.A("read_mem", {{"rkey", mr["rkey"]}, {"offset", 0}, {"length", 4}});
+    CHECK(*agent::base64_decode(m0["data"].get<std::string>()) == core::byte_buffer(data.begin(), data.begin() + 4));
+    CHECK_FALSE(r.sa.out_data);
+
+    // Errors: bytes announced but missing, both forms at once, a non-boolean "binary".
+    CHECK(code_of(r.B("post_send", {{"conn", bconn}, {"stream", 0}, {"tag", 1}, {"data_bytes", 4}, {"wr_id", 8}})) ==
+          "bad_request");
+    r.sb.in_data = data;
+    CHECK(code_of(r.B("post_send", {{"conn", bconn}, {"stream", 0}, {"tag", 1}, {"data_bytes", data.size()},
+                                    {"data", "AAAA"}, {"wr_id", 9}})) == "bad_request");
+    CHECK(code_of(r.A("read_mem", {{"rkey", mr["rkey"]}, {"offset", 0}, {"length", 4}, {"binary", "yes"}})) ==
+          "bad_request");
+}
+
+TEST_CASE("agent: the clock hook runs before each use of the endpoint") {
+    // A real-time host syncs its scheduler there: after decoding a request,
+    // before the post, so a post is stamped when it is made.
+    sim::scheduler s;
+    int ticks = 0;
+    agent::service_options o;
+    o.self.ip = {10, 0, 0, 1};
+    o.clock = [&] { ++ticks; };
+    agent::service svc(s, o, [](core::bytes_view) {});
+    agent::session ss;
+    REQUIRE(svc.handle({{"id", 1}, {"op", "hello"}, {"version_major", 1}}, ss)["ok"] == true);
+    CHECK(ticks == 0);  // hello does not touch the endpoint
+    REQUIRE(svc.handle({{"id", 2}, {"op", "listen"}}, ss)["ok"] == true);
+    CHECK(ticks == 1);
+    REQUIRE(svc.handle({{"id", 3}, {"op", "poll"}}, ss)["ok"] == true);
+    CHECK(ticks == 2);
 }
