@@ -93,7 +93,7 @@ public:
         }
         if (!port) return core::error{"wire: " + port.err().message};
         port_ = std::move(*port);
-        port_->start([tx = std::move(tx)](core::bytes_view f) { tx(f); });
+        port_->start([tx = std::move(tx)](core::bytes_view f, std::int64_t wire_ns) { tx(f, netio::wire_age(wire_ns)); });
         return core::ok_status();
     }
 

@@ -37,7 +37,11 @@ struct info {
 
 class dut {
 public:
-    using frame_tx = std::function<void(core::bytes_view)>;
+    // A frame the DUT sent, and how long ago it reached the engine's host (the
+    // kernel's receive timestamp on a real wire; 0 in virtual time, where a
+    // frame is delivered the moment it arrives). The engine records the frame
+    // at that time, not when it got round to reading it.
+    using frame_tx = std::function<void(core::bytes_view frame, core::nanos age)>;
     virtual ~dut() = default;
 
     virtual info hello() const = 0;

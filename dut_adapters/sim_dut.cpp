@@ -24,7 +24,8 @@ public:
     core::status start(sim::scheduler& s, endpoint::address self, std::uint64_t seed, frame_tx tx) override {
         if (!bug_.empty())
             if (auto st = endpoint::config_set(cfg_, "bug", bug_); !st) return st;
-        ep_ = std::make_unique<endpoint::endpoint>(s, cfg_, self, seed, std::move(tx));
+        ep_ = std::make_unique<endpoint::endpoint>(s, cfg_, self, seed,
+                                                   [tx = std::move(tx)](core::bytes_view f) { tx(f, core::nanos{0}); });
         return core::ok_status();
     }
     void receive(core::bytes_view f) override { ep_->receive(f); }

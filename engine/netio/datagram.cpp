@@ -1,6 +1,7 @@
 #include <arpa/inet.h>
 
 #include <cstdio>
+#include <ctime>
 
 #include "netio/port.h"
 #include "wire/checksum.h"
@@ -162,6 +163,14 @@ core::result<wire::ipv4_addr> parse_ipv4(const std::string& s) {
 
 std::string ipv4_text(const wire::ipv4_addr& a) {
     return std::to_string(a[0]) + "." + std::to_string(a[1]) + "." + std::to_string(a[2]) + "." + std::to_string(a[3]);
+}
+
+core::nanos wire_age(std::int64_t wire_ns) {
+    if (wire_ns <= 0) return core::nanos{0};
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    const std::int64_t age = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec - wire_ns;
+    return core::nanos{age > 0 ? age : 0};
 }
 
 core::result<ip_address> parse_ip(const std::string& s) {

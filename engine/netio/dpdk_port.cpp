@@ -220,7 +220,7 @@ private:
         if ((v6 ? f[14 + 6] : f[14 + 9]) != 17) return;
         if (f.size() < 14 + ihl + 8 || ((f[14 + ihl + 2] << 8) | f[14 + ihl + 3]) != 4791) return;
         ++stats_.frames_in;
-        if (cb_) cb_(f);
+        if (cb_) cb_(f, 0);  // no receive timestamp (a NIC's would need the device's clock mapped)
     }
 
     dpdk_options o_;

@@ -94,6 +94,7 @@ public:
         pcap_set_snaplen(p_, 65535);
         pcap_set_immediate_mode(p_, 1);
         pcap_set_buffer_size(p_, 16 << 20);
+        nano_ = pcap_set_tstamp_precision(p_, PCAP_TSTAMP_PRECISION_NANO) == 0;
         if (pcap_activate(p_) < 0) return core::error{"pcap on " + o_.iface + ": " + pcap_geterr(p_)};
         pcap_setdirection(p_, PCAP_D_IN);
         const std::string filter =
@@ -155,7 +156,9 @@ private:
                 if (rc != 1) break;
                 ++n;
                 ++stats_.frames_in;
-                if (cb_) cb_(core::bytes_view(d, h->caplen));
+                const std::int64_t wire_ns = static_cast<std::int64_t>(h->ts.tv_sec) * 1'000'000'000 +
+                                             static_cast<std::int64_t>(h->ts.tv_usec) * (nano_ ? 1 : 1000);
+                if (cb_) cb_(core::bytes_view(d, h->caplen), wire_ns);
             }
             arm();
         });
@@ -177,6 +180,7 @@ private:
     wire::mac_addr local_mac_{}, remote_mac_{};
     rx cb_;
     port_stats stats_;
+    bool nano_ = false;  // pcap's timestamps are in nanoseconds (else microseconds)
     core::byte_buffer out_;
 };
 

@@ -30,6 +30,7 @@
 
 #include "core/bytes.h"
 #include "core/result.h"
+#include "core/time.h"
 #include "wire/headers.h"
 
 namespace mrct::netio {
@@ -43,6 +44,9 @@ struct ip_address {
     bool unspecified() const { return version == 4 ? v4 == wire::ipv4_addr{} : v6 == wire::ipv6_addr{}; }
 };
 core::result<ip_address> parse_ip(const std::string& s);
+// How long ago a frame stamped `wire_ns` (port::rx) arrived; 0 for 0 (no
+// stamp) and for stamps in the future.
+core::nanos wire_age(std::int64_t wire_ns);
 std::string ip_text(const ip_address& a);
 
 struct port_stats {
@@ -53,7 +57,11 @@ struct port_stats {
 
 class port {
 public:
-    using rx = std::function<void(core::bytes_view frame)>;
+    // A received frame and when it reached this host: the kernel's receive
+    // timestamp in CLOCK_REALTIME nanoseconds (SO_TIMESTAMPNS, pcap's
+    // header), 0 when the port has none. A frame read in a batch, or after
+    // the reader was busy, keeps the time it arrived (wire_age()).
+    using rx = std::function<void(core::bytes_view frame, std::int64_t wire_ns)>;
     virtual ~port() = default;
     // Starts receiving; `cb` runs on the io_context's thread for each frame.
     virtual void start(rx cb) = 0;

@@ -40,6 +40,7 @@ public:
             ::setsockopt(rx_.native_handle(), IPPROTO_IP, IP_RECVTOS, &one, sizeof one);
             ::setsockopt(rx_.native_handle(), IPPROTO_IP, IP_RECVTTL, &one, sizeof one);
         }
+        ::setsockopt(rx_.native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);  // port::rx's wire_ns
         const int buf = 8 << 20;
         ::setsockopt(rx_.native_handle(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
         rx_.non_blocking(true, ec);
@@ -152,7 +153,13 @@ private:
             const auto got = ::recvmsg(rx_.native_handle(), &m, MSG_DONTWAIT);
             if (got < 0) return;  // EAGAIN: drained
             std::uint8_t tos = 0, ttl = 64;
+            std::int64_t wire_ns = 0;
             for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+                    timespec ts{};
+                    std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+                    wire_ns = static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+                }
                 if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
                     tos = *reinterpret_cast<const std::uint8_t*>(CMSG_DATA(c));
                 if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL)
@@ -181,7 +188,7 @@ private:
             ++stats_.frames_in;
             auto f = frame_from_datagram(src, sport, o_.local, o_.listen_port, tos, ttl,
                                          core::bytes_view(buf_, static_cast<std::size_t>(got)));
-            if (cb_) cb_(f);
+            if (cb_) cb_(f, wire_ns);
         }
     }
 

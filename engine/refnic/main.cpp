@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
         spdlog::trace("wire out: {} bytes", f.size());
         if (auto st = w.send(f); !st) spdlog::warn("wire: {}", st.err().message);
     });
-    w.start([&](core::bytes_view f) {
+    w.start([&](core::bytes_view f, std::int64_t) {
         spdlog::trace("wire in: {} bytes", f.size());
         drv.sync();
         svc.receive(f);

@@ -60,7 +60,10 @@ public:
 
 private:
     core::status setup();
-    void on_frame(trace::dir d, core::bytes_view fr, bool injected);
+    // Records a frame and passes it on. `age`: how long ago it reached the
+    // engine's host (real time: the kernel's stamp); it is recorded then, but
+    // never before the last recorded frame, so the trace stays in time order.
+    void on_frame(trace::dir d, core::bytes_view fr, bool injected, nanos age = nanos{0});
     fabric::fabric* fabric_to(const trace::record& r);
     void to_dut(core::bytes_view fr, fabric::fabric* via);
     void forward(fabric::direction d, const filter_set::fate& fate, const core::byte_buffer& bytes, fabric::fabric* fab);

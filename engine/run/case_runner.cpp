@@ -145,14 +145,14 @@ core::status case_exec::setup() {
                 return ok;
             });
     }
-    if (auto st = dut_->start(s_, dut_addr_, seed_ * 7919 + 11, [this](core::bytes_view fr) {
+    if (auto st = dut_->start(s_, dut_addr_, seed_ * 7919 + 11, [this](core::bytes_view fr, nanos age) {
             if (rt_) rt_->sync();
             if (tr_->frames.size() >= max_frames_) {
                 if (error_.empty())
                     error_ = "the DUT flooded the wire (more than " + std::to_string(max_frames_) + " frames recorded)";
                 return;
             }
-            on_frame(trace::dir::from_dut, fr, false);
+            on_frame(trace::dir::from_dut, fr, false, age);
         });
         !st)
         return core::error{"starting the DUT: " + st.err().message};

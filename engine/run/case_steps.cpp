@@ -9,8 +9,10 @@
 namespace mrct::run::detail {
 
 // Frames: recording, step filters, triggers.
-void case_exec::on_frame(trace::dir d, core::bytes_view fr, bool injected) {
-    auto& rec = tr_->add(s_.now(), d, fr);
+void case_exec::on_frame(trace::dir d, core::bytes_view fr, bool injected, nanos age) {
+    nanos t = s_.now();
+    if (age > nanos{0}) t = std::max(t - age, tr_->frames.empty() ? nanos{0} : tr_->frames.back().t);
+    auto& rec = tr_->add(t, d, fr);
     rec.injected = injected;
     if (d == trace::dir::from_dut) pin_dut_port(rec);
     check_triggers(rec);

@@ -2,6 +2,7 @@
 // checked against the codec (decode, ICRC).
 #include <catch2/catch.hpp>
 
+#include "frames.h"
 #include "netio/port.h"
 #include "wire/build.h"
 #include "wire/frame.h"
@@ -9,26 +10,7 @@
 
 using namespace mrct;
 
-namespace {
-
-wire::frame_spec write_spec() {
-    wire::frame_spec s;
-    s.ipv4.src = {10, 1, 0, 1};
-    s.ipv4.dst = {10, 1, 0, 2};
-    s.ipv4.df = true;
-    s.ipv4.ecn = 2;
-    s.udp.sport = 0xC123;
-    s.udp.dport = 4791;
-    s.bth.opcode = 0xC0;
-    s.bth.dest_qp = 77;
-    s.bth.psn = 1000;
-    s.mrh = wire::mrh{};
-    s.reth = wire::reth{0x1000, 5, 64};
-    s.payload.assign(64, 0x5A);
-    return s;
-}
-
-}  // namespace
+using test::write_spec;
 
 TEST_CASE("datagram_of: a conforming frame becomes its UDP datagram") {
     auto f = wire::build(write_spec());

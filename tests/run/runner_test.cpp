@@ -392,12 +392,12 @@ public:
     core::status start(sim::scheduler& s, endpoint::address self, std::uint64_t seed, frame_tx tx) override {
         s_ = &s;
         tx_ = tx;
-        return in_->start(s, self, seed, [this](core::bytes_view fr) {
+        return in_->start(s, self, seed, [this](core::bytes_view fr, core::nanos age) {
             if (first_.empty()) {
                 first_.assign(fr.begin(), fr.end());
                 flood();
             }
-            tx_(fr);
+            tx_(fr, age);
         });
     }
     void receive(core::bytes_view f) override { in_->receive(f); }
@@ -430,7 +430,7 @@ public:
 private:
     void flood() {
         s_->after(std::chrono::nanoseconds(100), [this] {
-            tx_(first_);
+            tx_(first_, core::nanos{0});
             flood();
         });
     }
