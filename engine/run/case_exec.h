@@ -63,6 +63,7 @@ private:
     // Records a frame and passes it on. `age`: how long ago it reached the
     // engine's host (real time: the kernel's stamp); it is recorded then, but
     // never before the last recorded frame, so the trace stays in time order.
+    bool needs_agent(const plan::action& a) const;
     void on_frame(trace::dir d, core::bytes_view fr, bool injected, nanos age = nanos{0});
     fabric::fabric* fabric_to(const trace::record& r);
     void to_dut(core::bytes_view fr, fabric::fabric* via);
@@ -111,6 +112,7 @@ private:
     endpoint::address dut_addr_, peer_addr_;
     std::size_t max_frames_ = k_max_frames;
     int rpc_depth_ = 0;         // > 0 while an agent call waits (real time)
+    bool in_setup_ = false;     // real time: the setup is being posted
     std::vector<int> deferred_;  // steps that became due meanwhile
     void run_deferred_steps();
     const plan::test_case& c_;

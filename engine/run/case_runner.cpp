@@ -253,13 +253,16 @@ core::status case_exec::execute() {
     trigger_count_.assign(c_.steps.size(), 0);
     armed_ = true;
     if (rt_) rt_->sync();  // local work (the peer's memory) took wall time too
+    in_setup_ = rt_ != nullptr;
     for (const auto& a : c_.setup)
         if (auto st = act(a, -1); !st) return core::error{a.at.str() + ": " + st.err().message};
+    in_setup_ = false;
     // Real time: posting through the agent took wall time; the case's clock
     // (timed steps, the duration limit) starts once the setup is posted.
     if (rt_) {
         rt_->sync();
         t0_ = s_.now();
+        run_deferred_steps();  // triggered by the setup's frames
     }
     nanos last_timed = t0_;
     for (std::size_t i = 0; i < c_.steps.size(); ++i) {

@@ -107,7 +107,15 @@ void case_exec::check_triggers(const trace::record& r) {
 
 // ------------------------------------------------------------ steps
 void case_exec::run_step(int i) {
-    if (rpc_depth_ > 0) {
+    // Real time. While the setup is being posted nothing runs: in the
+    // simulation the setup is posted at once, before any frame. Later, during
+    // an agent call, only steps that need the agent wait for it (and what
+    // comes after them, to keep the order): an injection, a filter or a
+    // peer-side post triggered by a frame of the DUT runs at once, as in the
+    // simulation.
+    const auto& actions = c_.steps[static_cast<std::size_t>(i)].actions;
+    const bool agent = std::any_of(actions.begin(), actions.end(), [this](const plan::action& a) { return needs_agent(a); });
+    if (in_setup_ || (rpc_depth_ > 0 && (agent || !deferred_.empty()))) {
         deferred_.push_back(i);
         rt_->stop();  // the running slice ends soon; execute() runs it
         return;
@@ -115,6 +123,15 @@ void case_exec::run_step(int i) {
     tr_->step_times[i] = s_.now();
     for (const auto& a : c_.steps[static_cast<std::size_t>(i)].actions)
         if (auto st = act(a, i); !st && error_.empty()) error_ = a.at.str() + ": " + st.err().message;
+}
+
+// An action that makes an agent call (the DUT's posts, closing its connection);
+// the rest act on the engine's side of the wire.
+bool case_exec::needs_agent(const plan::action& a) const {
+    if (a.name == "post_send" || a.name == "post_write") return dut_side(a, true);
+    if (a.name == "post_recv") return dut_side(a, false);
+    if (a.name == "close") return dut_side(a, true);
+    return false;
 }
 
 // Default side of a post: the data sender for Sends and Writes, the data
