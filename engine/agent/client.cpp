@@ -169,7 +169,7 @@ core::result<json> client::call(const std::string& op, json args, std::chrono::m
         // read owns its buffer: it may outlive a timed-out call.
         const std::size_t have = std::min(n, m_->inbuf.size());
         auto buf = std::make_shared<core::byte_buffer>(n);
-        std::memcpy(buf->data(), m_->inbuf.data(), have);
+        if (have) std::memcpy(buf->data(), m_->inbuf.data(), have);
         m_->inbuf.erase(0, have);
         if (have < n) {
             auto bs = std::make_shared<state>();

@@ -49,7 +49,7 @@ private:
         // What was read past the line, then the rest straight into place.
         const std::size_t have = std::min(want, in_.size());
         sess_.in_data.emplace(want);
-        std::memcpy(sess_.in_data->data(), in_.data(), have);
+        if (have) std::memcpy(sess_.in_data->data(), in_.data(), have);
         in_.erase(0, have);
         if (have == want) return on_attachment();
         asio::async_read(s_, asio::buffer(sess_.in_data->data() + have, want - have),
