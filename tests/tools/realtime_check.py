@@ -101,8 +101,11 @@ class Refnic:
 # agent+dpdk runs a smaller set: the cases where the peer opens the connection
 # and sends (a DUT-initiated CONNECT over net_af_packet sometimes goes
 # unanswered; see docs/adapters.md).
-DPDK_SET = ["HDR-01*", "HDR-02*", "CONN-003", "CONN-004", "CONN-005", "CONN-01*", "CONN-020", "CONN-021", "CONN-031",
-            "OOO-00*", "OOO-01*", "OOO-020", "OOO-021", "SACK-010*", "SACK-011", "RNR-010", "RNR-011", "STR-003"]
+# agent+dpdk: every area, leaving out the port-move, failover and RTO cases
+# whose verdicts count consecutive expiries at 1 ms timers (net_af_packet gives
+# no receive timestamps: frames are stamped when polled).
+DPDK_SET = ["HDR-*", "CONN-*", "PATH-001*", "PATH-006", "OOO-*", "SACK-*", "RTO-006", "RTO-007", "RNR-*", "CC-*",
+            "GR-*", "STR-*"]
 
 
 def dut_spec(wire, ns, token="s3cret", timeout="2s", v6=False):
@@ -252,7 +255,7 @@ def main():
             filters = [x for p in DPDK_SET for x in ("--filter", p)]
             rc, res = wire_run("dpdk-ref", dut_spec("dpdk", ns), sim[None], extra=filters)
             if res is not None:
-                check_reference("dpdk-ref", rc, *compare("dpdk-ref", res, sim[None])[:3], all_areas=False)
+                check_reference("dpdk-ref", rc, *compare("dpdk-ref", res, sim[None])[:3])
 
         # --- When things go wrong -------------------------------------------------
         few = ["--filter", "CONN-001", "--filter", "OOO-001", "--filter", "STR-003"]
