@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -129,7 +131,19 @@ int run_plan(const run_args& a) {
                     r.v == assertions::verdict::pass ? "" : "  -- ", r.v == assertions::verdict::pass ? "" : r.reason.c_str());
         std::fflush(stdout);
     };
-    auto results = run::run_suite(*s, *make, o);
+    // The DUT's identity for the reports, from the first DUT a case made (an
+    // agent is not contacted again at the end: it may be gone by then).
+    std::mutex info_m;
+    std::optional<dut::info> dut_info;
+    run::dut_factory remember = [&, inner = *make]() {
+        auto d = inner();
+        if (d) {
+            std::lock_guard<std::mutex> g(info_m);
+            if (!dut_info) dut_info = (*d)->hello();
+        }
+        return d;
+    };
+    auto results = run::run_suite(*s, remember, o);
     std::signal(SIGINT, SIG_DFL);
     std::map<assertions::verdict, int> n;
     for (const auto& r : results) n[r.v]++;
@@ -150,8 +164,7 @@ int run_plan(const run_args& a) {
             spdlog::error("cannot create {}: {}", a.out, ec.message());
             return k_exit_infra;
         }
-        auto info = (*make)();
-        reports::run_meta meta{a.dut, info ? (*info)->hello() : dut::info{}, a.seed, a.shard, g_stop.load()};
+        reports::run_meta meta{a.dut, dut_info.value_or(dut::info{}), a.seed, a.shard, g_stop.load()};
         if (auto st = reports::write_all(a.out, reports::results(*s, meta, std::move(entries), planned)); !st) {
             spdlog::error("{}", st.err().message);
             return k_exit_infra;
