@@ -170,7 +170,9 @@ outcome rnr_sent(const context& c) {
         if (r.d != trace::dir::from_dut || !r.is(opcode::rnr)) continue;
         const auto& h = r.f().rnrh;
         ++rnrs;
-        seen.insert({h.stream_id, h.stream_seq, h.attempt, h.rnr_seq});
+        // The same rejection sent again (the answer to an RNR_QUERY, §4) was
+        // acknowledged after its first copy; it needs no ACK of its own.
+        if (!seen.insert({h.stream_id, h.stream_seq, h.attempt, h.rnr_seq}).second) continue;
         // The rejected packet's PPSN must be acknowledged, with RnrCount >= RnrSeq.
         const std::uint32_t x = h.ppsn.ppsn();
         const trace::record* ack = nullptr;

@@ -106,6 +106,18 @@ TEST_CASE("rnr_sent: an RNR, and the rejected PPSN acknowledged with RnrCount co
     CHECK_THAT(low.check("rnr_sent").message, Catch::Contains("RnrCount 1 below"));
     trace_builder none;
     CHECK(none.check("rnr_sent").v == verdict::fail);  // at_least 1 by default
+    // The rejection sent again after an RNR_QUERY needs no ACK of its own...
+    trace_builder again;
+    again.data(0us, D::to_dut, {.ppsn = 100, .opcode = 0xC2, .tag = 3});
+    again.rnr(1us, D::from_dut, 3, 0, 0, 0, 14, 100, 1);
+    again.ack(1us, D::from_dut, 0, 101, {}, 100, false, 4000, 1);
+    again.rnr(5us, D::from_dut, 3, 0, 0, 0, 14, 100, 1);
+    CHECK(again.check("rnr_sent").v == verdict::pass);
+    // ...but a rejection never acknowledged fails, repeated or not.
+    trace_builder unacked;
+    unacked.rnr(1us, D::from_dut, 3, 0, 0, 0, 14, 100, 1);
+    unacked.rnr(5us, D::from_dut, 3, 0, 0, 0, 14, 100, 1);
+    CHECK_THAT(unacked.check("rnr_sent").message, Catch::Contains("never acknowledged"));
 }
 
 TEST_CASE("completion_after_placement") {
