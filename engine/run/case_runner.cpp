@@ -41,11 +41,6 @@ case_result case_exec::run() {
         return r;
     }
     auto wall0 = std::chrono::steady_clock::now();
-    if (auto st = setup(); !st) {
-        r.v = verdict::error;
-        r.reason = st.err().message;
-        return r;
-    }
     // What the case saw so far: an error keeps its frames (pcap, timeline)
     // as evidence of what the DUT did before it went wrong.
     auto observed = [&] {
@@ -56,6 +51,12 @@ case_result case_exec::run() {
         r.events = s_.events_run();
         r.tr = tr_;
     };
+    if (auto st = setup(); !st) {
+        r.v = verdict::error;
+        r.reason = st.err().message;
+        observed();
+        return r;
+    }
     if (auto st = execute(); !st) {
         r.v = verdict::error;
         r.reason = st.err().message;
