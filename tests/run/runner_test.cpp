@@ -384,23 +384,27 @@ TEST_CASE("agent DUT specs: options are checked") {
 namespace {
 
 // The reference DUT that, once it has sent its first frame, sends a copy of it
-// every 100 ns forever: a DUT flooding the wire.
+// every 100 ns forever: a DUT flooding the wire. Or (deaf) one that never
+// hears the wire.
 class flood_dut final : public dut::dut {
 public:
+    explicit flood_dut(bool deaf = false) : deaf_(deaf) {}
     mrct::dut::info hello() const override { return in_->hello(); }
     core::status configure(const std::map<std::string, std::string>& p) override { return in_->configure(p); }
     core::status start(sim::scheduler& s, endpoint::address self, std::uint64_t seed, frame_tx tx) override {
         s_ = &s;
         tx_ = tx;
         return in_->start(s, self, seed, [this](core::bytes_view fr, core::nanos age) {
-            if (first_.empty()) {
+            if (first_.empty() && !deaf_) {
                 first_.assign(fr.begin(), fr.end());
                 flood();
             }
             tx_(fr, age);
         });
     }
-    void receive(core::bytes_view f) override { in_->receive(f); }
+    void receive(core::bytes_view f) override {
+        if (!deaf_) in_->receive(f);
+    }
     void listen() override { in_->listen(); }
     std::uint32_t connect(endpoint::address p) override { return in_->connect(p); }
     bool established(std::uint32_t c) const override { return in_->established(c); }
@@ -438,6 +442,7 @@ private:
     sim::scheduler* s_ = nullptr;
     frame_tx tx_;
     core::byte_buffer first_;
+    bool deaf_ = false;
 };
 
 }  // namespace
@@ -482,4 +487,31 @@ cases:
     limits: {max_frames: lots}
 )");
     CHECK_THAT(run::validate(bad).err().message, Catch::Contains("limits.max_frames expects a positive integer"));
+}
+
+TEST_CASE("a case whose setup fails keeps the frames it saw (the connection attempts)") {
+    auto s = load("deaf.yaml", R"(suite: {name: T}
+cases:
+  - id: D-1
+    title: deaf
+    clauses: [MR-OOO-1]
+    role: sender
+    setup:
+      - post_write: {size: 4096}
+    expect:
+      - all_complete: {}
+)");
+    REQUIRE(run::validate(s).ok());
+    run::dut_factory make = []() -> core::result<std::unique_ptr<dut::dut>> {
+        return std::unique_ptr<dut::dut>(new flood_dut(/*deaf=*/true));
+    };
+    run::run_options o;
+    o.keep_traces = true;
+    auto r = run::run_suite(s, make, o);
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].v == run::verdict::error);
+    CHECK_THAT(r[0].reason, Catch::Contains("connected to the DUT within 20 ms"));
+    REQUIRE(r[0].tr);
+    REQUIRE(r[0].frames >= 2);  // the peer's CONNECT and its retries, unanswered
+    for (const auto& f : r[0].tr->frames) CHECK(f.d == trace::dir::to_dut);
 }
