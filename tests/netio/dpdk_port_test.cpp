@@ -1,0 +1,87 @@
+// The DPDK port over net_ring0, a DPDK ring PMD whose transmit ring is its own
+// receive ring: what the port sends comes back to it. Runs the EAL without
+// hugepages, PCI or shared config (needs root, as CI is).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstring>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "frames.h"
+#include "netio/port.h"
+
+using namespace mrct;
+
+namespace {
+
+// Puts a frame on the port's transmit ring behind the mrct port's back: on
+// net_ring it is received as if it came from the wire.
+void inject(std::uint16_t port, const core::byte_buffer& f) {
+    static rte_mempool* pool = rte_pktmbuf_pool_create("test_pool", 63, 0, 0, RTE_PKTMBUF_HEADROOM + 8192,
+                                                       static_cast<int>(rte_socket_id()));
+    REQUIRE(pool);
+    rte_mbuf* m = rte_pktmbuf_alloc(pool);
+    REQUIRE(m);
+    auto* p = rte_pktmbuf_append(m, static_cast<std::uint16_t>(f.size()));
+    REQUIRE(p);
+    std::memcpy(p, f.data(), f.size());
+    REQUIRE(rte_eth_tx_burst(port, 0, &m, 1) == 1);
+}
+
+}  // namespace
+
+TEST_CASE("dpdk port on net_ring0: sends, and passes on only the DUT's MetaRoCE frames to us") {
+    boost::asio::io_context io;
+    netio::dpdk_options o;
+    o.eal_args = "--no-huge --no-shconf --no-pci -l 0 -m 256 --log-level=4 --vdev=net_ring0";
+    o.local = *netio::parse_ip("127.0.0.3");  // loopback addresses the other tests do not bind
+    o.remote = *netio::parse_ip("127.0.0.4");
+    o.remote_mac = wire::mac_addr{0x02, 0, 0, 0, 0, 0x04};
+    auto p = netio::make_dpdk_port(io, o);
+    INFO((p.ok() ? std::string() : p.err().message));
+    REQUIRE(p.ok());
+    std::vector<core::byte_buffer> got;
+    std::vector<std::int64_t> stamps;
+    (*p)->start([&](core::bytes_view f, std::int64_t wire_ns) {
+        got.emplace_back(f.begin(), f.end());
+        stamps.push_back(wire_ns);
+    });
+    auto settle = [&] { io.run_for(std::chrono::milliseconds(20)); };
+
+    // Our own frame loops back: not from the DUT, dropped and counted.
+    const auto ours = wire::build(test::write_spec({127, 0, 0, 3}, {127, 0, 0, 4}));
+    REQUIRE((*p)->send(ours).ok());
+    settle();
+    CHECK(got.empty());
+    CHECK((*p)->stats().frames_out == 1);
+    CHECK((*p)->stats().foreign_in == 1);
+
+    // The port only sends from local to the DUT.
+    CHECK_FALSE((*p)->send(wire::build(test::write_spec({127, 0, 0, 9}, {127, 0, 0, 4}))).ok());
+
+    // A frame of the DUT to us arrives, byte for byte; no receive timestamp.
+    const auto theirs = wire::build(test::write_spec({127, 0, 0, 4}, {127, 0, 0, 3}));
+    inject(0, theirs);
+    settle();
+    REQUIRE(got.size() == 1);
+    CHECK(got[0] == theirs);
+    CHECK(stamps[0] == 0);
+    CHECK((*p)->stats().frames_in == 1);
+
+    // The DUT's UDP to another port is not MetaRoCE: ignored.
+    auto spec = test::write_spec({127, 0, 0, 4}, {127, 0, 0, 3});
+    spec.udp.dport = 53;
+    inject(0, wire::build(spec));
+    settle();
+    CHECK(got.size() == 1);
+    (*p)->stop();
+
+    // A second port on the same process must use the EAL's arguments.
+    auto other = o;
+    other.eal_args = "--no-huge";
+    auto q = netio::make_dpdk_port(io, other);
+    REQUIRE_FALSE(q.ok());
+    CHECK_THAT(q.err().message, Catch::Contains("already up with other arguments"));
+}
