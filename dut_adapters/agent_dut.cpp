@@ -181,20 +181,19 @@ public:
 
     core::result<core::byte_buffer> read_mem(std::uint32_t rkey, std::uint64_t off, std::size_t len) override {
         json a = {{"rkey", rkey}, {"offset", off}, {"length", len}};
-        if (binary_) {
+        core::byte_buffer b;
+        if (binary_) {  // 1.1: the bytes follow the response line
             a["binary"] = true;
-            core::byte_buffer b;
-            auto r = call("read_mem", std::move(a), std::nullopt, &b);
+            if (auto r = call("read_mem", std::move(a), std::nullopt, &b); !r) return r.err();
+        } else {
+            auto r = call("read_mem", std::move(a));
             if (!r) return r.err();
-            if (b.size() != len) return core::error{"agent read_mem: " + std::to_string(b.size()) + " bytes, asked " + std::to_string(len)};
-            return b;
+            if (!r->contains("data") || !(*r)["data"].is_string()) return core::error{"agent read_mem: no 'data'"};
+            auto d = agent::base64_decode((*r)["data"].get<std::string>());
+            if (!d) return core::error{"agent read_mem: " + d.err().message};
+            b = std::move(*d);
         }
-        auto r = call("read_mem", std::move(a));
-        if (!r) return r.err();
-        if (!r->contains("data") || !(*r)["data"].is_string()) return core::error{"agent read_mem: no 'data'"};
-        auto b = agent::base64_decode((*r)["data"].get<std::string>());
-        if (!b) return core::error{"agent read_mem: " + b.err().message};
-        if (b->size() != len) return core::error{"agent read_mem: " + std::to_string(b->size()) + " bytes, asked " + std::to_string(len)};
+        if (b.size() != len) return core::error{"agent read_mem: " + std::to_string(b.size()) + " bytes, asked " + std::to_string(len)};
         return b;
     }
 

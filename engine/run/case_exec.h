@@ -63,7 +63,6 @@ private:
     // Records a frame and passes it on. `age`: how long ago it reached the
     // engine's host (real time: the kernel's stamp); it is recorded then, but
     // never before the last recorded frame, so the trace stays in time order.
-    bool needs_agent(const plan::action& a) const;
     void on_frame(trace::dir d, core::bytes_view fr, bool injected, nanos age = nanos{0});
     fabric::fabric* fabric_to(const trace::record& r);
     void to_dut(core::bytes_view fr, fabric::fabric* via);
@@ -71,6 +70,8 @@ private:
     void pin_dut_port(const trace::record& r);
     void check_triggers(const trace::record& r);
     void run_step(int i);
+    // An action that makes an agent call (a DUT post, closing the DUT's connection).
+    bool needs_agent(const plan::action& a) const;
     bool dut_side(const plan::action& a, bool sender_default) const;
     core::status post(const plan::action& a);
     core::status act(const plan::action& a, int step);

@@ -114,8 +114,8 @@ void case_exec::run_step(int i) {
     // peer-side post triggered by a frame of the DUT runs at once, as in the
     // simulation.
     const auto& actions = c_.steps[static_cast<std::size_t>(i)].actions;
-    const bool agent = std::any_of(actions.begin(), actions.end(), [this](const plan::action& a) { return needs_agent(a); });
-    if (in_setup_ || (rpc_depth_ > 0 && (agent || !deferred_.empty()))) {
+    auto agent = [&] { return std::any_of(actions.begin(), actions.end(), [this](const plan::action& a) { return needs_agent(a); }); };
+    if (in_setup_ || (rpc_depth_ > 0 && (!deferred_.empty() || agent()))) {
         deferred_.push_back(i);
         rt_->stop();  // the running slice ends soon; execute() runs it
         return;
@@ -126,11 +126,10 @@ void case_exec::run_step(int i) {
 }
 
 // An action that makes an agent call (the DUT's posts, closing its connection);
-// the rest act on the engine's side of the wire.
+// the rest act on the engine's side of the wire. Sides as post() and act() take them.
 bool case_exec::needs_agent(const plan::action& a) const {
-    if (a.name == "post_send" || a.name == "post_write") return dut_side(a, true);
-    if (a.name == "post_recv") return dut_side(a, false);
-    if (a.name == "close") return dut_side(a, true);
+    const bool recv = a.name == "post_recv";
+    if (recv || a.name == "post_send" || a.name == "post_write" || a.name == "close") return dut_side(a, !recv);
     return false;
 }
 
