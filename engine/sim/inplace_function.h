@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -20,6 +21,7 @@ public:
         static_assert(alignof(T) <= alignof(std::max_align_t));
         new (buf_) T(std::forward<F>(f));
         ops_ = &ops_for<T>;
+        trivial_ = std::is_trivially_copyable_v<T>;
     }
     inplace_callback(inplace_callback&& o) noexcept { take(o); }
     inplace_callback& operator=(inplace_callback&& o) noexcept {
@@ -36,7 +38,7 @@ public:
     explicit operator bool() const { return ops_ != nullptr; }
     void operator()() { ops_->call(buf_); }
     void reset() {
-        if (ops_) ops_->destroy(buf_);
+        if (ops_ && !trivial_) ops_->destroy(buf_);
         ops_ = nullptr;
     }
 
@@ -55,15 +57,19 @@ private:
         },
         [](void* p) { static_cast<T*>(p)->~T(); },
     };
+    // Most events capture a few pointers and integers: those move as bytes,
+    // without an indirect call, and need no destructor.
     void take(inplace_callback& o) {
-        if (o.ops_) {
-            o.ops_->move(buf_, o.buf_);
-            ops_ = o.ops_;
-            o.ops_ = nullptr;
-        }
+        if (!o.ops_) return;
+        if (o.trivial_) std::memcpy(buf_, o.buf_, Capacity);
+        else o.ops_->move(buf_, o.buf_);
+        ops_ = o.ops_;
+        trivial_ = o.trivial_;
+        o.ops_ = nullptr;
     }
     alignas(std::max_align_t) unsigned char buf_[Capacity];
     const ops* ops_ = nullptr;
+    bool trivial_ = false;
 };
 
 }  // namespace mrct::sim

@@ -4,6 +4,13 @@
 // the order they were scheduled, so a run replays exactly. The scheduler does
 // not read any clock: a driver moves its time forward (virtual_driver jumps to
 // the next event; realtime_driver waits for the wall clock to reach it).
+//
+// Re-arming is lazy. Transport timers (RTO, ACK delay) are pushed back on
+// almost every packet; moving a pending event later only records its new key
+// (time, and a sequence number taken exactly as a new event would take it),
+// and the queue entry is re-filed when it surfaces. The order in which events
+// run is therefore identical to cancelling and scheduling again, and a re-file
+// is not an event: it runs nothing and is not counted in events_run().
 #pragma once
 
 #include <cstdint>
@@ -31,6 +38,10 @@ public:
 
     event_id at(nanos t, callback cb);  // t < now() runs at now() (never in the past)
     event_id after(nanos d, callback cb) { return at(now_ + d, std::move(cb)); }
+    // Moves a pending event to time t with a new callback, ordered as if it
+    // had been cancelled and scheduled again now. Returns a new id (the old
+    // one may or may not stay valid); a stale `id` schedules a new event.
+    event_id reschedule(event_id id, nanos t, callback cb);
     bool cancel(event_id id);            // true if it was pending
     bool pending(event_id id) const;
 
@@ -53,13 +64,20 @@ private:
     };
     struct slot_data {
         callback cb;
+        nanos queued_time{0};     // key of this slot's entry in the queue
+        nanos want_time{0};       // key it should run at (>= queued)
+        std::uint64_t queued_seq = 0, want_seq = 0;
         std::uint32_t generation = 0;
         bool live = false;
     };
-    static bool later(const entry& a, const entry& b) {
-        return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+    static bool before(const entry& a, const entry& b) {
+        return a.time != b.time ? a.time < b.time : a.seq < b.seq;
     }
-    void drop_dead_top();
+    // A 4-ary min-heap: shallower than a binary one, and its four children
+    // share a cache line or two.
+    void heap_push(const entry& e);
+    void heap_pop();
+    void settle_top();  // drops dead entries and re-files moved ones until the top is due as keyed
 
     nanos now_{0};
     std::uint64_t seq_ = 0;
@@ -79,9 +97,8 @@ public:
     timer& operator=(const timer&) = delete;
 
     void arm_at(nanos t, callback cb) {
-        cancel();
         deadline_ = t;
-        id_ = s_->at(t, std::move(cb));
+        id_ = s_->reschedule(id_, t, std::move(cb));
     }
     void arm_in(nanos d, callback cb) { arm_at(s_->now() + d, std::move(cb)); }
     void cancel() {

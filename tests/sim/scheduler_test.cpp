@@ -128,3 +128,76 @@ TEST_CASE("realtime driver waits for the wall clock and runs posted work on its 
     CHECK((log == std::vector<int>{0, 1} || log == std::vector<int>{1, 0}));
     CHECK(s.size() == 1);
 }
+
+TEST_CASE("re-arming later keeps the order of cancel-and-schedule; moving is not an event") {
+    scheduler s;
+    virtual_driver d(s);
+    timer t(s);
+    std::vector<std::string> order;
+    t.arm_at(100us, [&] { order.push_back("t@100"); });
+    s.at(150us, [&] { order.push_back("x@150"); });
+    t.arm_at(150us, [&] { order.push_back("t@150"); });  // re-armed after x was scheduled: runs after x
+    s.at(150us, [&] { order.push_back("y@150"); });       // scheduled after the re-arm: runs after t
+    d.run();
+    CHECK(order == std::vector<std::string>{"x@150", "t@150", "y@150"});
+    CHECK(s.events_run() == 3);  // the entry at 100 us was re-filed, not run
+    CHECK(s.now() == 150us);
+
+    // Moving earlier than the queued entry works too.
+    order.clear();
+    t.arm_at(s.now() + 50us, [&] { order.push_back("late"); });
+    t.arm_at(s.now() + 10us, [&] { order.push_back("early"); });
+    d.run();
+    CHECK(order == std::vector<std::string>{"early"});
+    CHECK(s.now() == 160us);
+}
+
+// Lazy re-arming must be indistinguishable from cancelling and scheduling
+// again: the same random workload runs on timers and on explicit
+// cancel()+at(), and both must run the same events at the same times.
+TEST_CASE("timers re-armed at random give the same run as cancel and schedule") {
+    auto run = [](bool use_timers) {
+        scheduler s;
+        virtual_driver d(s);
+        std::uint64_t x = 88172645463325252ull;
+        auto rnd = [&x](std::uint64_t n) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            return x % n;
+        };
+        constexpr int k_timers = 16;
+        std::vector<std::unique_ptr<timer>> timers;
+        std::vector<event_id> ids(k_timers);
+        for (int i = 0; i < k_timers; ++i) timers.push_back(std::make_unique<timer>(s));
+        std::vector<std::pair<long, int>> trace;
+        int budget = 20000;
+        std::function<void(int)> fire = [&](int who) {
+            trace.emplace_back(s.now().count(), who);
+            if (--budget <= 0) return;
+            for (int k = 0; k < 3; ++k) {  // each firing re-arms, cancels or schedules a few others
+                const int i = static_cast<int>(rnd(k_timers));
+                const auto delay = std::chrono::nanoseconds(rnd(4) == 0 ? 0 : rnd(2000));
+                const auto op = rnd(8);
+                if (op == 0) {
+                    if (use_timers) timers[i]->cancel();
+                    else s.cancel(ids[i]);
+                } else if (op == 1) {
+                    s.after(delay, [&fire, i] { fire(100 + i); });
+                } else if (use_timers) {
+                    timers[i]->arm_in(delay, [&fire, i] { fire(i); });
+                } else {
+                    s.cancel(ids[i]);
+                    ids[i] = s.after(delay, [&fire, i] { fire(i); });
+                }
+            }
+        };
+        s.at(0ns, [&] { fire(-1); });
+        d.run();
+        return std::make_pair(trace, s.events_run());
+    };
+    const auto lazy = run(true), eager = run(false);
+    CHECK(lazy.first.size() > 10000);
+    CHECK(lazy.second == eager.second);
+    CHECK(lazy.first == eager.first);
+}
