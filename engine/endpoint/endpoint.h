@@ -116,6 +116,11 @@ struct connection;  // internal, connection.h
 class endpoint {
 public:
     using frame_tx = std::function<void(core::bytes_view frame)>;
+    // A sink that may take the frame's buffer instead of copying the bytes
+    // (a fabric's packet pool does): it leaves `frame` empty or unchanged.
+    using frame_tx_owned = std::function<void(core::byte_buffer& frame)>;
+    // Replaces the constructor's sink: frames go to `tx` from now on.
+    void set_tx(frame_tx_owned tx) { tx_owned_ = std::move(tx); }
 
     endpoint(sim::scheduler& s, const config& cfg, address self, std::uint64_t seed, frame_tx tx);
     ~endpoint();
@@ -173,7 +178,16 @@ public:
     // Internal plumbing shared by endpoint.cpp, sender.cpp and receiver.cpp.
     struct impl;
     counters& stats_mut() { return c_; }
-    std::size_t last_frame_size() const { return scratch_.size(); }
+    // MR-GR-3's count of active senders, kept so an ACK does not walk every
+    // connection. Exact while now <= valid_until (no counted connection can
+    // have gone idle before then); recounted after.
+    struct active_count {
+        unsigned n = 0;
+        nanos valid_until{-1};
+        nanos idle{0};  // the grant_idle it was counted with
+    };
+    active_count& active_mut() { return active_; }
+    std::size_t last_frame_size() const { return last_frame_size_; }
 
 private:
     friend struct impl;
@@ -182,6 +196,7 @@ private:
     address self_;
     core::rng rng_;
     frame_tx tx_;
+    frame_tx_owned tx_owned_;
     bool listening_ = false;
     std::map<std::uint32_t, std::unique_ptr<connection>> conns_;
     std::vector<std::uint32_t> accepted_;
@@ -195,6 +210,8 @@ private:
     std::vector<completion> cq_;
     counters c_;
     core::byte_buffer scratch_;
+    std::size_t last_frame_size_ = 0;
+    active_count active_;
 };
 
 }  // namespace mrct::endpoint

@@ -19,15 +19,36 @@ namespace {
 
 bool has(const config& cfg, bug b) { return cfg.bug_profile == b; }
 
-std::uint16_t grant_for(endpoint& e, const std::map<std::uint32_t, std::unique_ptr<connection>>& conns) {
+std::uint16_t grant_for(endpoint& e, const std::map<std::uint32_t, std::unique_ptr<connection>>& conns,
+                        endpoint::active_count& a) {
     // MR-GR-3: the inbound rate shared by the connections that delivered data
     // within the grant idle time, in units of 100 Mb/s.
     const nanos now = e.sched().now();
-    unsigned active = 0;
-    for (const auto& [id, c] : conns) active += now - c->last_data <= e.cfg().grant_idle;
-    active = std::max(active, 1u);
+    const nanos idle = e.cfg().grant_idle;
+    if (now > a.valid_until || a.idle != idle) {
+        a = {0, core::k_never, idle};
+        for (const auto& [id, c] : conns)
+            if (now - c->last_data <= idle) {
+                ++a.n;
+                a.valid_until = std::min(a.valid_until, c->last_data + idle);
+            }
+    }
+    const unsigned active = std::max(a.n, 1u);
     const double units = e.cfg().inbound_rate_bps / active / static_cast<double>(k_grant_unit_bps);
     return static_cast<std::uint16_t>(std::clamp(units, 1.0, 65534.0));
+}
+
+// Data arrived on `c` now: it is active until now + grant_idle.
+void note_data(endpoint& e, connection& c, endpoint::active_count& a) {
+    const nanos now = e.sched().now();
+    const bool was_active = now - c.last_data <= e.cfg().grant_idle;
+    c.last_data = now;
+    if (now > a.valid_until || a.idle != e.cfg().grant_idle) return;  // recounted at the next ACK
+    if (!was_active) {
+        ++a.n;
+        a.valid_until = std::min(a.valid_until, now + a.idle);
+    }
+    // An active connection's expiry only moved later: valid_until stays a safe bound.
 }
 
 // Adds [off, off+len) to the placed intervals (kept disjoint and merged);
@@ -76,7 +97,7 @@ void send_ack(endpoint& e, connection& c, unsigned p, std::uint32_t trig, bool e
     a.trig_ppsn = ppsn32::of(trig);
     a.sack = r.got;  // bit 0 is CumAck itself: never set
     a.ce_count = r.ce_count;
-    a.grant_rate = has(e.cfg(), bug::grant_unlimited) ? k_grant_unlimited : grant_for(e, conns);
+    a.grant_rate = has(e.cfg(), bug::grant_unlimited) ? k_grant_unlimited : grant_for(e, conns, e.active_mut());
     a.rnr_count = c.rnr_count;
     s.ackh = a;
     impl::send(e, s);
@@ -206,7 +227,7 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
         return ack_policy(false);
     }
     ++k.data_received;
-    c.last_data = e.sched().now();
+    note_data(e, c, e.active_mut());
 
     const std::uint8_t op = f.bth.opcode;
     const auto key = std::make_pair(m.stream_id, m.stream_seq);

@@ -292,6 +292,38 @@ TEST_CASE("grants share the inbound rate among active senders (MR-GR-3)") {
     CHECK(r.take(opcode::ack)[0].ackh.grant_rate == 4000);
 }
 
+TEST_CASE("grants: each sender stops counting exactly grant_idle after its last data (MR-GR-3)") {
+    ep::config cfg;  // grant_idle 1 ms
+    raw_rig r(cfg);
+    auto c2 = r.connect_frame();
+    c2.ipv4.src = {10, 0, 0, 9};
+    c2.tlvs[2] = tlv::src_conn_id(0x00C0C0);
+    r.inject(c2);
+    const auto conn2 = *read_ctrl_tlvs(r.take(opcode::ctrl)[0].tlvs).src_conn_id;
+    // Each write is received at exactly the time set (no run after it); its ACK leaves at once.
+    auto grant_at = [&](core::nanos t, bool second, std::uint32_t ppsn) {
+        r.d.run_until(t);
+        REQUIRE(r.s.now() == t);
+        auto w = r.write(0, ppsn);
+        if (second) {
+            w.ipv4.src = {10, 0, 0, 9};
+            w.bth.dest_qp = conn2;
+        }
+        w.bth.ack_req = true;
+        r.b->receive(build(w));
+        return r.take(opcode::ack).at(0).ackh.grant_rate;
+    };
+    const auto t0 = r.s.now() + 1us;
+    CHECK(grant_at(t0, true, 1000) == 4000);           // conn 2 alone
+    CHECK(grant_at(t0 + 600us, false, 1000) == 2000);  // both
+    CHECK(grant_at(t0 + 1ms, false, 1001) == 2000);    // conn 2's data is exactly grant_idle old: still active
+    CHECK(grant_at(t0 + 1ms + 1ns, false, 1002) == 4000);  // now it is not
+    CHECK(grant_at(t0 + 1ms + 2ns, true, 1001) == 2000);   // back, counted at once
+    CHECK(grant_at(t0 + 1500us, true, 1002) == 2000);
+    CHECK(grant_at(t0 + 2ms + 1ns, true, 1003) == 2000);  // conn 1's last data was at 1 ms + 1 ns
+    CHECK(grant_at(t0 + 2ms + 2ns, true, 1004) == 4000);
+}
+
 TEST_CASE("CLOSE is answered with CLOSE_ACK; data after close gets NAK 0x10 (MR-CONN-3)") {
     raw_rig r;
     auto cl = r.base(opcode::ctrl);
