@@ -53,7 +53,9 @@ frame_spec endpoint::impl::base(endpoint& e, const connection& c, opcode op, std
 void endpoint::impl::send(endpoint& e, const frame_spec& s) {
     build_into(s, e.scratch_);
     ++e.c_.frames_out;
-    e.tx_(e.scratch_);
+    e.last_frame_size_ = e.scratch_.size();
+    if (e.tx_owned_) e.tx_owned_(e.scratch_);
+    else e.tx_(e.scratch_);
 }
 
 std::uint16_t endpoint::impl::new_port(endpoint& e, const connection& c, std::uint16_t avoid) {
@@ -195,6 +197,8 @@ core::status endpoint::post_recv(std::uint32_t conn, std::uint16_t tag, std::uin
 }
 
 namespace {
+std::uint32_t packets_for(std::uint32_t length, std::uint32_t mtu) { return std::max<std::uint32_t>(1, (length + mtu - 1) / mtu); }
+
 core::status post_message(endpoint& e, std::map<std::uint32_t, std::unique_ptr<connection>>& conns,
                           std::uint32_t conn, out_message m) {
     auto it = conns.find(conn);
@@ -204,7 +208,7 @@ core::status post_message(endpoint& e, std::map<std::uint32_t, std::unique_ptr<c
         return core::error{"connection not usable (error, closing or closed)"};
     m.stream_seq = c.next_stream_seq[m.stream]++;
     m.length = static_cast<std::uint32_t>(m.data->size());
-    m.npkts = std::max<std::uint32_t>(1, static_cast<std::uint32_t>((m.length + c.mtu - 1) / c.mtu));
+    m.npkts = packets_for(m.length, c.mtu);
     m.pkt_acked.assign(m.npkts, false);
     const auto idx = static_cast<std::uint32_t>(c.msgs.size());
     for (std::uint32_t i = 0; i < m.npkts; ++i) c.fresh.push_back({idx, i, 0});

@@ -1,5 +1,7 @@
 #include "fabric/fabric.h"
 
+#include <algorithm>
+
 #include "fabric/frame_offsets.h"
 
 #include "wire/protocol.h"
@@ -96,9 +98,19 @@ core::result<std::unique_ptr<fabric>> fabric::create(sim::scheduler& s, const fa
     return f;
 }
 
+fabric::fabric(sim::scheduler& s, const fabric_config& cfg)
+    : s_(s), cfg_(cfg), ecmp_seed_(core::rng::fnv1a("ecmp") ^ cfg.seed) {}
+
+void fabric::pin(std::uint16_t sport, unsigned path_index) {
+    auto it = std::lower_bound(pins_.begin(), pins_.end(), sport, [](const auto& e, std::uint16_t v) { return e.first < v; });
+    if (it != pins_.end() && it->first == sport) it->second = path_index;
+    else pins_.insert(it, {sport, path_index});
+}
+
 unsigned fabric::path_of(std::uint16_t sport) const {
-    if (auto it = pins_.find(sport); it != pins_.end()) return it->second % cfg_.paths;
-    std::uint64_t h = core::rng::fnv1a("ecmp") ^ cfg_.seed;
+    auto it = std::lower_bound(pins_.begin(), pins_.end(), sport, [](const auto& e, std::uint16_t v) { return e.first < v; });
+    if (it != pins_.end() && it->first == sport) return it->second % cfg_.paths;
+    std::uint64_t h = ecmp_seed_;
     h = (h ^ sport) * 0x100000001b3ull;
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ull;
@@ -106,10 +118,15 @@ unsigned fabric::path_of(std::uint16_t sport) const {
     return static_cast<unsigned>(h % cfg_.paths);
 }
 
-void fabric::send(direction d, core::bytes_view frame) {
+void fabric::send(direction d, core::bytes_view frame) { inject(d, frame_sport(frame), pool_.alloc(frame)); }
+
+void fabric::send(direction d, core::byte_buffer& frame) {
     const std::uint16_t sport = frame_sport(frame);
+    inject(d, sport, pool_.adopt(frame));
+}
+
+void fabric::inject(direction d, std::uint16_t sport, handle h) {
     const unsigned p = path_of(sport);
-    handle h = pool_.alloc(frame);
     auto& m = pool_.meta(h);
     m.path = static_cast<std::uint16_t>(p);
     m.direction = static_cast<std::uint8_t>(d);

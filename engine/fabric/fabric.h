@@ -10,7 +10,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/result.h"
@@ -71,7 +70,10 @@ public:
     void set_receiver(direction d, receiver r) { receivers_[static_cast<int>(d)] = std::move(r); }
     // Injects a frame now; it travels the path its UDP source port maps to.
     void send(direction d, core::bytes_view frame);
-    void pin(std::uint16_t sport, unsigned path_index) { pins_[sport] = path_index; }
+    // The same, taking the frame's bytes without a copy (packet_pool::adopt);
+    // `frame` comes back empty, its capacity ready for the next frame.
+    void send(direction d, core::byte_buffer& frame);
+    void pin(std::uint16_t sport, unsigned path_index);
     unsigned path_of(std::uint16_t sport) const;
     path& at(direction d, unsigned index) { return *paths_[static_cast<int>(d)][index]; }
     unsigned size() const { return cfg_.paths; }
@@ -79,13 +81,16 @@ public:
     std::uint64_t sent() const { return sent_; }
 
 private:
-    fabric(sim::scheduler& s, const fabric_config& cfg) : s_(s), cfg_(cfg) {}
+    fabric(sim::scheduler& s, const fabric_config& cfg);
+    void inject(direction d, std::uint16_t sport, handle h);
     sim::scheduler& s_;
     fabric_config cfg_;
     packet_pool pool_;
     std::array<std::vector<std::unique_ptr<path>>, 2> paths_;
     std::array<receiver, 2> receivers_;
-    std::unordered_map<std::uint16_t, unsigned> pins_;
+    // A few ports per endpoint and path, sorted: cheaper to search than a hash.
+    std::vector<std::pair<std::uint16_t, unsigned>> pins_;
+    std::uint64_t ecmp_seed_;
     std::uint64_t sent_ = 0;
 };
 

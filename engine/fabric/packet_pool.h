@@ -1,4 +1,4 @@
-// Packet storage for the fabric: fixed-size buffers addressed by handles.
+// Packet storage for the fabric: buffers addressed by handles.
 //
 // Stages and delay lines hold handles, never copies of the payload; the pool
 // grows in blocks, so steady-state forwarding allocates nothing per packet
@@ -8,7 +8,6 @@
 #include <cassert>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <span>
 #include <vector>
 
@@ -37,19 +36,31 @@ public:
         handle h = free_.back();
         free_.pop_back();
         meta_[h] = {};
+        bufs_[h].clear();
         ++in_use_;
         return h;
     }
     handle alloc(core::bytes_view frame) {
         assert(frame.size() <= k_capacity);
         handle h = alloc();
-        std::memcpy(buf(h), frame.data(), frame.size());
+        bufs_[h].assign(frame.begin(), frame.end());  // one copy, no zero fill
         meta_[h].len = static_cast<std::uint32_t>(frame.size());
+        return h;
+    }
+    // Takes a frame built by its sender without copying it: the sender's
+    // buffer and the packet's swap, and the sender gets back an empty buffer
+    // whose capacity it reuses for its next frame.
+    handle adopt(core::byte_buffer& frame) {
+        assert(frame.size() <= k_capacity);
+        handle h = alloc();
+        bufs_[h].swap(frame);
+        frame.clear();
+        meta_[h].len = static_cast<std::uint32_t>(bufs_[h].size());
         return h;
     }
     handle clone(handle h) {
         handle c = alloc();
-        std::memcpy(buf(c), buf(h), meta_[h].len);
+        bufs_[c].assign(bufs_[h].begin(), bufs_[h].begin() + meta_[h].len);
         meta_[c] = meta_[h];
         return c;
     }
@@ -57,7 +68,7 @@ public:
         free_.push_back(h);
         --in_use_;
     }
-    std::uint8_t* buf(handle h) { return blocks_[h / k_block].get() + std::size_t(h % k_block) * k_capacity; }
+    std::uint8_t* buf(handle h) { return bufs_[h].data(); }
     std::span<std::uint8_t> data(handle h) { return {buf(h), meta_[h].len}; }
     core::bytes_view view(handle h) { return {buf(h), meta_[h].len}; }
     packet_meta& meta(handle h) { return meta_[h]; }
@@ -65,13 +76,15 @@ public:
 
 private:
     static constexpr std::size_t k_block = 256;
+    // Buffers keep their capacity across uses, so steady-state forwarding
+    // allocates nothing; a buffer only ever holds one frame (<= k_capacity).
     void grow() {
-        const auto base = static_cast<handle>(blocks_.size() * k_block);
-        blocks_.push_back(std::make_unique_for_overwrite<std::uint8_t[]>(k_block * k_capacity));  // no zero fill
+        const auto base = static_cast<handle>(bufs_.size());
+        bufs_.resize(bufs_.size() + k_block);
         meta_.resize(meta_.size() + k_block);
         for (std::size_t i = k_block; i-- > 0;) free_.push_back(base + static_cast<handle>(i));
     }
-    std::vector<std::unique_ptr<std::uint8_t[]>> blocks_;
+    std::vector<core::byte_buffer> bufs_;
     std::vector<packet_meta> meta_;
     std::vector<handle> free_;
     std::size_t in_use_ = 0;

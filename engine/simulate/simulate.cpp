@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <unordered_map>
 
 #include <yaml-cpp/yaml.h>
 
@@ -102,11 +103,12 @@ core::result<result> run(const options& o) {
     std::vector<std::unique_ptr<endpoint::endpoint>> senders;
     endpoint::address raddr{{2, 0, 0, 0, 0, 0xFE}, {10, 0, 255, 254}};
     // The receiver sends each frame into the fabric of the sender it is for.
-    std::map<std::uint32_t, fabric::fabric*> by_ip;
+    std::unordered_map<std::uint32_t, fabric::fabric*> by_ip;
     auto ip_key = [](const std::uint8_t* ip) {
         return (std::uint32_t{ip[0]} << 24) | (std::uint32_t{ip[1]} << 16) | (std::uint32_t{ip[2]} << 8) | ip[3];
     };
-    endpoint::endpoint receiver(s, rc, raddr, o.seed * 7919 + 1, [&](core::bytes_view f) {
+    endpoint::endpoint receiver(s, rc, raddr, o.seed * 7919 + 1, nullptr);
+    receiver.set_tx([&](core::byte_buffer& f) {  // built once, adopted by the fabric's pool
         if (f.size() < 34) return;
         auto it = by_ip.find(ip_key(f.data() + 30));  // IPv4 destination
         if (it != by_ip.end()) it->second->send(fabric::direction::b_to_a, f);
@@ -164,9 +166,9 @@ core::result<result> run(const options& o) {
         endpoint::address a{{2, 0, 0, 0, static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i)},
                             {10, 0, static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i + 1)}};
         by_ip[ip_key(a.ip.data())] = fp;
-        senders.push_back(std::make_unique<endpoint::endpoint>(
-            s, sc, a, o.seed * 1000003 + i, [fp](core::bytes_view fr) { fp->send(fabric::direction::a_to_b, fr); }));
+        senders.push_back(std::make_unique<endpoint::endpoint>(s, sc, a, o.seed * 1000003 + i, nullptr));
         auto* sender = senders.back().get();
+        sender->set_tx([fp](core::byte_buffer& fr) { fp->send(fabric::direction::a_to_b, fr); });
         fp->set_receiver(fabric::direction::a_to_b, [&to_receiver](core::bytes_view fr, const fabric::packet_meta&) { to_receiver(fr); });
         fp->set_receiver(fabric::direction::b_to_a, [sender](core::bytes_view fr, const fabric::packet_meta&) { sender->receive(fr); });
     }
