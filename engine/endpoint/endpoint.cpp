@@ -511,7 +511,18 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
         }
         c.remote_id = *fields.src_conn_id;
         c.num_paths = *fields.num_paths;
-        if (fields.mtu && e.cfg_.bug_profile != bug::ignore_mtu) c.mtu = std::min<std::uint32_t>(c.mtu, *fields.mtu);
+        if (fields.mtu && e.cfg_.bug_profile != bug::ignore_mtu && *fields.mtu < c.mtu) {
+            c.mtu = *fields.mtu;
+            // Messages posted before ACCEPT were cut with our own MTU. None of
+            // their packets has left yet, so they are cut again with the agreed one.
+            c.fresh.clear();
+            for (std::uint32_t idx = 0; idx < c.msgs.size(); ++idx) {
+                auto& m = c.msgs[idx];
+                m.npkts = packets_for(m.length, c.mtu);
+                m.pkt_acked.assign(m.npkts, false);
+                for (std::uint32_t i = 0; i < m.npkts; ++i) c.fresh.push_back({idx, i, 0});
+            }
+        }
         c.tx.resize(c.num_paths);  // the first NUM_PATHS entries of our own list
         c.my_initial_ppsn.resize(c.num_paths);
         c.peer_initial_ppsn.assign(fields.initial_ppsn->begin(), fields.initial_ppsn->begin() + c.num_paths);
@@ -519,8 +530,6 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
         c.state = conn_state::established;
         c.ctrl_timer->cancel();
         c.ctrl_tries = 0;  // the counter is reused for CLOSE
-        // Messages posted before ACCEPT were cut with our MTU; re-cut is not needed
-        // when the agreed MTU is ours, which is the common case.
         pump(e, c);
         return;
     case ctrl_type::reject:

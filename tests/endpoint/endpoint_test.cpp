@@ -38,6 +38,28 @@ TEST_CASE("CONNECT/ACCEPT negotiate paths and MTU, random initial PPSNs (MR-CONN
     CHECK(r.frames(direction::a_to_b, k_write).size() == 3);
 }
 
+TEST_CASE("messages posted before ACCEPT are cut again with the smaller agreed MTU (MR-CONN-1)") {
+    ep::config ca, cb;
+    cb.mtu = 1024;  // A proposes 4096; the agreed MTU is 1024
+    pair_rig r({}, ca, cb, 1, false, /*connect_now=*/false);
+    auto rk = r.b->register_mr(16384);
+    r.conn_a = r.a->connect(r.addr_b);
+    const auto data = pattern(10000);
+    REQUIRE(r.a->post_write(r.conn_a, 0, data, r.b->mr_va(rk), rk, 7).ok());  // before ACCEPT: cut with 4096
+    r.connect();
+    REQUIRE(r.a->established(r.conn_a));
+    r.run_for(2ms);
+    auto wc = r.a->poll();
+    REQUIRE(wc.size() == 1);
+    CHECK(wc[0].status == ep::wc_status::success);
+    const auto writes = r.frames(direction::a_to_b, k_write);
+    CHECK(writes.size() == 10);  // ceil(10000 / 1024)
+    for (const auto& w : writes) CHECK(w.f().payload.size() <= 1024);
+    CHECK(r.b->stats().naks_sent == 0);
+    auto placed = r.b->mr_bytes(rk);
+    CHECK(std::equal(data.begin(), data.end(), placed.begin()));
+}
+
 TEST_CASE("WRITE places every byte at its address and completes once (MR-OOO-1, MR-OOO-3)") {
     pair_rig r;
     const auto data = pattern(1 << 20);

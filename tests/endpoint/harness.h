@@ -30,13 +30,17 @@ struct pair_rig {
     std::uint32_t conn_a = 0, conn_b = 0;
     std::vector<tapped> tap;  // every frame as it entered the fabric
 
+    endpoint::address addr_a{{2, 0, 0, 0, 0, 1}, {10, 0, 0, 1}, {}}, addr_b{{2, 0, 0, 0, 0, 2}, {10, 0, 0, 2}, {}};
+
+    // With connect_now false, A has not sent CONNECT yet: call connect().
     explicit pair_rig(fabric::fabric_config fc = {}, endpoint::config ca = {}, endpoint::config cb = {},
-                      std::uint64_t seed = 1, bool ipv6 = false) {
+                      std::uint64_t seed = 1, bool ipv6 = false, bool connect_now = true) {
         fc.paths = std::max(fc.paths, std::max(ca.num_paths, cb.num_paths));
         auto f = fabric::fabric::create(s, fc);
         REQUIRE(f.ok());
         fab = std::move(*f);
-        endpoint::address aa{{2, 0, 0, 0, 0, 1}, {10, 0, 0, 1}, {}}, ab{{2, 0, 0, 0, 0, 2}, {10, 0, 0, 2}, {}};
+        auto& aa = addr_a;
+        auto& ab = addr_b;
         if (ipv6) {  // fd00::1 and fd00::2
             aa.ip6 = wire::ipv6_addr{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
             ab.ip6 = wire::ipv6_addr{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
@@ -52,7 +56,10 @@ struct pair_rig {
         fab->set_receiver(fabric::direction::a_to_b, [this](core::bytes_view fr, const fabric::packet_meta&) { b->receive(fr); });
         fab->set_receiver(fabric::direction::b_to_a, [this](core::bytes_view fr, const fabric::packet_meta&) { a->receive(fr); });
         b->listen();
-        conn_a = a->connect(ab);
+        if (connect_now) connect();
+    }
+    void connect() {
+        if (!conn_a) conn_a = a->connect(addr_b);
         d.run_until(s.now() + std::chrono::milliseconds(1));
         pin_ports();
     }
