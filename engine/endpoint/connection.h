@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "endpoint/endpoint.h"
+#include "endpoint/rnr_seq.h"
 #include "wire/sack.h"
 #include "sim/scheduler.h"
 
@@ -175,8 +176,7 @@ struct connection {
     nanos next_pace{0};
     std::unique_ptr<sim::timer> pace_timer;
     std::unique_ptr<sim::timer> shared_rto_timer;  // bug: shared-rto
-    std::set<std::uint16_t> rnr_seqs_seen;
-    std::uint16_t max_rnr_count = 0;
+    rnr_seq_tracker rnr_seqs;                 // RnrSeqs received, highest RnrCount (wraps past 65535)
     bool rnr_query_outstanding = false;
     unsigned rnr_query_tries = 0;
     std::unique_ptr<sim::timer> rnr_query_timer;

@@ -53,7 +53,7 @@ bool tag_paused(const connection& c, const out_message& m, nanos now) {
     return it != c.tag_paused_until.end() && now < it->second;
 }
 
-bool rnr_missing(const connection& c) { return c.rnr_seqs_seen.size() < c.max_rnr_count; }
+bool rnr_missing(const connection& c) { return c.rnr_seqs.missing(); }
 
 }  // namespace
 
@@ -460,7 +460,7 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
     ++k.acks_received;
     c.grant = a.grant_rate == 0 ? 1 : a.grant_rate;  // the latest accepted ACK's grant
     if (a.ece()) t.st.ece_received++;
-    if (core::seq16::lt(c.max_rnr_count, a.rnr_count)) c.max_rnr_count = a.rnr_count;
+    c.rnr_seqs.count(a.rnr_count);
     const bool missing = rnr_missing(c);
 
     std::uint32_t newly = 0;
@@ -629,7 +629,7 @@ void endpoint::impl::on_rnr(endpoint& e, connection& c, const frame& f) {
     const config& cfg = e.cfg();
     ++e.stats_mut().rnrs_received;
     const auto& r = f.rnrh;
-    if (r.rnr_seq != 0) c.rnr_seqs_seen.insert(r.rnr_seq);
+    if (r.rnr_seq != 0) c.rnr_seqs.received(r.rnr_seq);
     auto sit = c.stream_pending.find(r.stream_id);
     out_message* m = nullptr;
     if (sit != c.stream_pending.end())
@@ -652,7 +652,7 @@ void endpoint::impl::on_rnr(endpoint& e, connection& c, const frame& f) {
             tm->arm_at(slot, [&e, cp, tag, all] { resume_tag(e, *cp, tag, all); });
         }
     }
-    if (!rnr_missing(c)) on_rnr_sync(e, c, c.max_rnr_count);
+    if (!rnr_missing(c)) on_rnr_sync(e, c, c.rnr_seqs.highest());
 }
 
 // RNR_QUERY is repeated every CTRL interval while a RnrSeq is missing, up to
@@ -667,7 +667,7 @@ void endpoint::impl::send_rnr_query(endpoint& e, connection& c) {
 }
 
 void endpoint::impl::on_rnr_sync(endpoint& e, connection& c, std::uint16_t count) {
-    if (core::seq16::lt(c.max_rnr_count, count)) c.max_rnr_count = count;
+    c.rnr_seqs.count(count);
     if (rnr_missing(c)) {
         send_rnr_query(e, c);  // RNR_SYNC left one missing: query again
         return;
