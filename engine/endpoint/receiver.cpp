@@ -56,17 +56,29 @@ void note_data(endpoint& e, connection& c, endpoint::active_count& a) {
 std::uint32_t add_interval(std::map<std::uint32_t, std::uint32_t>& iv, std::uint32_t off, std::uint32_t len) {
     if (len == 0) return 0;
     const std::uint32_t a = off, b = off + len;
-    std::uint32_t lo = a, hi = b, already = 0;
     auto it = iv.upper_bound(a);
-    if (it != iv.begin() && std::prev(it)->second >= a) --it;
+    std::uint32_t already = 0;
+    if (it != iv.begin() && std::prev(it)->second >= a) {
+        // Starts inside or right after an interval: that one grows in place
+        // (the usual case, packets in order), so no node is made or freed.
+        auto p = std::prev(it);
+        if (p->second > a) already += std::min(b, p->second) - a;
+        std::uint32_t hi = std::max(b, p->second);
+        while (it != iv.end() && it->first <= b) {
+            already += std::min(b, it->second) - it->first;
+            hi = std::max(hi, it->second);
+            it = iv.erase(it);
+        }
+        p->second = hi;
+        return len - already;
+    }
+    std::uint32_t hi = b;
     while (it != iv.end() && it->first <= b) {
-        const std::uint32_t s = std::max(a, it->first), t = std::min(b, it->second);
-        if (t > s) already += t - s;
-        lo = std::min(lo, it->first);
+        already += std::min(b, it->second) - it->first;
         hi = std::max(hi, it->second);
         it = iv.erase(it);
     }
-    iv[lo] = hi;
+    iv.emplace_hint(it, a, hi);
     return len - already;
 }
 
