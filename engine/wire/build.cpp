@@ -88,6 +88,10 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
     assert(s.ip_version == 4 || s.ip_version == 6);
     const auto& ov = s.ov;
     out.clear();
+    // One allocation of the right size (vector growth would double it, and
+    // frames in flight would take twice their size).
+    out.reserve(18 + k_ipv6_len + s.ipv4_options.size() + k_udp_len + k_bth_len + after_bth_len(s) + 3 + k_icrc_len +
+                ov.trailer.size() + (ov.pad_bytes ? ov.pad_bytes->size() : 0));
     byte_writer w(out);
     if (s.with_ethernet) {
         w.bytes(s.eth.dst);
