@@ -69,9 +69,9 @@ void path::rearm() {
     }
 }
 
-core::result<std::unique_ptr<fabric>> fabric::create(sim::scheduler& s, const fabric_config& cfg) {
+core::result<std::unique_ptr<fabric>> fabric::create(sim::scheduler& s, const fabric_config& cfg, packet_pool* pool) {
     if (cfg.paths < 1 || cfg.paths > 256) return core::error{"fabric: paths must be 1..256"};
-    std::unique_ptr<fabric> f(new fabric(s, cfg));
+    std::unique_ptr<fabric> f(new fabric(s, cfg, pool));
     for (int d = 0; d < 2; ++d) {
         const auto& per = d == 0 ? cfg.path_stages_ab : cfg.path_stages_ba;
         for (unsigned p = 0; p < cfg.paths; ++p) {
@@ -98,8 +98,12 @@ core::result<std::unique_ptr<fabric>> fabric::create(sim::scheduler& s, const fa
     return f;
 }
 
-fabric::fabric(sim::scheduler& s, const fabric_config& cfg)
-    : s_(s), cfg_(cfg), ecmp_seed_(core::rng::fnv1a("ecmp") ^ cfg.seed) {}
+fabric::fabric(sim::scheduler& s, const fabric_config& cfg, packet_pool* pool)
+    : s_(s),
+      cfg_(cfg),
+      own_pool_(pool ? nullptr : std::make_unique<packet_pool>()),
+      pool_(pool ? *pool : *own_pool_),
+      ecmp_seed_(core::rng::fnv1a("ecmp") ^ cfg.seed) {}
 
 void fabric::pin(std::uint16_t sport, unsigned path_index) {
     auto it = std::lower_bound(pins_.begin(), pins_.end(), sport, [](const auto& e, std::uint16_t v) { return e.first < v; });

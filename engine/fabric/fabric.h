@@ -65,7 +65,11 @@ class fabric {
 public:
     using receiver = std::function<void(core::bytes_view frame, const packet_meta& meta)>;
 
-    static core::result<std::unique_ptr<fabric>> create(sim::scheduler& s, const fabric_config& cfg);
+    // `pool`, if given, is shared with other fabrics and must outlive them:
+    // many fabrics then draw on one set of warm buffers instead of each
+    // keeping its own (mrct simulate gives each sender a fabric).
+    static core::result<std::unique_ptr<fabric>> create(sim::scheduler& s, const fabric_config& cfg,
+                                                        packet_pool* pool = nullptr);
 
     void set_receiver(direction d, receiver r) { receivers_[static_cast<int>(d)] = std::move(r); }
     // Injects a frame now; it travels the path its UDP source port maps to.
@@ -81,11 +85,12 @@ public:
     std::uint64_t sent() const { return sent_; }
 
 private:
-    fabric(sim::scheduler& s, const fabric_config& cfg);
+    fabric(sim::scheduler& s, const fabric_config& cfg, packet_pool* pool);
     void inject(direction d, std::uint16_t sport, handle h);
     sim::scheduler& s_;
     fabric_config cfg_;
-    packet_pool pool_;
+    std::unique_ptr<packet_pool> own_pool_;
+    packet_pool& pool_;
     std::array<std::vector<std::unique_ptr<path>>, 2> paths_;
     std::array<receiver, 2> receivers_;
     // A few ports per endpoint and path, sorted: cheaper to search than a hash.

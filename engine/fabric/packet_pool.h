@@ -30,6 +30,7 @@ struct packet_meta {
 class packet_pool {
 public:
     static constexpr std::size_t k_capacity = 9216;  // jumbo frame
+    static constexpr std::size_t k_copy_up_to = 512;  // adopt() copies frames this small
 
     handle alloc() {
         if (free_.empty()) grow();
@@ -50,7 +51,15 @@ public:
     // Takes a frame built by its sender without copying it: the sender's
     // buffer and the packet's swap, and the sender gets back an empty buffer
     // whose capacity it reuses for its next frame.
+    // Small frames (ACKs, CTRL) are copied instead: the sender keeps its
+    // large buffer, and buffers do not shrink and regrow as they alternate
+    // between ACKs and data.
     handle adopt(core::byte_buffer& frame) {
+        if (frame.size() <= k_copy_up_to) {
+            handle h = alloc(frame);
+            frame.clear();
+            return h;
+        }
         assert(frame.size() <= k_capacity);
         handle h = alloc();
         bufs_[h].swap(frame);

@@ -99,6 +99,7 @@ core::result<result> run(const options& o) {
     rc.bug_profile = *rb;
     rc.inbound_rate_bps = o.inbound_rate_bps;
 
+    fabric::packet_pool pool;  // shared by every sender's fabric: one set of warm buffers
     std::vector<std::unique_ptr<fabric::fabric>> fabrics;
     std::vector<std::unique_ptr<endpoint::endpoint>> senders;
     endpoint::address raddr{{2, 0, 0, 0, 0, 0xFE}, {10, 0, 255, 254}};
@@ -159,7 +160,7 @@ core::result<result> run(const options& o) {
             fc.path_stages_ab[p] = path_stages(p, true);
             fc.path_stages_ba[p] = path_stages(p, false);
         }
-        auto f = fabric::fabric::create(s, fc);
+        auto f = fabric::fabric::create(s, fc, &pool);
         if (!f) return f.err();
         fabric::fabric* fp = f->get();
         fabrics.push_back(std::move(*f));
