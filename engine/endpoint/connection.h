@@ -17,6 +17,7 @@
 #include <set>
 #include <vector>
 
+#include "core/ring.h"
 #include "endpoint/endpoint.h"
 #include "endpoint/rnr_seq.h"
 #include "wire/sack.h"
@@ -71,7 +72,7 @@ struct path_tx {
     std::uint8_t epoch = 0;
     std::uint32_t next_ppsn = 0;   // next PPSN to assign
     std::uint32_t base_ppsn = 0;   // lowest PPSN still tracked (== CumAck seen)
-    std::deque<inflight_pkt> window;  // PPSNs base_ppsn, base_ppsn+1, ...
+    core::ring<inflight_pkt> window;  // PPSNs base_ppsn, base_ppsn+1, ...
     unsigned inflight = 0;         // unacked, counted once each
     std::uint64_t tx_seq = 0;
     std::uint64_t hi_acked_tx_seq = 0;
@@ -164,7 +165,7 @@ struct connection {
         std::uint32_t ppsn;
         bool even_if_acked;  // bug go-back-n: SACKed packets are resent too
     };
-    std::deque<resend_req> same_ppsn;  // SACK resends of a PPSN, sent before anything else
+    core::ring<resend_req> same_ppsn;  // SACK resends of a PPSN, sent before anything else
     std::map<std::uint16_t, std::uint32_t> next_stream_seq;
     std::map<std::uint16_t, std::uint32_t> next_recv_idx;  // per tag, assigned in posting order
     std::map<std::uint16_t, std::deque<std::uint32_t>> stream_pending;  // stream -> msg indices not yet completed

@@ -7,6 +7,7 @@
 #include <queue>
 #include <sstream>
 
+#include "core/ring.h"
 #include "fabric/frame_offsets.h"
 #include "fabric/stage.h"
 #include "wire/checksum.h"
@@ -242,7 +243,7 @@ private:
     bool ecn_;
     std::int64_t kmin_, kmax_;
     double pmax_;
-    std::deque<held> q_;
+    core::ring<held> q_;
     std::uint64_t bytes_ = 0, max_bytes_ = 0;
     nanos last_departure_{0};
 };
@@ -344,7 +345,7 @@ public:
 private:
     double p_;
     nanos extra_;
-    std::deque<std::pair<nanos, handle>> held_;
+    core::ring<std::pair<nanos, handle>> held_;
 };
 
 // ---------------------------------------------------------------- blackhole
