@@ -1,6 +1,9 @@
 #include "wire/build.h"
 
+#include <algorithm>
+#include <array>
 #include <cassert>
+#include <cstring>
 
 #include "wire/icrc.h"
 #include "wire/policy.h"
@@ -10,7 +13,66 @@ namespace mrct::wire {
 
 namespace {
 
-using core::byte_writer;
+// Writes a frame into a vector sized once up front: one cursor instead of a
+// push_back (and its update of the vector's size in memory) per byte, which
+// was most of the cost of building a frame's headers. The bound given is an
+// upper bound; if it were ever short, the writer grows instead of failing.
+class frame_writer {
+public:
+    frame_writer(core::byte_buffer& out, std::size_t bound) : out_(out) {
+        out_.resize(bound);
+        p_ = out_.data();
+    }
+    std::size_t size() const { return n_; }
+    core::bytes_view written() const { return {p_, n_}; }
+    void u8(std::uint8_t v) { *take(1) = v; }
+    void u16(std::uint16_t v) {
+        std::uint8_t* q = take(2);
+        q[0] = static_cast<std::uint8_t>(v >> 8);
+        q[1] = static_cast<std::uint8_t>(v);
+    }
+    void u24(std::uint32_t v) {
+        std::uint8_t* q = take(3);
+        q[0] = static_cast<std::uint8_t>(v >> 16);
+        q[1] = static_cast<std::uint8_t>(v >> 8);
+        q[2] = static_cast<std::uint8_t>(v);
+    }
+    void u32(std::uint32_t v) {
+        std::uint8_t* q = take(4);
+        for (int i = 0; i < 4; ++i) q[i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
+    }
+    void u64(std::uint64_t v) {
+        std::uint8_t* q = take(8);
+        for (int i = 0; i < 8; ++i) q[i] = static_cast<std::uint8_t>(v >> (56 - 8 * i));
+    }
+    void bytes(core::bytes_view v) {
+        if (!v.empty()) std::memcpy(take(v.size()), v.data(), v.size());
+    }
+    void zeros(std::size_t n) {
+        if (n) std::memset(take(n), 0, n);
+    }
+    void patch_u16(std::size_t at, std::uint16_t v) {
+        p_[at] = static_cast<std::uint8_t>(v >> 8);
+        p_[at + 1] = static_cast<std::uint8_t>(v);
+    }
+    // Trims the vector to what was written.
+    void finish() { out_.resize(n_); }
+
+private:
+    std::uint8_t* take(std::size_t k) {
+        if (n_ + k > out_.size()) {
+            out_.resize(std::max(out_.size() * 2, n_ + k));
+            p_ = out_.data();
+        }
+        std::uint8_t* q = p_ + n_;
+        n_ += k;
+        return q;
+    }
+    core::byte_buffer& out_;
+    std::uint8_t* p_;
+    std::size_t n_ = 0;
+};
+using byte_writer = frame_writer;
 
 void write_mrh(byte_writer& w, const struct mrh& m) {
     w.u8(static_cast<std::uint8_t>((m.ver << 4) | (m.path_epoch & 0xF)));
@@ -88,11 +150,9 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
     assert(s.ip_version == 4 || s.ip_version == 6);
     const auto& ov = s.ov;
     out.clear();
-    // One allocation of the right size (vector growth would double it, and
-    // frames in flight would take twice their size).
-    out.reserve(18 + k_ipv6_len + s.ipv4_options.size() + k_udp_len + k_bth_len + after_bth_len(s) + 3 + k_icrc_len +
-                ov.trailer.size() + (ov.pad_bytes ? ov.pad_bytes->size() : 0));
-    byte_writer w(out);
+    // Sized once (growth would also double the capacity of every frame in flight).
+    frame_writer w(out, 18 + k_ipv6_len + s.ipv4_options.size() + k_udp_len + k_bth_len + after_bth_len(s) + 3 +
+                            k_icrc_len + ov.trailer.size() + (ov.pad_bytes ? ov.pad_bytes->size() : 0));
     if (s.with_ethernet) {
         w.bytes(s.eth.dst);
         w.bytes(s.eth.src);
@@ -103,7 +163,7 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
         }
         w.u16(ov.ethertype.value_or(s.ip_version == 4 ? k_ethertype_ipv4 : k_ethertype_ipv6));
     }
-    const std::size_t ip_off = out.size();
+    const std::size_t ip_off = w.size();
     std::size_t ip_hlen;
     if (s.ip_version == 4) {
         const auto& h = s.ipv4;
@@ -132,7 +192,7 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
         w.bytes(h.src);
         w.bytes(h.dst);
     }
-    const std::size_t udp_off = out.size();
+    const std::size_t udp_off = w.size();
     w.u16(s.udp.sport);
     w.u16(s.udp.dport);
     w.u16(0);  // length, patched
@@ -182,33 +242,35 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
         w.zeros(pad);
 
     const std::size_t icrc_len = ov.omit_icrc ? 0 : k_icrc_len;
-    const std::size_t udp_len = out.size() - udp_off + icrc_len;
+    const std::size_t udp_len = w.size() - udp_off + icrc_len;
     w.patch_u16(udp_off + 4, ov.udp_length.value_or(static_cast<std::uint16_t>(udp_len)));
     if (s.ip_version == 4) {
         w.patch_u16(ip_off + 2, ov.ip_total_length.value_or(static_cast<std::uint16_t>(ip_hlen + udp_len)));
-        std::uint16_t ck = internet_checksum(core::bytes_view(out).subspan(ip_off, ip_hlen));
+        std::uint16_t ck = internet_checksum(w.written().subspan(ip_off, ip_hlen));
         w.patch_u16(ip_off + 10, ov.ipv4_checksum.value_or(ck));
     } else {
         w.patch_u16(ip_off + 4, ov.ipv6_payload_length.value_or(static_cast<std::uint16_t>(udp_len)));
     }
     if (!ov.omit_icrc) {
         std::uint32_t icrc = ov.icrc.value_or(
-            icrc_compute(core::bytes_view(out).subspan(ip_off), s.ip_version, ip_hlen).value_or(0));
-        out.resize(out.size() + k_icrc_len);
-        icrc_write(out.data() + out.size() - k_icrc_len, icrc);
+            icrc_compute(w.written().subspan(ip_off), s.ip_version, ip_hlen).value_or(0));
+        std::array<std::uint8_t, k_icrc_len> le;
+        icrc_write(le.data(), icrc);
+        w.bytes(le);
     }
     std::uint16_t udp_ck = 0;
     if (s.ip_version == 6 && policy::k_udp_checksum_ipv6) {
         // RFC 8200 §8.1 pseudo-header: src, dst, upper-layer length, next header.
         std::uint32_t sum = 0;
-        for (std::size_t i = 0; i < 32; i += 2) sum += (out[ip_off + 8 + i] << 8) | out[ip_off + 9 + i];
-        const std::size_t ulen = out.size() - udp_off;
+        for (std::size_t i = 0; i < 32; i += 2) sum += (w.written()[ip_off + 8 + i] << 8) | w.written()[ip_off + 9 + i];
+        const std::size_t ulen = w.size() - udp_off;
         sum += static_cast<std::uint32_t>(ulen >> 16) + static_cast<std::uint32_t>(ulen & 0xFFFF) + k_ip_proto_udp;
-        udp_ck = internet_checksum(core::bytes_view(out).subspan(udp_off), sum);
+        udp_ck = internet_checksum(w.written().subspan(udp_off), sum);
         if (udp_ck == 0) udp_ck = 0xFFFF;
     }
     w.patch_u16(udp_off + 6, ov.udp_checksum.value_or(udp_ck));
     w.bytes(ov.trailer);
+    w.finish();
     if (ov.truncate_to && *ov.truncate_to < out.size()) out.resize(*ov.truncate_to);
 }
 
