@@ -58,7 +58,7 @@ event_id scheduler::at(nanos t, callback cb) {
     s.cb = std::move(cb);
     s.live = true;
     s.queued_time = s.want_time = t;
-    s.queued_seq = s.want_seq = seq;
+    s.want_seq = seq;
     ++live_;
     heap_push({t, seq, slot, s.generation});
     return {slot, s.generation};
@@ -106,7 +106,6 @@ void scheduler::settle_top() {
         if (s.want_seq == top.seq) return;
         heap_pop();
         s.queued_time = s.want_time;
-        s.queued_seq = s.want_seq;
         heap_push({s.want_time, s.want_seq, top.slot, top.generation});
     }
 }

@@ -64,9 +64,9 @@ private:
     };
     struct slot_data {
         callback cb;
-        nanos queued_time{0};     // key of this slot's entry in the queue
-        nanos want_time{0};       // key it should run at (>= queued)
-        std::uint64_t queued_seq = 0, want_seq = 0;
+        nanos queued_time{0};       // time of this slot's entry in the queue
+        nanos want_time{0};         // key it should run at (>= the queued one)
+        std::uint64_t want_seq = 0; // the entry is re-filed when its seq differs
         std::uint32_t generation = 0;
         bool live = false;
     };
