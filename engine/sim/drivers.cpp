@@ -83,6 +83,22 @@ void realtime_driver::run_until(nanos t) {
     run_to(impl_->origin_wall + std::chrono::duration_cast<std::chrono::steady_clock::duration>(t - impl_->origin_sim), t);
 }
 
+// Runs what is ready on `io`, but at most k_max_ready handlers. io.poll()
+// would keep going while handlers keep becoming ready, and a polled port (a
+// DPDK port re-arms a 10 us timer after every poll) keeps one ready whenever a
+// poll takes longer than its period, as it does on a loaded machine. The
+// scheduler's due events (a fabric delivering a frame) then waited: a DUT's
+// CONNECTs were recorded on time and answered after its retries had run out.
+// Bounding it interleaves I/O with due events fairly.
+namespace {
+constexpr int k_max_ready = 64;
+void run_ready(boost::asio::io_context& io) {
+    for (int i = 0; i < k_max_ready && io.poll_one(); ++i) {
+    }
+    io.restart();
+}
+}  // namespace
+
 void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nanos end_sim, const bool* done) {
     impl& m = *impl_;
     // A wait (done != nullptr) is nested in an outer run: it ends only when
@@ -100,8 +116,7 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
             if (m.lateness_ns.size() < impl::k_max_samples) m.lateness_ns.push_back((t - due).count());
             s_.run_one(t);
         }
-        m.io.poll();
-        m.io.restart();
+        run_ready(m.io);
         if (std::chrono::steady_clock::now() >= end_wall || over()) break;
         const nanos next = s_.next_time();
         auto deadline = end_wall;
@@ -113,8 +128,7 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
         m.wake.async_wait([](const boost::system::error_code&) {});
         m.io.run_one();
         m.wake.cancel();
-        m.io.poll();  // the cancelled wait
-        m.io.restart();
+        run_ready(m.io);  // the cancelled wait, and what else is ready
     }
     if (!done && end_sim != core::k_never && !m.stopping && end_sim > s_.now()) s_.advance_to(end_sim);
 }

@@ -98,9 +98,6 @@ class Refnic:
         return self.p.returncode
 
 
-# agent+dpdk runs a smaller set: the cases where the peer opens the connection
-# and sends (a DUT-initiated CONNECT over net_af_packet sometimes goes
-# unanswered; see docs/adapters.md).
 # agent+dpdk: every area, leaving out the port-move, failover and RTO cases
 # whose verdicts count consecutive expiries at 1 ms timers (net_af_packet gives
 # no receive timestamps: frames are stamped when polled).
@@ -250,7 +247,7 @@ def main():
             if res is not None:
                 check_reference(name, rc, *compare(name, res, sim[None])[:3])
 
-        # --- agent+dpdk over net_af_packet on the veth: the smaller set ----------
+        # --- agent+dpdk over net_af_packet on the veth: DPDK_SET ----------------
         if args.dpdk:
             filters = [x for p in DPDK_SET for x in ("--filter", p)]
             rc, res = wire_run("dpdk-ref", dut_spec("dpdk", ns), sim[None], extra=filters)
