@@ -124,7 +124,7 @@ unsigned fabric::path_of(std::uint16_t sport) const {
 
 void fabric::send(direction d, core::bytes_view frame) { inject(d, frame_sport(frame), pool_.alloc(frame)); }
 
-void fabric::send(direction d, core::byte_buffer& frame) {
+void fabric::send_owned(direction d, core::byte_buffer& frame) {
     const std::uint16_t sport = frame_sport(frame);
     inject(d, sport, pool_.adopt(frame));
 }

@@ -112,7 +112,7 @@ core::result<result> run(const options& o) {
     receiver.set_tx([&](core::byte_buffer& f) {  // built once, adopted by the fabric's pool
         if (f.size() < 34) return;
         auto it = by_ip.find(ip_key(f.data() + 30));  // IPv4 destination
-        if (it != by_ip.end()) it->second->send(fabric::direction::b_to_a, f);
+        if (it != by_ip.end()) it->second->send_owned(fabric::direction::b_to_a, f);
     });
     receiver.listen();
 
@@ -169,7 +169,7 @@ core::result<result> run(const options& o) {
         by_ip[ip_key(a.ip.data())] = fp;
         senders.push_back(std::make_unique<endpoint::endpoint>(s, sc, a, o.seed * 1000003 + i, nullptr));
         auto* sender = senders.back().get();
-        sender->set_tx([fp](core::byte_buffer& fr) { fp->send(fabric::direction::a_to_b, fr); });
+        sender->set_tx([fp](core::byte_buffer& fr) { fp->send_owned(fabric::direction::a_to_b, fr); });
         fp->set_receiver(fabric::direction::a_to_b, [&to_receiver](core::bytes_view fr, const fabric::packet_meta&) { to_receiver(fr); });
         fp->set_receiver(fabric::direction::b_to_a, [sender](core::bytes_view fr, const fabric::packet_meta&) { sender->receive(fr); });
     }

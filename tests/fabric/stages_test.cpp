@@ -246,7 +246,7 @@ TEST_CASE("a frame handed over in a buffer travels without a copy; pins can be c
         paths.push_back(m.path);
         CHECK(std::equal(v.begin(), v.end(), copy.begin(), copy.end()));
     });
-    f.send(direction::a_to_b, frame);
+    f.send_owned(direction::a_to_b, frame);
     CHECK(frame.empty());  // taken: the caller gets an empty buffer back
     r.d.run();
     CHECK(seen == std::vector<const std::uint8_t*>{bytes});  // the very bytes the sender built
