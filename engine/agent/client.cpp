@@ -1,8 +1,5 @@
 #include "agent/client.h"
 
-#include <algorithm>
-#include <cstring>
-
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -162,15 +159,13 @@ core::result<json> client::call(const std::string& op, json args, std::chrono::m
     }
     if (auto it = r.find("data_bytes"); it != r.end()) {
         if (!out) return fail("the response carries bytes that were not asked for");
-        if (!it->is_number_unsigned() || it->get<std::uint64_t>() > k_max_attachment)
+        const auto len = attachment_length(*it);
+        if (!len)
             return fail("the response's 'data_bytes' is not an unsigned integer of at most " + std::to_string(k_max_attachment));
-        const auto n = static_cast<std::size_t>(it->get<std::uint64_t>());
-        // What was read past the line, then the rest straight into place. The
-        // read owns its buffer: it may outlive a timed-out call.
-        const std::size_t have = std::min(n, m_->inbuf.size());
+        const std::size_t n = *len;
+        // The read owns its buffer: it may outlive a timed-out call.
         auto buf = std::make_shared<core::byte_buffer>(n);
-        if (have) std::memcpy(buf->data(), m_->inbuf.data(), have);
-        m_->inbuf.erase(0, have);
+        const std::size_t have = take_buffered(m_->inbuf, buf->data(), n);
         if (have < n) {
             auto bs = std::make_shared<state>();
             asio::async_read(*m->sock, asio::buffer(buf->data() + have, n - have),

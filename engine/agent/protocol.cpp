@@ -1,6 +1,8 @@
 #include "agent/protocol.h"
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 
 namespace mrct::agent {
 
@@ -71,6 +73,18 @@ json ok_response(std::uint64_t id, json body) {
     body["id"] = id;
     body["ok"] = true;
     return body;
+}
+
+std::optional<std::size_t> attachment_length(const json& v) {
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > k_max_attachment) return std::nullopt;
+    return static_cast<std::size_t>(v.get<std::uint64_t>());
+}
+
+std::size_t take_buffered(std::string& buffered, std::uint8_t* dst, std::size_t n) {
+    const std::size_t have = std::min(n, buffered.size());
+    if (have) std::memcpy(dst, buffered.data(), have);
+    buffered.erase(0, have);
+    return have;
 }
 
 json error_response(std::uint64_t id, std::string_view c, std::string_view message) {

@@ -57,6 +57,15 @@ const std::vector<std::string_view>& operations();
 std::string base64_encode(core::bytes_view b);
 core::result<core::byte_buffer> base64_decode(std::string_view s);
 
+// Binary attachments (1.1), the steps both ends share. The length in a
+// "data_bytes" value, or nothing when it is not an unsigned integer of at most
+// k_max_attachment (the stream cannot be followed past such a line).
+std::optional<std::size_t> attachment_length(const json& data_bytes);
+// An attachment's first bytes may already be in the line buffer, read past the
+// line: moves up to n of them to dst and returns how many. The rest is read
+// from the socket straight into place.
+std::size_t take_buffered(std::string& buffered, std::uint8_t* dst, std::size_t n);
+
 json ok_response(std::uint64_t id, json body = json::object());
 json error_response(std::uint64_t id, std::string_view code, std::string_view message);
 

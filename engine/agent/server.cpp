@@ -1,8 +1,5 @@
 #include "agent/server.h"
 
-#include <algorithm>
-#include <cstring>
-
 #include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
@@ -38,19 +35,17 @@ private:
         if (it == req.end()) return respond(h_(req, sess_), false);
         std::uint64_t id = 0;
         if (auto i = req.find("id"); i != req.end() && i->is_number_unsigned()) id = i->get<std::uint64_t>();
-        if (!it->is_number_unsigned() || it->get<std::uint64_t>() > k_max_attachment)
+        const auto len = attachment_length(*it);
+        if (!len)
             // The stream cannot be followed past an attachment of unknown length.
             return respond(error_response(id, code::bad_request,
                                           "'data_bytes' must be an unsigned integer of at most " +
                                               std::to_string(k_max_attachment)),
                            true);
-        const auto want = static_cast<std::size_t>(it->get<std::uint64_t>());
+        const std::size_t want = *len;
         req_ = std::move(req);
-        // What was read past the line, then the rest straight into place.
-        const std::size_t have = std::min(want, in_.size());
         sess_.in_data.emplace(want);
-        if (have) std::memcpy(sess_.in_data->data(), in_.data(), have);
-        in_.erase(0, have);
+        const std::size_t have = take_buffered(in_, sess_.in_data->data(), want);
         if (have == want) return on_attachment();
         asio::async_read(s_, asio::buffer(sess_.in_data->data() + have, want - have),
                          [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
