@@ -26,25 +26,10 @@ public:
     std::size_t size() const { return n_; }
     core::bytes_view written() const { return {p_, n_}; }
     void u8(std::uint8_t v) { *take(1) = v; }
-    void u16(std::uint16_t v) {
-        std::uint8_t* q = take(2);
-        q[0] = static_cast<std::uint8_t>(v >> 8);
-        q[1] = static_cast<std::uint8_t>(v);
-    }
-    void u24(std::uint32_t v) {
-        std::uint8_t* q = take(3);
-        q[0] = static_cast<std::uint8_t>(v >> 16);
-        q[1] = static_cast<std::uint8_t>(v >> 8);
-        q[2] = static_cast<std::uint8_t>(v);
-    }
-    void u32(std::uint32_t v) {
-        std::uint8_t* q = take(4);
-        for (int i = 0; i < 4; ++i) q[i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
-    }
-    void u64(std::uint64_t v) {
-        std::uint8_t* q = take(8);
-        for (int i = 0; i < 8; ++i) q[i] = static_cast<std::uint8_t>(v >> (56 - 8 * i));
-    }
+    void u16(std::uint16_t v) { big_endian(v, 2); }
+    void u24(std::uint32_t v) { big_endian(v, 3); }
+    void u32(std::uint32_t v) { big_endian(v, 4); }
+    void u64(std::uint64_t v) { big_endian(v, 8); }
     void bytes(core::bytes_view v) {
         if (!v.empty()) std::memcpy(take(v.size()), v.data(), v.size());
     }
@@ -59,6 +44,10 @@ public:
     void finish() { out_.resize(n_); }
 
 private:
+    void big_endian(std::uint64_t v, int n) {
+        std::uint8_t* q = take(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) q[i] = static_cast<std::uint8_t>(v >> (8 * (n - 1 - i)));
+    }
     std::uint8_t* take(std::size_t k) {
         if (n_ + k > out_.size()) {
             out_.resize(std::max(out_.size() * 2, n_ + k));
@@ -72,9 +61,8 @@ private:
     std::uint8_t* p_;
     std::size_t n_ = 0;
 };
-using byte_writer = frame_writer;
 
-void write_mrh(byte_writer& w, const struct mrh& m) {
+void write_mrh(frame_writer& w, const struct mrh& m) {
     w.u8(static_cast<std::uint8_t>((m.ver << 4) | (m.path_epoch & 0xF)));
     w.u8(m.flags);
     w.u8(m.path_id);
@@ -85,7 +73,7 @@ void write_mrh(byte_writer& w, const struct mrh& m) {
     w.u32(m.msg_offset);
 }
 
-void write_ackh(byte_writer& w, const struct ackh& a) {
+void write_ackh(frame_writer& w, const struct ackh& a) {
     w.u8(static_cast<std::uint8_t>((a.ver << 4) | (a.path_epoch & 0xF)));
     w.u8(a.flags);
     w.u8(a.path_id);
@@ -100,7 +88,7 @@ void write_ackh(byte_writer& w, const struct ackh& a) {
     w.u16(a.resv2);
 }
 
-void write_nakh(byte_writer& w, const struct nakh& n) {
+void write_nakh(frame_writer& w, const struct nakh& n) {
     w.u8(static_cast<std::uint8_t>((n.ver << 4) | (n.epoch & 0xF)));
     w.u8(n.code);
     w.u8(n.path_id);
@@ -111,7 +99,7 @@ void write_nakh(byte_writer& w, const struct nakh& n) {
     w.u32(n.stream_seq);
 }
 
-void write_rnrh(byte_writer& w, const struct rnrh& n) {
+void write_rnrh(frame_writer& w, const struct rnrh& n) {
     w.u8(static_cast<std::uint8_t>((n.ver << 4) | (n.epoch & 0xF)));
     w.u8(static_cast<std::uint8_t>((n.timer_code << 3) | (n.resv_timer & 7)));
     w.u8(n.path_id);
