@@ -105,15 +105,21 @@ fabric::fabric(sim::scheduler& s, const fabric_config& cfg, packet_pool* pool)
       pool_(pool ? *pool : *own_pool_),
       ecmp_seed_(core::rng::fnv1a("ecmp") ^ cfg.seed) {}
 
-void fabric::pin(std::uint16_t sport, unsigned path_index) {
+// Where `sport` is, or would go, in the sorted pin list.
+std::size_t fabric::pin_slot(std::uint16_t sport) const {
     auto it = std::lower_bound(pins_.begin(), pins_.end(), sport, [](const auto& e, std::uint16_t v) { return e.first < v; });
-    if (it != pins_.end() && it->first == sport) it->second = path_index;
-    else pins_.insert(it, {sport, path_index});
+    return static_cast<std::size_t>(it - pins_.begin());
+}
+
+void fabric::pin(std::uint16_t sport, unsigned path_index) {
+    const std::size_t i = pin_slot(sport);
+    if (i < pins_.size() && pins_[i].first == sport) pins_[i].second = path_index;
+    else pins_.insert(pins_.begin() + static_cast<std::ptrdiff_t>(i), {sport, path_index});
 }
 
 unsigned fabric::path_of(std::uint16_t sport) const {
-    auto it = std::lower_bound(pins_.begin(), pins_.end(), sport, [](const auto& e, std::uint16_t v) { return e.first < v; });
-    if (it != pins_.end() && it->first == sport) return it->second % cfg_.paths;
+    const std::size_t i = pin_slot(sport);
+    if (i < pins_.size() && pins_[i].first == sport) return pins_[i].second % cfg_.paths;
     std::uint64_t h = ecmp_seed_;
     h = (h ^ sport) * 0x100000001b3ull;
     h ^= h >> 29;
@@ -125,7 +131,7 @@ unsigned fabric::path_of(std::uint16_t sport) const {
 void fabric::send(direction d, core::bytes_view frame) { inject(d, frame_sport(frame), pool_.alloc(frame)); }
 
 void fabric::send_owned(direction d, core::byte_buffer& frame) {
-    const std::uint16_t sport = frame_sport(frame);
+    const std::uint16_t sport = frame_sport(frame);  // read before adopt() takes the bytes
     inject(d, sport, pool_.adopt(frame));
 }
 

@@ -88,6 +88,7 @@ public:
 private:
     fabric(sim::scheduler& s, const fabric_config& cfg, packet_pool* pool);
     void inject(direction d, std::uint16_t sport, handle h);
+    std::size_t pin_slot(std::uint16_t sport) const;
     sim::scheduler& s_;
     fabric_config cfg_;
     std::unique_ptr<packet_pool> own_pool_;
