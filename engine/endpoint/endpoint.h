@@ -117,7 +117,8 @@ class endpoint {
 public:
     using frame_tx = std::function<void(core::bytes_view frame)>;
     // A sink that may take the frame's buffer instead of copying the bytes
-    // (a fabric's packet pool does): it leaves `frame` empty or unchanged.
+    // (a fabric's packet pool does): it may leave any bytes in `frame`, which
+    // the endpoint overwrites when it builds its next frame.
     using frame_tx_owned = std::function<void(core::byte_buffer& frame)>;
     // Replaces the constructor's sink: frames go to `tx` from now on.
     void set_tx(frame_tx_owned tx) { tx_owned_ = std::move(tx); }

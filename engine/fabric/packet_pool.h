@@ -32,44 +32,32 @@ public:
     static constexpr std::size_t k_capacity = 9216;  // jumbo frame
     static constexpr std::size_t k_copy_up_to = 512;  // adopt() copies frames this small
 
-    handle alloc() {
-        if (free_.empty()) grow();
-        handle h = free_.back();
-        free_.pop_back();
-        meta_[h] = {};
-        bufs_[h].clear();
-        ++in_use_;
-        return h;
-    }
+    // A packet's bytes are view(h): its first meta(h).len bytes. The vector
+    // behind it may be longer, left over from an earlier packet; buffers
+    // never shrink, so refilling one never zero-fills it first.
     handle alloc(core::bytes_view frame) {
-        assert(frame.size() <= k_capacity);
-        handle h = alloc();
-        bufs_[h].assign(frame.begin(), frame.end());  // one copy, no zero fill
-        meta_[h].len = static_cast<std::uint32_t>(frame.size());
+        const handle h = take();
+        fill(h, frame);
         return h;
     }
     // Takes a frame built by its sender without copying it: the sender's
-    // buffer and the packet's swap, and the sender gets back an empty buffer
-    // whose capacity it reuses for its next frame.
+    // buffer and the packet's swap, and the sender gets back a buffer whose
+    // size and bytes are left over from an earlier packet (a builder that
+    // overwrites it need not zero-fill it first).
     // Small frames (ACKs, CTRL) are copied instead: the sender keeps its
     // large buffer, and buffers do not shrink and regrow as they alternate
     // between ACKs and data.
     handle adopt(core::byte_buffer& frame) {
-        if (frame.size() <= k_copy_up_to) {
-            handle h = alloc(frame);
-            frame.clear();
-            return h;
-        }
+        if (frame.size() <= k_copy_up_to) return alloc(frame);
         assert(frame.size() <= k_capacity);
-        handle h = alloc();
+        const handle h = take();
         bufs_[h].swap(frame);
-        frame.clear();
         meta_[h].len = static_cast<std::uint32_t>(bufs_[h].size());
         return h;
     }
     handle clone(handle h) {
-        handle c = alloc();
-        bufs_[c].assign(bufs_[h].begin(), bufs_[h].begin() + meta_[h].len);
+        const handle c = take();
+        fill(c, view(h));
         meta_[c] = meta_[h];
         return c;
     }
@@ -85,6 +73,21 @@ public:
 
 private:
     static constexpr std::size_t k_block = 256;
+    handle take() {
+        if (free_.empty()) grow();
+        const handle h = free_.back();
+        free_.pop_back();
+        meta_[h] = {};
+        ++in_use_;
+        return h;
+    }
+    void fill(handle h, core::bytes_view frame) {
+        assert(frame.size() <= k_capacity);
+        auto& b = bufs_[h];
+        if (b.size() < frame.size()) b.resize(frame.size());
+        if (!frame.empty()) std::memcpy(b.data(), frame.data(), frame.size());
+        meta_[h].len = static_cast<std::uint32_t>(frame.size());
+    }
     // Buffers keep their capacity across uses, so steady-state forwarding
     // allocates nothing; a buffer only ever holds one frame (<= k_capacity).
     void grow() {

@@ -17,19 +17,21 @@ namespace {
 // push_back (and its update of the vector's size in memory) per byte, which
 // was most of the cost of building a frame's headers. The bound given is an
 // upper bound; if it were ever short, the writer grows instead of failing.
+// The vector's old bytes are overwritten, not zeroed first: a buffer reused
+// for frame after frame would otherwise be zero-filled each time.
 class frame_writer {
 public:
     frame_writer(core::byte_buffer& out, std::size_t bound) : out_(out) {
-        out_.resize(bound);
+        if (out_.size() < bound) out_.resize(bound);
         p_ = out_.data();
     }
     std::size_t size() const { return n_; }
     core::bytes_view written() const { return {p_, n_}; }
     void u8(std::uint8_t v) { *take(1) = v; }
-    void u16(std::uint16_t v) { big_endian(v, 2); }
-    void u24(std::uint32_t v) { big_endian(v, 3); }
-    void u32(std::uint32_t v) { big_endian(v, 4); }
-    void u64(std::uint64_t v) { big_endian(v, 8); }
+    void u16(std::uint16_t v) { big_endian<2>(v); }
+    void u24(std::uint32_t v) { big_endian<3>(v); }
+    void u32(std::uint32_t v) { big_endian<4>(v); }
+    void u64(std::uint64_t v) { big_endian<8>(v); }
     void bytes(core::bytes_view v) {
         if (!v.empty()) std::memcpy(take(v.size()), v.data(), v.size());
     }
@@ -44,9 +46,10 @@ public:
     void finish() { out_.resize(n_); }
 
 private:
-    void big_endian(std::uint64_t v, int n) {
-        std::uint8_t* q = take(static_cast<std::size_t>(n));
-        for (int i = 0; i < n; ++i) q[i] = static_cast<std::uint8_t>(v >> (8 * (n - 1 - i)));
+    template <int N>  // a constant width, so the loop unrolls into shifts and stores
+    void big_endian(std::uint64_t v) {
+        std::uint8_t* q = take(N);
+        for (int i = 0; i < N; ++i) q[i] = static_cast<std::uint8_t>(v >> (8 * (N - 1 - i)));
     }
     std::uint8_t* take(std::size_t k) {
         if (n_ + k > out_.size()) {
@@ -137,10 +140,15 @@ std::size_t after_bth_len(const frame_spec& s) {
 void build_into(const frame_spec& s, core::byte_buffer& out) {
     assert(s.ip_version == 4 || s.ip_version == 6);
     const auto& ov = s.ov;
-    out.clear();
-    // Sized once (growth would also double the capacity of every frame in flight).
-    frame_writer w(out, 18 + k_ipv6_len + s.ipv4_options.size() + k_udp_len + k_bth_len + after_bth_len(s) + 3 +
-                            k_icrc_len + ov.trailer.size() + (ov.pad_bytes ? ov.pad_bytes->size() : 0));
+    // Sized once, to the exact length (growth would double the capacity of
+    // every frame in flight, and a size above the frame's would be trimmed
+    // and zero-filled again on the buffer's next use).
+    const std::size_t body = after_bth_len(s);
+    const std::uint8_t pad = static_cast<std::uint8_t>((4 - body % 4) % 4);
+    const std::size_t eth_len = s.with_ethernet ? 14 + (s.eth.has_vlan ? 4 : 0) : 0;
+    const std::size_t ip_len = s.ip_version == 4 ? k_ipv4_min_len + s.ipv4_options.size() : k_ipv6_len;
+    frame_writer w(out, eth_len + ip_len + k_udp_len + k_bth_len + body + (ov.pad_bytes ? ov.pad_bytes->size() : pad) +
+                            (ov.omit_icrc ? 0 : k_icrc_len) + ov.trailer.size());
     if (s.with_ethernet) {
         w.bytes(s.eth.dst);
         w.bytes(s.eth.src);
@@ -186,8 +194,6 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
     w.u16(0);  // length, patched
     w.u16(0);  // checksum, patched
 
-    const std::size_t body = after_bth_len(s);
-    const std::uint8_t pad = static_cast<std::uint8_t>((4 - body % 4) % 4);
     const auto& b = s.bth;
     w.u8(b.opcode);
     w.u8(static_cast<std::uint8_t>((b.se ? 0x80 : 0) | (b.m ? 0x40 : 0) | ((ov.pad_cnt.value_or(pad) & 3) << 4) |

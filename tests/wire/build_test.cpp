@@ -118,3 +118,22 @@ TEST_CASE("payload_view builds the same bytes as an owned payload") {
     s.payload_view = data;
     CHECK(build(s) == owned);
 }
+
+TEST_CASE("build_into overwrites a reused buffer: leftover bytes never show through") {
+    core::rng r(11);
+    // A buffer that held a large frame, then a small one, then a large one
+    // again: every result must equal a build into a fresh vector.
+    core::byte_buffer reused(9000, 0xEE);
+    for (int i = 0; i < 300; ++i) {
+        const opcode op = k_all_opcodes[r.next() % std::size(k_all_opcodes)];
+        frame_spec s = random_spec(r, op, r.chance(0.5) ? 4 : 6);
+        s.with_ethernet = r.chance(0.8);
+        build_into(s, reused);
+        const core::byte_buffer fresh = build(s);
+        REQUIRE(reused == fresh);
+        // Sized once to the exact length: no growth and no trimming.
+        core::byte_buffer empty;
+        build_into(s, empty);
+        REQUIRE(empty.capacity() == empty.size());
+    }
+}
