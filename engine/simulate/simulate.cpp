@@ -177,9 +177,22 @@ core::result<result> run(const options& o) {
     // Connect, then pin each sender's initial ports to fabric paths 0..N-1.
     std::vector<std::uint32_t> conns;
     for (auto& e : senders) conns.push_back(e->connect(raddr));
-    drv.run_until(s.now() + 200us);
+    // Until every connection is up: a CONNECT or ACCEPT lost to --loss is
+    // sent again after its RTO, so this may take several steps.
+    const nanos connect_start = s.now();
+    for (;;) {
+        drv.run_until(s.now() + 100us);
+        unsigned up = 0;
+        for (unsigned i = 0; i < o.senders; ++i) {
+            if (senders[i]->closed(conns[i]))
+                return core::error{"sender " + std::to_string(i) + " could not connect (its CONNECT retries ran out)"};
+            up += senders[i]->established(conns[i]) ? 1 : 0;
+        }
+        if (up == o.senders) break;
+        if (s.now() - connect_start >= o.time_limit)
+            return core::error{std::to_string(o.senders - up) + " sender(s) not connected within the time limit"};
+    }
     for (unsigned i = 0; i < o.senders; ++i) {
-        if (!senders[i]->established(conns[i])) return core::error{"sender " + std::to_string(i) + " did not connect"};
         auto pi = senders[i]->path_info(conns[i]);
         for (unsigned p = 0; p < pi.size(); ++p) fabrics[i]->pin(pi[p].port, p);
     }
