@@ -1,46 +1,17 @@
 #include "sim/scheduler.h"
 
 #include <cassert>
+#include <stdexcept>
 
 namespace mrct::sim {
 
-scheduler::scheduler() {
-    heap_.reserve(1024);
-    slots_.reserve(1024);
-}
+scheduler::scheduler() { slots_.reserve(1024); }
 
-void scheduler::heap_push(const entry& e) {
-    std::size_t i = heap_.size();
-    heap_.push_back(e);
-    entry* h = heap_.data();
-    while (i > 0) {
-        const std::size_t parent = (i - 1) / 4;
-        if (!before(e, h[parent])) break;
-        h[i] = h[parent];
-        i = parent;
-    }
-    h[i] = e;
-}
-
-void scheduler::heap_pop() {
-    const entry last = heap_.back();
-    heap_.pop_back();
-    const std::size_t n = heap_.size();
-    if (n == 0) return;
-    entry* h = heap_.data();
-    std::size_t i = 0;
-    for (;;) {
-        const std::size_t first = 4 * i + 1;
-        if (first >= n) break;
-        std::size_t best = first;
-        const std::size_t end = first + 4 < n ? first + 4 : n;
-        for (std::size_t c = first + 1; c < end; ++c)
-            if (before(h[c], h[best])) best = c;
-        if (!before(h[best], last)) break;
-        h[i] = h[best];
-        i = best;
-    }
-    h[i] = last;
+void scheduler::file(std::uint32_t slot, nanos t, std::uint64_t seq) {
+    slot_data& s = slots_[slot];
+    s.queued_time = t;
+    s.queued_seq = seq;
+    queue_.push(key_of(t, seq, slot));
 }
 
 event_id scheduler::at(nanos t, callback cb) {
@@ -51,16 +22,17 @@ event_id scheduler::at(nanos t, callback cb) {
         free_.pop_back();
     } else {
         slot = static_cast<std::uint32_t>(slots_.size());
+        if (slot > k_slot_mask) throw std::length_error("scheduler: more than 16 M events pending");
         slots_.emplace_back();
     }
     slot_data& s = slots_[slot];
     const std::uint64_t seq = seq_++;
     s.cb = std::move(cb);
     s.live = true;
-    s.queued_time = s.want_time = t;
+    s.want_time = t;
     s.want_seq = seq;
     ++live_;
-    heap_push({t, seq, slot, s.generation});
+    file(slot, t, seq);
     return {slot, s.generation};
 }
 
@@ -96,23 +68,24 @@ bool scheduler::cancel(event_id id) {
 }
 
 void scheduler::settle_top() {
-    while (!heap_.empty()) {
-        const entry top = heap_.front();
-        slot_data& s = slots_[top.slot];
-        if (!s.live || s.generation != top.generation) {
-            heap_pop();
+    while (!queue_.empty()) {
+        const auto low = static_cast<std::uint64_t>(queue_.top());
+        const auto slot = static_cast<std::uint32_t>(low & k_slot_mask);
+        const std::uint64_t seq = low >> k_slot_bits;
+        slot_data& s = slots_[slot];
+        if (!s.live || s.queued_seq != seq) {  // cancelled, or its slot was reused since
+            queue_.pop();
             continue;
         }
-        if (s.want_seq == top.seq) return;
-        heap_pop();
-        s.queued_time = s.want_time;
-        heap_push({s.want_time, s.want_seq, top.slot, top.generation});
+        if (s.want_seq == seq) return;
+        queue_.pop();  // moved later: file it under its new key
+        file(slot, s.want_time, s.want_seq);
     }
 }
 
 nanos scheduler::next_time() {
     settle_top();
-    return heap_.empty() ? core::k_never : heap_.front().time;
+    return queue_.empty() ? core::k_never : nanos{static_cast<std::int64_t>(queue_.top() >> 64)};
 }
 
 void scheduler::advance_to(nanos t) {
@@ -122,16 +95,19 @@ void scheduler::advance_to(nanos t) {
 
 bool scheduler::run_one(nanos limit) {
     settle_top();
-    if (heap_.empty() || heap_.front().time > limit) return false;
-    const entry e = heap_.front();
-    heap_pop();
-    slot_data& s = slots_[e.slot];
+    if (queue_.empty()) return false;
+    const radix_queue::key_type top = queue_.top();
+    const nanos t{static_cast<std::int64_t>(top >> 64)};
+    if (t > limit) return false;
+    queue_.pop();
+    const auto slot = static_cast<std::uint32_t>(static_cast<std::uint64_t>(top) & k_slot_mask);
+    slot_data& s = slots_[slot];
     callback cb = std::move(s.cb);
     s.live = false;
     ++s.generation;
-    free_.push_back(e.slot);
+    free_.push_back(slot);
     --live_;
-    if (e.time > now_) now_ = e.time;
+    if (t > now_) now_ = t;
     ++events_run_;
     cb();
     return true;

@@ -18,6 +18,7 @@
 
 #include "core/time.h"
 #include "sim/inplace_function.h"
+#include "sim/radix_queue.h"
 
 namespace mrct::sim {
 
@@ -56,34 +57,31 @@ public:
     std::size_t size() const { return live_; }
 
 private:
-    struct entry {
-        nanos time;
-        std::uint64_t seq;
-        std::uint32_t slot;
-        std::uint32_t generation;
-    };
+    // A queue key: the time in the high 64 bits, then the sequence number,
+    // then the slot. Sequence numbers are unique, so ordering by key is
+    // ordering by (time, sequence).
+    static constexpr unsigned k_slot_bits = 24;  // 16 M events pending at once
+    static constexpr std::uint64_t k_slot_mask = (std::uint64_t{1} << k_slot_bits) - 1;
+    static radix_queue::key_type key_of(nanos t, std::uint64_t seq, std::uint32_t slot) {
+        return radix_queue::key_type{static_cast<std::uint64_t>(t.count())} << 64 | (seq << k_slot_bits | slot);
+    }
     struct slot_data {
         callback cb;
-        nanos queued_time{0};       // time of this slot's entry in the queue
-        nanos want_time{0};         // key it should run at (>= the queued one)
-        std::uint64_t want_seq = 0; // the entry is re-filed when its seq differs
+        nanos queued_time{0};          // time of this slot's entry in the queue
+        nanos want_time{0};            // key it should run at (>= the queued one)
+        std::uint64_t queued_seq = 0;  // seq of that entry; older entries naming the slot are stale
+        std::uint64_t want_seq = 0;    // the entry is re-filed when its seq differs
         std::uint32_t generation = 0;
         bool live = false;
     };
-    static bool before(const entry& a, const entry& b) {
-        return a.time != b.time ? a.time < b.time : a.seq < b.seq;
-    }
-    // A 4-ary min-heap: shallower than a binary one, and its four children
-    // share a cache line or two.
-    void heap_push(const entry& e);
-    void heap_pop();
+    void file(std::uint32_t slot, nanos t, std::uint64_t seq);
     void settle_top();  // drops dead entries and re-files moved ones until the top is due as keyed
 
     nanos now_{0};
     std::uint64_t seq_ = 0;
     std::uint64_t events_run_ = 0;
     std::size_t live_ = 0;
-    std::vector<entry> heap_;
+    radix_queue queue_;
     std::vector<slot_data> slots_;
     std::vector<std::uint32_t> free_;
 };

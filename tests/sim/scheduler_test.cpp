@@ -77,6 +77,22 @@ TEST_CASE("run_until runs what is due and stops the clock at the limit") {
     CHECK(s.next_time() == mrct::core::k_never);
 }
 
+TEST_CASE("an event scheduled between runs, before the next one already found, runs first") {
+    scheduler s;
+    virtual_driver d(s);
+    std::vector<int> order;
+    s.at(100us, [&] { order.push_back(100); });
+    s.at(300us, [&] { order.push_back(300); });
+    CHECK(d.run_until(50us) == 0);
+    CHECK(s.next_time() == 100us);  // the queue has found its minimum
+    s.at(70us, [&] { order.push_back(70); });
+    s.at(60us, [&] { order.push_back(60); });
+    s.at(100us, [&] { order.push_back(101); });  // same time as the first, scheduled later: after it
+    CHECK(s.next_time() == 60us);
+    d.run();
+    CHECK(order == std::vector<int>{60, 70, 100, 101, 300});
+}
+
 TEST_CASE("timer re-arming cancels the previous deadline") {
     scheduler s;
     virtual_driver d(s);
