@@ -40,15 +40,13 @@ event_id scheduler::reschedule(event_id id, nanos t, callback cb) {
     if (t < now_) t = now_;
     if (!pending(id)) return at(t, std::move(cb));
     slot_data& s = slots_[id.slot];
-    if (t < s.queued_time) {  // earlier than its queue entry: file it again
-        cancel(id);
-        return at(t, std::move(cb));
-    }
-    // Later (or equal): the queue entry surfaces first and is re-filed then
-    // under this key, which is the key at() would have given it now.
     s.cb = std::move(cb);
     s.want_time = t;
-    s.want_seq = seq_++;
+    s.want_seq = seq_++;  // the key at() would give it now
+    // Earlier than its queue entry: file it again now (the old entry no
+    // longer matches the slot and is dropped when it surfaces). Later or
+    // equal: the old entry surfaces first and is re-filed then.
+    if (t < s.queued_time) file(id.slot, t, s.want_seq);
     return id;
 }
 
