@@ -94,7 +94,10 @@ outcome no_go_back_n(const context& c) {
         if (c.boolean("allow_no_resends")) return pass("the DUT resent nothing, so nothing acknowledged");
         return inconclusive("the DUT resent nothing in this run");
     }
-    return pass(std::to_string(resends) + " resends, none of an acknowledged PPSN");
+    std::string crossed;
+    if (!sv.crossed.empty())
+        crossed = " (" + std::to_string(sv.crossed.size()) + " crossed on the wire an ACK that covered them, taken as sent before it)";
+    return pass(std::to_string(resends) + " resends, none of an acknowledged PPSN" + crossed);
 }
 
 // MR-SACK-6

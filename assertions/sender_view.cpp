@@ -1,6 +1,8 @@
 #include "assertions/sender_view.h"
 
 #include <algorithm>
+#include <deque>
+#include <set>
 
 #include "wire/ctrl.h"
 
@@ -59,6 +61,101 @@ nanos backed_off(nanos base, unsigned doublings, const trace::params& p) {
     return std::min(base, p.rto_max);
 }
 
+// Whether an ACK with CumAck `cum` and these SACK bits covers `ppsn`
+// (24-bit serial order: below CumAck, or a set bit above it).
+bool covers(std::uint32_t cum, const wire::sack256& sack, std::uint32_t ppsn) {
+    const std::uint32_t d = (ppsn - cum) & (k_mod - 1);
+    if (d >= k_mod / 2) return true;
+    return d > 0 && d < 256 && sack.test(d);
+}
+
+// The order in which the view takes the trace's records. In virtual time it
+// is the trace's order. In real time (tr.crossing > 0) the engine records an
+// ACK when it sends it, and the ACK may still be on its way when the DUT sends
+// a resend. A resend of a PPSN that an ACK recorded at most `crossing` earlier
+// covers is therefore taken as sent before the DUT saw that ACK: the ACK, and
+// every record to the DUT after it, wait until that resend has been taken.
+// Records from the DUT keep their order, and so do records to the DUT; only
+// how the two interleave changes. (Taken in the trace's order, such a resend
+// reads as a resend of an acknowledged PPSN, and it shifts which PPSNs count
+// as sent after which.)
+std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<std::size_t>& crossed) {
+    const std::size_t n = tr.frames.size();
+    std::vector<std::size_t> order;
+    order.reserve(n);
+    if (tr.crossing <= nanos{0}) {
+        for (std::size_t i = 0; i < n; ++i) order.push_back(i);
+        return order;
+    }
+    struct recent_ack {
+        std::size_t index;
+        nanos t;
+        std::uint32_t cum;
+        wire::sack256 sack;
+    };
+    std::map<unsigned, std::vector<recent_ack>> acks;
+    std::map<unsigned, std::set<std::uint32_t>> sent;
+    // (record to the DUT, resend from the DUT it must follow)
+    std::vector<std::pair<std::size_t, std::size_t>> waits;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& r = tr.frames[i];
+        if (!r.ok()) continue;
+        const auto& f = r.f();
+        const auto op = f.bth.opcode;
+        if (r.d == trace::dir::from_dut && op == static_cast<std::uint8_t>(wire::opcode::ctrl) &&
+            f.ctrlh.type == static_cast<std::uint8_t>(wire::ctrl_type::path_reset)) {
+            if (auto fields = wire::read_ctrl_tlvs(f.tlvs); fields.path_id) {
+                acks.erase(*fields.path_id);  // a new PPSN space
+                sent.erase(*fields.path_id);
+            }
+            continue;
+        }
+        if (r.reached_dut() && op == static_cast<std::uint8_t>(wire::opcode::ack)) {
+            acks[f.ackh.path_id].push_back({i, r.t, f.bth.psn, f.ackh.sack});
+            continue;
+        }
+        if (r.d != trace::dir::from_dut || !wire::is_data_opcode(op)) continue;
+        const unsigned p = f.mrh.path_id;
+        const std::uint32_t ppsn = f.bth.psn;
+        if (sent[p].insert(ppsn).second) continue;  // a first transmission
+        auto& list = acks[p];
+        while (!list.empty() && list.front().t + tr.crossing < r.t) list.erase(list.begin());
+        for (const auto& a : list) {
+            if (!covers(a.cum, a.sack, ppsn)) continue;
+            waits.emplace_back(a.index, i);
+            crossed.push_back(i);
+            break;
+        }
+    }
+    // The record from the DUT each record to the DUT must follow: the latest
+    // resend that crossed it or an earlier record to the DUT.
+    std::vector<std::ptrdiff_t> after(n, -1);
+    {
+        std::sort(waits.begin(), waits.end());
+        std::size_t w = 0;
+        std::ptrdiff_t barrier = -1;
+        for (std::size_t i = 0; i < n; ++i) {
+            while (w < waits.size() && waits[w].first <= i) barrier = std::max(barrier, static_cast<std::ptrdiff_t>(waits[w++].second));
+            if (tr.frames[i].d == trace::dir::to_dut) after[i] = barrier;
+        }
+    }
+    std::deque<std::size_t> held;  // records to the DUT, in order
+    for (std::size_t i = 0; i < n; ++i) {
+        if (tr.frames[i].d == trace::dir::to_dut) {
+            if (after[i] > static_cast<std::ptrdiff_t>(i) || !held.empty()) held.push_back(i);
+            else order.push_back(i);
+            continue;
+        }
+        order.push_back(i);
+        while (!held.empty() && after[held.front()] <= static_cast<std::ptrdiff_t>(i)) {
+            order.push_back(held.front());
+            held.pop_front();
+        }
+    }
+    for (std::size_t i : held) order.push_back(i);
+    return order;
+}
+
 }  // namespace
 
 sender_view::sender_view(const trace::trace& tr) {
@@ -72,7 +169,8 @@ sender_view::sender_view(const trace::trace& tr) {
         if (!s.seen_ack) sum.max_inflight_before_ack = std::max(sum.max_inflight_before_ack, s.inflight);
     };
 
-    for (const auto& r : tr.frames) {
+    for (const std::size_t i : processing_order(tr, crossed)) {
+        const auto& r = tr.frames[i];
         if (!r.ok() || (r.d == trace::dir::to_dut && !r.reached_dut())) continue;
         const auto& f = r.f();
         const auto op = f.bth.opcode;

@@ -101,6 +101,9 @@ public:
     std::vector<expiry> expiries;
     std::vector<inflight_point> inflight;
     std::map<unsigned, path_summary> paths;
+    // Resends taken as sent before an ACK that covers them, because they
+    // crossed it on the wire (trace::crossing): the records, in trace order.
+    std::vector<std::size_t> crossed;
 
     // Median Karn-valid RTT sample of a path, if any.
     std::optional<nanos> rtt(unsigned path) const;

@@ -26,6 +26,12 @@ using namespace std::chrono_literals;
 inline constexpr std::size_t k_max_frames = 4'000'000;
 // Real time: the shortest cap on a case's run (limits.duration below it is raised).
 inline constexpr core::nanos k_realtime_min_duration{2'000'000'000};
+// Real time: how long an ACK the engine sent may still be on its way to the
+// DUT when the DUT sends a resend (trace::crossing, docs/adapters.md). Crossings
+// seen on the test veths were 0-45 us apart; 200 us stays below a retransmission
+// timer (rto_min 100 us doubles before a second expiry, and a first RTO is
+// rto_initial, 1 ms), so a timer's resend of an acknowledged PPSN is still caught.
+inline constexpr core::nanos k_realtime_crossing{200'000};
 
 inline std::string text(const plan::args& a, const std::string& k, const std::string& def = "") {
     auto it = a.find(k);

@@ -360,6 +360,7 @@ void case_exec::collect() {
         }
         tr_->memory.push_back(std::move(m));
     }
+    if (dut_->realtime()) tr_->crossing = k_realtime_crossing;
     auto& p = tr_->p;
     p.num_paths = std::min(dut_cfg_.num_paths, pcfg_.num_paths);
     p.mtu = std::min(dut_cfg_.mtu, pcfg_.mtu);

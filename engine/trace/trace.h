@@ -100,6 +100,12 @@ struct trace {
     nanos end{0};
     // Times at which plan steps ran, by step index (for `after: step N`).
     std::map<int, nanos> step_times;
+    // Real time only: how long a frame the engine recorded on its way to the
+    // DUT may still have been in flight. A resend from the DUT recorded within
+    // this time after an ACK that covers it may have left before the DUT saw
+    // that ACK (the two crossed on the wire). 0 in virtual time, where a
+    // to_dut record is the moment of arrival.
+    nanos crossing{0};
 
     record& add(nanos t, dir d, core::bytes_view bytes);
 };

@@ -1,5 +1,6 @@
 // Sender-side assertions on synthetic traces: each passes on conforming
 // behaviour and fails, with expected vs actual, on the defect it targets.
+#include "assertions/sender_view.h"
 #include "assertions/trace_builder.h"
 
 using namespace mrct;
@@ -66,6 +67,69 @@ TEST_CASE("no_go_back_n fails on a resend of a SACKed PPSN") {
     auto o = b.check("no_go_back_n");
     CHECK(o.v == verdict::fail);
     CHECK(o.frames.size() == 2);
+}
+
+// Real time: the engine records an ACK when it sends it, so a resend the DUT
+// sent before that ACK reached it can be recorded after the ACK.
+TEST_CASE("a resend that crossed the ACK covering it on the wire is taken before that ACK in real time") {
+    auto crossing = [](nanos window) {
+        trace_builder b;
+        b.tr.crossing = window;
+        for (std::uint32_t x = 100; x < 104; ++x) b.data(0us, D::from_dut, {.path = 1, .ppsn = x, .offset = (x - 100) * 1024, .msg_len = 4096});
+        // The DUT's timer resends 100 while the ACK for 100..101 is on the
+        // wire; both are recorded at 1 ms, the ACK first.
+        b.ack(1ms, D::to_dut, 1, 102, {}, 101);
+        b.data(1ms, D::from_dut, {.path = 1, .ppsn = 100, .retx = true, .msg_len = 4096});
+        // The ACK covered the resend of 100, sent after 102 and 103: they are
+        // lost (§5), and resent at once, 5 us apart.
+        b.data(1005us, D::from_dut, {.path = 1, .ppsn = 102, .retx = true, .offset = 2048, .msg_len = 4096});
+        b.data(1010us, D::from_dut, {.path = 1, .ppsn = 103, .retx = true, .offset = 3072, .msg_len = 4096});
+        return b;
+    };
+    SECTION("virtual time: a resend of an acknowledged PPSN, and two expiries without a port move") {
+        auto b = crossing(0ns);
+        CHECK(b.check("no_go_back_n").v == verdict::fail);
+        CHECK(b.check("port_move_after_rtos").v == verdict::fail);
+    }
+    SECTION("real time: one expiry, then two resends the ACK's SACK information explains") {
+        auto b = crossing(1ms);
+        auto o = b.check("no_go_back_n");
+        CHECK(o.v == verdict::pass);
+        CHECK_THAT(o.message, Catch::Contains("1 crossed on the wire"));
+        CHECK(b.check("port_move_after_rtos").v == verdict::inconclusive);  // one expiry only
+        const assertions::sender_view sv(b.tr);
+        CHECK(sv.crossed == std::vector<std::size_t>{5});
+        REQUIRE(sv.expiries.size() == 1);
+        CHECK(sv.expiries[0].ppsn % (1u << 24) == 100);
+        CHECK(sv.detections.size() == 2);
+    }
+    SECTION("real time: frames the DUT sent between the ACK and the resend keep their place before the resend") {
+        trace_builder b;
+        b.tr.crossing = 1ms;
+        b.data(0us, D::from_dut, {.path = 1, .ppsn = 100, .msg_len = 4096});
+        b.ack(1ms, D::to_dut, 1, 101, {}, 100);                                    // record 1: covers 100
+        b.data(1ms, D::from_dut, {.path = 1, .ppsn = 101, .offset = 1024, .msg_len = 4096});  // record 2
+        b.data(1ms, D::from_dut, {.path = 1, .ppsn = 102, .offset = 2048, .msg_len = 4096});  // record 3
+        b.data(1ms, D::from_dut, {.path = 1, .ppsn = 100, .retx = true, .msg_len = 4096});    // record 4: crossed record 1
+        b.ack(1100us, D::to_dut, 1, 101, {}, 100);                                 // record 5: a repeat
+        const assertions::sender_view sv(b.tr);
+        CHECK(sv.crossed == std::vector<std::size_t>{4});
+        std::vector<std::size_t> tx_order, ack_order;
+        for (const auto& e : sv.tx) tx_order.push_back(e.rec);
+        for (const auto& a : sv.acks) ack_order.push_back(a.rec);
+        CHECK(tx_order == std::vector<std::size_t>{0, 2, 3, 4});
+        CHECK(ack_order == std::vector<std::size_t>{1, 5});
+        // The ACK covers the resend of 100, sent after 101 and 102: both lost (§5).
+        CHECK(sv.detections.size() == 2);
+        CHECK(b.check("no_go_back_n").v == verdict::pass);
+    }
+    SECTION("real time: a resend long after the ACK covering it is still go-back-N") {
+        auto b = crossing(1ms);
+        b.data(2500us, D::from_dut, {.path = 1, .ppsn = 101, .retx = true, .offset = 1024, .msg_len = 4096});
+        auto o = b.check("no_go_back_n");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("PPSN 101"));
+    }
 }
 
 TEST_CASE("rto_timing: expiries at the initial RTO, then doubled") {
