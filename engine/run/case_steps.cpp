@@ -160,6 +160,12 @@ core::status case_exec::post(const plan::action& a) {
     std::optional<std::uint32_t> imm;
     if (a.a.count("imm")) imm = static_cast<std::uint32_t>(std::stoul(text(a.a, "imm"), nullptr, 0));
     auto& obs = on_dut ? tr_->dut : tr_->peer;
+    // Every message's bytes are made before the first post: in real time the
+    // DUT starts sending on the first, and the engine reads nothing from the
+    // wire while it fills megabytes.
+    std::vector<core::byte_buffer> payloads;
+    if (!is_recv)
+        for (unsigned long k = 0; k < count; ++k) payloads.push_back(pattern(size, seed_ * 1000003 + next_wr_ + k));
     for (unsigned long k = 0; k < count; ++k) {
         const std::uint64_t wr = next_wr_++;
         trace::posted_wr p{wr, is_recv ? "recv" : a.name == "post_send" ? "send" : "write", stream, tag, size, s_.now()};
@@ -172,7 +178,7 @@ core::status case_exec::post(const plan::action& a) {
             recvs_[{on_dut, tag}].push_back({off, size});
             off += size;
         } else {
-            auto data = pattern(size, seed_ * 1000003 + wr);
+            auto data = std::move(payloads[k]);
             core::status st = core::ok_status();
             if (a.name == "post_write" && a.a.count("offset")) {
                 // At an explicit offset of the other side's region, possibly

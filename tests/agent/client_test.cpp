@@ -201,6 +201,12 @@ TEST_CASE("client and server 1.1: binary attachments cross the socket both ways,
         CHECK_FALSE(r->contains("data_bytes"));
         REQUIRE(back.size() == big.size());
         CHECK(std::equal(back.begin(), back.end(), big.rbegin()));
+        // A small attachment after the big one: the request buffer is reused,
+        // and nothing of the big one is sent again.
+        const core::byte_buffer small{1, 2, 3, 4, 5};
+        r = c.call("reverse", agent::json::object(), 1000ms, core::bytes_view(small), &back);
+        REQUIRE(r.ok());
+        CHECK(back == core::byte_buffer{5, 4, 3, 2, 1});
         // Empty attachments, then a plain line: the stream is still in step.
         r = c.call("reverse", agent::json::object(), 1000ms, core::bytes_view(), &back);
         REQUIRE(r.ok());

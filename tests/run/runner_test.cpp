@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include "reports/reports.h"
+#include "run/case_exec.h"
 #include "run/runner.h"
 
 using namespace mrct;
@@ -60,6 +62,18 @@ cases:
 )";
 
 }  // namespace
+
+TEST_CASE("message bytes: the same for a seed, different across seeds, every length filled") {
+    CHECK(run::detail::pattern(0, 7).empty());
+    const auto a = run::detail::pattern(4099, 7);
+    CHECK(a == run::detail::pattern(4099, 7));
+    CHECK(a != run::detail::pattern(4099, 8));
+    const auto shorter = run::detail::pattern(13, 7);  // a prefix: eight bytes per step, the tail from the next step
+    CHECK(std::equal(shorter.begin(), shorter.end(), a.begin()));
+    // Not constant and not zero anywhere near the end (the tail is written).
+    CHECK(std::count(a.end() - 64, a.end(), std::uint8_t{0}) < 8);
+    CHECK(std::set<std::uint8_t>(a.begin(), a.end()).size() > 200);
+}
 
 TEST_CASE("the reference DUT passes; bug profiles fail the case citing their clause") {
     auto s = load("p1.yaml", k_plan);
