@@ -93,7 +93,7 @@ std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<st
         std::uint32_t cum;
         wire::sack256 sack;
     };
-    std::map<unsigned, std::vector<recent_ack>> acks;
+    std::map<unsigned, std::deque<recent_ack>> acks;  // per path, the last `crossing` of them
     std::map<unsigned, std::set<std::uint32_t>> sent;
     // (record to the DUT, resend from the DUT it must follow)
     std::vector<std::pair<std::size_t, std::size_t>> waits;
@@ -111,7 +111,9 @@ std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<st
             continue;
         }
         if (r.reached_dut() && op == static_cast<std::uint8_t>(wire::opcode::ack)) {
-            acks[f.ackh.path_id].push_back({i, r.t, f.bth.psn, f.ackh.sack});
+            auto& list = acks[f.ackh.path_id];
+            while (!list.empty() && list.front().t + tr.crossing < r.t) list.pop_front();
+            list.push_back({i, r.t, f.bth.psn, f.ackh.sack});
             continue;
         }
         if (r.d != trace::dir::from_dut || !wire::is_data_opcode(op)) continue;
@@ -119,7 +121,7 @@ std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<st
         const std::uint32_t ppsn = f.bth.psn;
         if (sent[p].insert(ppsn).second) continue;  // a first transmission
         auto& list = acks[p];
-        while (!list.empty() && list.front().t + tr.crossing < r.t) list.erase(list.begin());
+        while (!list.empty() && list.front().t + tr.crossing < r.t) list.pop_front();
         for (const auto& a : list) {
             if (!covers(a.cum, a.sack, ppsn)) continue;
             waits.emplace_back(a.index, i);

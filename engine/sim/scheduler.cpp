@@ -8,6 +8,9 @@ namespace mrct::sim {
 scheduler::scheduler() { slots_.reserve(1024); }
 
 void scheduler::file(std::uint32_t slot, nanos t, std::uint64_t seq) {
+    // 40 bits of sequence number: about 30 hours of events and re-arms at
+    // 10 M/s. Past that the keys would no longer order; stop instead.
+    if (seq >> (64 - k_slot_bits)) throw std::length_error("scheduler: sequence numbers exhausted (2^40)");
     slot_data& s = slots_[slot];
     s.queued_time = t;
     s.queued_seq = seq;
