@@ -220,6 +220,15 @@ sender_view::sender_view(const trace::trace& tr) {
                     e.kind = tx_kind::sack_resend;
                     detections[*k.pending].resend_rec = r.index;
                     k.pending.reset();
+                } else if (!k.acked && tr.crossing > nanos{0} && s.last_expiry >= nanos{0} &&
+                           r.t - s.last_expiry < prm.rto_min) {
+                    // Real time: two expiries on a path are at least rto_min
+                    // apart (MR-RTO-3), so a resend this soon after one is
+                    // not a timer's. It answers what the view has not taken
+                    // yet (an ACK still on its way, D50): not counted as an
+                    // expiry, and the run of consecutive expiries goes on.
+                    e.kind = tx_kind::rto_resend;
+                    unexplained.push_back(r.index);
                 } else if (!k.acked) {
                     e.kind = tx_kind::rto_resend;
                     if (s.consec == 0) s.run_port = port_before;

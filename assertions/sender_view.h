@@ -104,6 +104,9 @@ public:
     // Resends taken as sent before an ACK that covers them, because they
     // crossed it on the wire (trace::crossing): the records, in trace order.
     std::vector<std::size_t> crossed;
+    // Real time: resends no detection explains that came sooner than rto_min
+    // after the path's previous expiry, so are not counted as expiries (D50).
+    std::vector<std::size_t> unexplained;
 
     // Median Karn-valid RTT sample of a path, if any.
     std::optional<nanos> rtt(unsigned path) const;

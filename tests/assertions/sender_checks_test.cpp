@@ -132,6 +132,40 @@ TEST_CASE("a resend that crossed the ACK covering it on the wire is taken before
     }
 }
 
+// Seen in PATH-002 over agent+udp: a timer resend, then two resends within
+// microseconds that something the engine recorded later explains for the DUT.
+TEST_CASE("in real time, a resend sooner than rto_min after an expiry is not a second expiry") {
+    auto build = [](nanos window) {
+        trace_builder b;
+        b.tr.crossing = window;
+        for (std::uint32_t x = 100; x < 104; ++x) b.data(0us, D::from_dut, {.path = 1, .ppsn = x, .offset = (x - 100) * 1024, .msg_len = 4096});
+        b.ack(500us, D::to_dut, 1, 101, {}, 100);  // new ACK: the run of expiries starts over
+        b.data(700us, D::from_dut, {.path = 1, .ppsn = 101, .retx = true, .offset = 1024, .msg_len = 4096});
+        b.data(702us, D::from_dut, {.path = 1, .ppsn = 102, .retx = true, .offset = 2048, .msg_len = 4096});
+        b.data(704us, D::from_dut, {.path = 1, .ppsn = 103, .retx = true, .offset = 3072, .msg_len = 4096});
+        return b;
+    };
+    SECTION("virtual time: three expiries in 4 us, the second on the same port, fail") {
+        auto b = build(0ns);
+        CHECK(b.check("port_move_after_rtos").v == verdict::fail);
+    }
+    SECTION("real time: one expiry; the two resends after it are not counted") {
+        auto b = build(200us);
+        const assertions::sender_view sv(b.tr);
+        CHECK(sv.expiries.size() == 1);
+        CHECK(sv.unexplained == std::vector<std::size_t>{6, 7});
+        CHECK(b.check("port_move_after_rtos").v == verdict::inconclusive);
+    }
+    SECTION("real time: expiries rto_min or more apart still count, and still need the port move") {
+        trace_builder b;
+        b.tr.crossing = 200us;
+        b.data(0us, D::from_dut, {.path = 1, .ppsn = 100, .msg_len = 4096});
+        b.data(1ms, D::from_dut, {.path = 1, .ppsn = 100, .retx = true, .msg_len = 4096});
+        b.data(3ms, D::from_dut, {.path = 1, .ppsn = 100, .retx = true, .msg_len = 4096});  // same port: a failure
+        CHECK(b.check("port_move_after_rtos").v == verdict::fail);
+    }
+}
+
 TEST_CASE("rto_timing: expiries at the initial RTO, then doubled") {
     trace_builder b;
     b.data(0us, D::from_dut, {.ppsn = 100});
