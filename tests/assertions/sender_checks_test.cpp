@@ -18,6 +18,19 @@ trace_builder lost_100() {
     return b;
 }
 
+// PPSNs 100..103 on path 1 at t=0, with the given crossing window (0: virtual time).
+trace_builder four_on_path_1(nanos crossing) {
+    trace_builder b;
+    b.tr.crossing = crossing;
+    for (std::uint32_t x = 100; x < 104; ++x) b.data(0us, D::from_dut, {.path = 1, .ppsn = x, .offset = (x - 100) * 1024, .msg_len = 4096});
+    return b;
+}
+
+// A resend of PPSN x on path 1 at t.
+void resend(trace_builder& b, nanos t, std::uint32_t x) {
+    b.data(t, D::from_dut, {.path = 1, .ppsn = x, .retx = true, .offset = (x - 100) * 1024, .msg_len = 4096});
+}
+
 }  // namespace
 
 TEST_CASE("fast_retransmit: the lost PPSN resent at once on its path passes") {
@@ -73,17 +86,15 @@ TEST_CASE("no_go_back_n fails on a resend of a SACKed PPSN") {
 // sent before that ACK reached it can be recorded after the ACK.
 TEST_CASE("a resend that crossed the ACK covering it on the wire is taken before that ACK in real time") {
     auto crossing = [](nanos window) {
-        trace_builder b;
-        b.tr.crossing = window;
-        for (std::uint32_t x = 100; x < 104; ++x) b.data(0us, D::from_dut, {.path = 1, .ppsn = x, .offset = (x - 100) * 1024, .msg_len = 4096});
+        auto b = four_on_path_1(window);
         // The DUT's timer resends 100 while the ACK for 100..101 is on the
         // wire; both are recorded at 1 ms, the ACK first.
         b.ack(1ms, D::to_dut, 1, 102, {}, 101);
-        b.data(1ms, D::from_dut, {.path = 1, .ppsn = 100, .retx = true, .msg_len = 4096});
+        resend(b, 1ms, 100);
         // The ACK covered the resend of 100, sent after 102 and 103: they are
         // lost (§5), and resent at once, 5 us apart.
-        b.data(1005us, D::from_dut, {.path = 1, .ppsn = 102, .retx = true, .offset = 2048, .msg_len = 4096});
-        b.data(1010us, D::from_dut, {.path = 1, .ppsn = 103, .retx = true, .offset = 3072, .msg_len = 4096});
+        resend(b, 1005us, 102);
+        resend(b, 1010us, 103);
         return b;
     };
     SECTION("virtual time: a resend of an acknowledged PPSN, and two expiries without a port move") {
@@ -125,7 +136,7 @@ TEST_CASE("a resend that crossed the ACK covering it on the wire is taken before
     }
     SECTION("real time: a resend long after the ACK covering it is still go-back-N") {
         auto b = crossing(1ms);
-        b.data(2500us, D::from_dut, {.path = 1, .ppsn = 101, .retx = true, .offset = 1024, .msg_len = 4096});
+        resend(b, 2500us, 101);
         auto o = b.check("no_go_back_n");
         CHECK(o.v == verdict::fail);
         CHECK_THAT(o.message, Catch::Contains("PPSN 101"));
@@ -136,13 +147,11 @@ TEST_CASE("a resend that crossed the ACK covering it on the wire is taken before
 // microseconds that something the engine recorded later explains for the DUT.
 TEST_CASE("in real time, a resend sooner than rto_min after an expiry is not a second expiry") {
     auto build = [](nanos window) {
-        trace_builder b;
-        b.tr.crossing = window;
-        for (std::uint32_t x = 100; x < 104; ++x) b.data(0us, D::from_dut, {.path = 1, .ppsn = x, .offset = (x - 100) * 1024, .msg_len = 4096});
+        auto b = four_on_path_1(window);
         b.ack(500us, D::to_dut, 1, 101, {}, 100);  // new ACK: the run of expiries starts over
-        b.data(700us, D::from_dut, {.path = 1, .ppsn = 101, .retx = true, .offset = 1024, .msg_len = 4096});
-        b.data(702us, D::from_dut, {.path = 1, .ppsn = 102, .retx = true, .offset = 2048, .msg_len = 4096});
-        b.data(704us, D::from_dut, {.path = 1, .ppsn = 103, .retx = true, .offset = 3072, .msg_len = 4096});
+        resend(b, 700us, 101);
+        resend(b, 702us, 102);
+        resend(b, 704us, 103);
         return b;
     };
     SECTION("virtual time: three expiries in 4 us, the second on the same port, fail") {
