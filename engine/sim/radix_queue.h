@@ -25,7 +25,7 @@ namespace mrct::sim {
 
 class radix_queue {
 public:
-    using key_type = unsigned __int128;
+    __extension__ typedef unsigned __int128 key_type;  // GCC/Clang; __extension__ quiets -Wpedantic
 
     bool empty() const { return size_ == 0; }
     std::size_t size() const { return size_; }
