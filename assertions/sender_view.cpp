@@ -97,6 +97,11 @@ std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<st
     std::map<unsigned, std::set<std::uint32_t>> sent;
     // (record to the DUT, resend from the DUT it must follow)
     std::vector<std::pair<std::size_t, std::size_t>> waits;
+    auto recent = [&](unsigned path, nanos now) -> std::deque<recent_ack>& {  // ACKs within `crossing` of now
+        auto& list = acks[path];
+        while (!list.empty() && list.front().t + tr.crossing < now) list.pop_front();
+        return list;
+    };
     for (std::size_t i = 0; i < n; ++i) {
         const auto& r = tr.frames[i];
         if (!r.ok()) continue;
@@ -111,18 +116,14 @@ std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<st
             continue;
         }
         if (r.reached_dut() && op == static_cast<std::uint8_t>(wire::opcode::ack)) {
-            auto& list = acks[f.ackh.path_id];
-            while (!list.empty() && list.front().t + tr.crossing < r.t) list.pop_front();
-            list.push_back({i, r.t, f.bth.psn, f.ackh.sack});
+            recent(f.ackh.path_id, r.t).push_back({i, r.t, f.bth.psn, f.ackh.sack});
             continue;
         }
         if (r.d != trace::dir::from_dut || !wire::is_data_opcode(op)) continue;
         const unsigned p = f.mrh.path_id;
         const std::uint32_t ppsn = f.bth.psn;
         if (sent[p].insert(ppsn).second) continue;  // a first transmission
-        auto& list = acks[p];
-        while (!list.empty() && list.front().t + tr.crossing < r.t) list.pop_front();
-        for (const auto& a : list) {
+        for (const auto& a : recent(p, r.t)) {
             if (!covers(a.cum, a.sack, ppsn)) continue;
             waits.emplace_back(a.index, i);
             crossed.push_back(i);

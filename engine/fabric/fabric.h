@@ -75,8 +75,9 @@ public:
     // Injects a frame now; it travels the path its UDP source port maps to.
     void send(direction d, core::bytes_view frame);
     // The same, taking the frame's bytes without a copy (packet_pool::adopt);
-    // `frame` comes back empty, its capacity ready for the next frame. A name
-    // of its own, so that no caller hands over its buffer by accident.
+    // `frame` comes back holding another buffer with an earlier packet's
+    // leftover bytes, for the caller to overwrite. A name of its own, so that
+    // no caller hands over its buffer by accident.
     void send_owned(direction d, core::byte_buffer& frame);
     void pin(std::uint16_t sport, unsigned path_index);
     unsigned path_of(std::uint16_t sport) const;

@@ -146,9 +146,10 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
     const std::size_t body = after_bth_len(s);
     const std::uint8_t pad = static_cast<std::uint8_t>((4 - body % 4) % 4);
     const std::size_t eth_len = s.with_ethernet ? 14 + (s.eth.has_vlan ? 4 : 0) : 0;
-    const std::size_t ip_len = s.ip_version == 4 ? k_ipv4_min_len + s.ipv4_options.size() : k_ipv6_len;
-    frame_writer w(out, eth_len + ip_len + k_udp_len + k_bth_len + body + (ov.pad_bytes ? ov.pad_bytes->size() : pad) +
-                            (ov.omit_icrc ? 0 : k_icrc_len) + ov.trailer.size());
+    const std::size_t ip_hlen = s.ip_version == 4 ? k_ipv4_min_len + s.ipv4_options.size() : k_ipv6_len;
+    const std::size_t icrc_len = ov.omit_icrc ? 0 : k_icrc_len;
+    frame_writer w(out, eth_len + ip_hlen + k_udp_len + k_bth_len + body + (ov.pad_bytes ? ov.pad_bytes->size() : pad) +
+                            icrc_len + ov.trailer.size());
     if (s.with_ethernet) {
         w.bytes(s.eth.dst);
         w.bytes(s.eth.src);
@@ -160,10 +161,8 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
         w.u16(ov.ethertype.value_or(s.ip_version == 4 ? k_ethertype_ipv4 : k_ethertype_ipv6));
     }
     const std::size_t ip_off = w.size();
-    std::size_t ip_hlen;
     if (s.ip_version == 4) {
         const auto& h = s.ipv4;
-        ip_hlen = k_ipv4_min_len + s.ipv4_options.size();
         std::uint8_t ihl = ov.ipv4_ihl.value_or(static_cast<std::uint8_t>(ip_hlen / 4));
         w.u8(static_cast<std::uint8_t>(0x40 | (ihl & 0xF)));
         w.u8(static_cast<std::uint8_t>((h.dscp << 2) | (h.ecn & 3)));
@@ -179,7 +178,6 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
         w.bytes(s.ipv4_options);
     } else {
         const auto& h = s.ipv6;
-        ip_hlen = k_ipv6_len;
         std::uint8_t tc = static_cast<std::uint8_t>((h.dscp << 2) | (h.ecn & 3));
         w.u32((6u << 28) | (std::uint32_t{tc} << 20) | (h.flow_label & 0xFFFFF));
         w.u16(0);  // payload length, patched
@@ -235,7 +233,6 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
     else
         w.zeros(pad);
 
-    const std::size_t icrc_len = ov.omit_icrc ? 0 : k_icrc_len;
     const std::size_t udp_len = w.size() - udp_off + icrc_len;
     w.patch_u16(udp_off + 4, ov.udp_length.value_or(static_cast<std::uint16_t>(udp_len)));
     if (s.ip_version == 4) {
