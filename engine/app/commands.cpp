@@ -141,6 +141,10 @@ core::status apply_override(simulate::options& o, const std::string& kv) {
             if (c == std::string::npos) return core::error{"--" + k + ": expected PATH:TIME, e.g. 1:500us"};
             auto& m = k == "path-delay" ? o.path_delay : o.fail_path;
             m[static_cast<unsigned>(std::stoul(v.substr(0, c)))] = v.substr(c + 1);
+        } else if (k == "impair") {
+            auto imp = simulate::parse_impairment(v);
+            if (!imp) return imp.err();
+            o.impair.push_back(std::move(*imp));
         } else if (k == "time-limit") {
             auto t = fabric::parse_duration_ns(v);
             if (!t) return core::error{"--time-limit: expected a duration"};

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/commands.h"
+#include "endpoint/config.h"
 
 namespace {
 
@@ -61,9 +62,14 @@ int main(int argc, char** argv) {
     simulate->add_flag("--pretty", sim.pretty, "Indent the JSON");
     auto kv = [&](const char* name, const char* help) {
         std::string key = name;
-        simulate->add_option_function<std::string>(std::string("--") + name,
-                                                   [&sim, key](const std::string& v) { sim.overrides.push_back(key + "=" + v); },
-                                                   help);
+        // Every option may be given more than once: the repeatable ones
+        // (--path-delay, --fail-path, --impair) add up, the others take the last.
+        simulate->add_option_function<std::vector<std::string>>(
+            std::string("--") + name,
+            [&sim, key](const std::vector<std::string>& vs) {
+                for (const auto& v : vs) sim.overrides.push_back(key + "=" + v);
+            },
+            help);
     };
     kv("paths", "Paths per connection (1..256; default 8)");
     kv("senders", "Senders into one receiver (incast; default 1)");
@@ -78,12 +84,21 @@ int main(int argc, char** argv) {
     kv("loss", "Bernoulli loss probability per path, sender to receiver (default 0)");
     kv("path-delay", "PATH:EXTRA one-way delay on one path, e.g. 1:500us (repeatable)");
     kv("fail-path", "PATH:TIME the path fails (blackhole), e.g. 3:2ms (repeatable)");
-    kv("bug-sender", "Bug profile of the senders (mrct simulate --help lists none; see docs/bug-profiles.md)");
-    kv("bug-receiver", "Bug profile of the receiver");
+    std::string bug_names;
+    for (const auto& b : mrct::endpoint::bug_profiles()) bug_names += (bug_names.empty() ? "" : ", ") + std::string(b.name);
+    static const std::string bug_help = "Bug profile of the senders: none (default), " + bug_names +
+                                        " (docs/bug-profiles.md, `mrct docs bugs`)";
+    kv("bug-sender", bug_help.c_str());
+    kv("bug-receiver", "Bug profile of the receiver (the same names)");
     kv("inbound-gbps", "Receiver inbound rate shared by grants (default 400)");
     kv("mtu", "Payload bytes per packet (default 4096)");
     kv("receiver-link", "Rate of the receiver's own link shared by all senders, RED ECN marking (default: none)");
     kv("time-limit", "Virtual-time limit (default 10s)");
+    kv("impair",
+       "KIND[:KEY=VALUE,...] a fabric stage added to the senders' paths (repeatable), e.g.\n"
+       "corrupt:p=0.01,path=2 or delay:delay=0us,jitter=pareto,jitter_param=1us,dir=both. Keys: the stage's\n"
+       "parameters (`mrct docs fabric`), path=N|all, sender=N|all, dir=to_receiver|to_sender|both\n"
+       "(defaults all, all, to_receiver); after the path's queue and delay, in order (docs/simulate.md)");
 
     mrct::app::run_args ra;
     auto* run = app.add_subcommand("run", "Run a test plan against a DUT; exit 0 all passed, 1 a case failed, 2 plan error, 3 infrastructure error");

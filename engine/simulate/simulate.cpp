@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sstream>
 #include <unordered_map>
 
 #include <yaml-cpp/yaml.h>
@@ -15,6 +16,67 @@ namespace mrct::simulate {
 using core::nanos;
 using namespace std::chrono_literals;
 
+namespace {
+
+std::string mark_of(const std::string& file, const YAML::Mark& m) {
+    return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+}
+
+// A whole non-negative number, or nullopt.
+std::optional<unsigned> whole(const std::string& t) {
+    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return static_cast<unsigned>(std::stoul(t));
+}
+
+}  // namespace
+
+core::result<impairment> make_impairment(const std::string& kind, const fabric::param_map& kv, std::string where) {
+    impairment imp;
+    imp.kind = kind;
+    imp.where = std::move(where);
+    auto fail = [&](const std::string& m) { return core::error{imp.where + ": impair '" + kind + "': " + m}; };
+    for (const auto& [k, v] : kv) {
+        if (k == "path" || k == "sender") {
+            std::optional<unsigned> n;
+            if (v != "all") {
+                n = whole(v);
+                if (!n) return fail(k + " must be a number or 'all', got '" + v + "'");
+            }
+            (k == "path" ? imp.path : imp.sender) = n;
+        } else if (k == "dir") {
+            if (v == "to_receiver") imp.dir = impairment::direction::to_receiver;
+            else if (v == "to_sender") imp.dir = impairment::direction::to_sender;
+            else if (v == "both") imp.dir = impairment::direction::both;
+            else return fail("dir must be to_receiver, to_sender or both, got '" + v + "'");
+        } else {
+            imp.params[k] = v;
+        }
+    }
+    // The stage's own checks: known kind, known parameters, types and ranges.
+    fabric::packet_pool pool;
+    if (auto st = fabric::make_stage(kind, imp.params, pool, core::rng(1)); !st)
+        return core::error{imp.where + ": " + st.err().message};
+    return imp;
+}
+
+core::result<impairment> parse_impairment(const std::string& text) {
+    const auto colon = text.find(':');
+    const std::string kind = text.substr(0, colon);
+    fabric::param_map kv;
+    if (colon != std::string::npos) {
+        std::stringstream ss(text.substr(colon + 1));
+        std::string item;
+        while (std::getline(ss, item, ',')) {
+            const auto eq = item.find('=');
+            if (eq == std::string::npos || eq == 0)
+                return core::error{"--impair '" + text + "': expected KIND:KEY=VALUE,... (e.g. corrupt:p=0.01,path=2), got '" +
+                                   item + "'"};
+            kv[item.substr(0, eq)] = item.substr(eq + 1);
+        }
+    }
+    return make_impairment(kind, kv, "--impair " + text);
+}
+
 core::result<options> options_from_yaml(const std::string& path) {
     options o;
     try {
@@ -22,7 +84,7 @@ core::result<options> options_from_yaml(const std::string& path) {
         static const std::vector<std::string> k_keys = {
             "paths", "senders", "seed", "message_bytes", "messages", "streams", "op", "link_rate", "delay", "loss",
             "path_delay", "fail_path", "sender_bug", "receiver_bug", "inbound_rate_gbps", "mtu", "time_limit",
-            "receiver_link", "receiver_kmin", "receiver_kmax", "outstanding"};
+            "receiver_link", "receiver_kmin", "receiver_kmax", "outstanding", "impair"};
         for (auto it = n.begin(); it != n.end(); ++it) {
             const auto key = it->first.as<std::string>();
             if (std::find(k_keys.begin(), k_keys.end(), key) == k_keys.end())
@@ -58,6 +120,34 @@ core::result<options> options_from_yaml(const std::string& path) {
         if (n["receiver_link"]) o.receiver_link = n["receiver_link"].as<std::string>();
         if (n["receiver_kmin"]) o.receiver_kmin = n["receiver_kmin"].as<std::string>();
         if (n["receiver_kmax"]) o.receiver_kmax = n["receiver_kmax"].as<std::string>();
+        if (const YAML::Node list = n["impair"]) {
+            // impair: [- KIND: {path: N|all, sender: N|all, dir: ..., PARAM: VALUE}], as in plans
+            if (!list.IsSequence()) return core::error{mark_of(path, list.Mark()) + ": impair: expected a list"};
+            for (const auto& item : list) {
+                if (!item.IsMap() || item.size() != 1)
+                    return core::error{mark_of(path, item.Mark()) +
+                                       ": impair: each item is a map with one key, the stage kind (docs/fabric.md)"};
+                const YAML::Node body = item.begin()->second;
+                fabric::param_map kv;
+                if (!body.IsNull()) {
+                    if (!body.IsMap())
+                        return core::error{mark_of(path, body.Mark()) + ": impair: expected a map of parameters"};
+                    for (auto it = body.begin(); it != body.end(); ++it) {
+                        std::string v;
+                        if (it->second.IsSequence()) {  // an integer list: 1, 2, 3
+                            for (const auto& x : it->second) v += (v.empty() ? "" : ",") + x.as<std::string>();
+                        } else {
+                            v = it->second.as<std::string>();
+                        }
+                        kv[it->first.as<std::string>()] = v;
+                    }
+                }
+                auto imp = make_impairment(item.begin()->first.as<std::string>(), kv,
+                                           mark_of(path, item.begin()->first.Mark()));
+                if (!imp) return imp.err();
+                o.impair.push_back(std::move(*imp));
+            }
+        }
         if (n["time_limit"]) {
             auto t = fabric::parse_duration_ns(n["time_limit"].as<std::string>());
             if (!t) return core::error{path + ": time_limit: expected a duration"};
@@ -89,6 +179,22 @@ core::result<result> run(const options& o) {
     if (!sb) return sb.err();
     auto rb = endpoint::bug_by_name(o.receiver_bug);
     if (!rb) return rb.err();
+    for (const auto& imp : o.impair) {
+        if (imp.path && *imp.path >= o.paths)
+            return core::error{imp.where + ": impair '" + imp.kind + "': path " + std::to_string(*imp.path) +
+                               " is out of range (paths 0.." + std::to_string(o.paths - 1) + ")"};
+        if (imp.sender && *imp.sender >= o.senders)
+            return core::error{imp.where + ": impair '" + imp.kind + "': sender " + std::to_string(*imp.sender) +
+                               " is out of range (senders 0.." + std::to_string(o.senders - 1) + ")"};
+    }
+    // Where each impairment's stages end up: (sender, direction, path, index in the path's chain).
+    struct placed {
+        unsigned sender;
+        fabric::direction dir;
+        unsigned path;
+        std::size_t index;
+    };
+    std::vector<std::vector<placed>> impair_at(o.impair.size());
 
     sim::scheduler s;
     sim::virtual_driver drv(s);
@@ -154,6 +260,15 @@ core::result<result> run(const options& o) {
             if (forward && o.loss > 0) st.push_back({"loss", {{"p", std::to_string(o.loss)}}});
             st.push_back({"queue", {{"rate", o.link_rate}, {"buffer", "4194304"}}});
             st.push_back({"delay", {{"delay", d}}});
+            using dir = impairment::direction;
+            for (std::size_t k = 0; k < o.impair.size(); ++k) {
+                const auto& imp = o.impair[k];
+                if ((imp.path && *imp.path != p) || (imp.sender && *imp.sender != i)) continue;
+                if (imp.dir != dir::both && (imp.dir == dir::to_receiver) != forward) continue;
+                impair_at[k].push_back(
+                    {i, forward ? fabric::direction::a_to_b : fabric::direction::b_to_a, p, st.size()});
+                st.push_back({imp.kind, imp.params});
+            }
             return st;
         };
         for (unsigned p = 0; p < o.paths; ++p) {
@@ -285,11 +400,49 @@ core::result<result> run(const options& o) {
                          {"failed", p.failed}});
     }
     j["sender0_paths"] = paths;
-    j["receiver"] = {{"drops_bad_icrc", receiver.stats().drops[static_cast<int>(wire::drop_reason::bad_icrc)]},
+    std::uint64_t rx_drops = 0;
+    for (auto n : receiver.stats().drops) rx_drops += n;
+    j["receiver"] = {{"drops", rx_drops},
+                     {"drops_bad_icrc", receiver.stats().drops[static_cast<int>(wire::drop_reason::bad_icrc)]},
                      {"duplicates", receiver.stats().duplicates}, {"acks_sent", receiver.stats().acks_sent}};
     if (link) {
         const auto& lc = link->stages()[0]->counters();
         j["receiver_link"] = {{"rate", o.receiver_link}, {"marked", lc.marked}, {"dropped", lc.dropped}};
+    }
+    if (!o.impair.empty()) {
+        // Per impairment, its stages' counters summed over every path and sender it is on.
+        auto list = nlohmann::ordered_json::array();
+        for (std::size_t k = 0; k < o.impair.size(); ++k) {
+            const auto& imp = o.impair[k];
+            fabric::stage_counters t;
+            for (const auto& at : impair_at[k]) {
+                const auto& c = fabrics[at.sender]->at(at.dir, at.path).stages()[at.index]->counters();
+                t.in += c.in;
+                t.out += c.out;
+                t.dropped += c.dropped;
+                t.marked += c.marked;
+                t.duplicated += c.duplicated;
+                t.corrupted += c.corrupted;
+                t.delayed += c.delayed;
+            }
+            const char* d = imp.dir == impairment::direction::to_receiver ? "to_receiver"
+                            : imp.dir == impairment::direction::to_sender ? "to_sender"
+                                                                          : "both";
+            nlohmann::ordered_json e = {{"kind", imp.kind}};
+            e["path"] = imp.path ? nlohmann::ordered_json(*imp.path) : nlohmann::ordered_json("all");
+            e["sender"] = imp.sender ? nlohmann::ordered_json(*imp.sender) : nlohmann::ordered_json("all");
+            e["dir"] = d;
+            e["stages"] = impair_at[k].size();
+            e["in"] = t.in;
+            e["out"] = t.out;
+            e["dropped"] = t.dropped;
+            e["marked"] = t.marked;
+            e["duplicated"] = t.duplicated;
+            e["corrupted"] = t.corrupted;
+            e["delayed"] = t.delayed;
+            list.push_back(std::move(e));
+        }
+        j["impair"] = std::move(list);
     }
     std::uint64_t ece = 0;
     for (std::size_t i = 0; i < senders.size(); ++i)

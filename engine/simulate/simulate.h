@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,28 @@
 #include "fabric/fabric.h"
 
 namespace mrct::simulate {
+
+// One fabric stage added to the senders' paths (docs/simulate.md "Impairments"):
+// any stage of docs/fabric.md with its parameters, on one path or all, one
+// sender or all, in one direction or both. It follows the path's own queue and
+// delay, in the order given.
+struct impairment {
+    enum class direction { to_receiver, to_sender, both };
+    std::string kind;
+    fabric::param_map params;
+    std::optional<unsigned> path;    // nullopt: every path
+    std::optional<unsigned> sender;  // nullopt: every sender
+    direction dir = direction::to_receiver;
+    std::string where;               // "FILE:LINE:COL" or "--impair": prefixes its errors
+};
+
+// Checks and builds an impairment from its stage kind and key=value pairs
+// (`path`, `sender`, `dir` and the stage's parameters, validated against the
+// stage's declarations). Ranges that depend on paths and senders are checked
+// by run().
+core::result<impairment> make_impairment(const std::string& kind, const fabric::param_map& kv, std::string where);
+// The command-line form: KIND[:KEY=VALUE,...], e.g. "corrupt:p=0.01,path=2".
+core::result<impairment> parse_impairment(const std::string& text);
 
 struct options {
     unsigned paths = 8;
@@ -40,6 +63,7 @@ struct options {
     std::string receiver_kmin = "65536", receiver_kmax = "262144";
     std::uint32_t mtu = 4096;
     core::nanos time_limit = std::chrono::seconds(10);
+    std::vector<impairment> impair;     // extra stages, in order
 };
 
 // Options from a small YAML file (keys as the struct's fields; see docs/simulate.md).

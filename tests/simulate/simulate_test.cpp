@@ -125,3 +125,139 @@ TEST_CASE("a CONNECT lost to --loss is sent again; the run still connects every 
     CHECK(r->all_completed);
     CHECK(r->json["completed"] == 64);
 }
+
+namespace {
+simulate::impairment imp(const std::string& text) {
+    auto i = simulate::parse_impairment(text);
+    REQUIRE(i.ok());
+    return *i;
+}
+}  // namespace
+
+TEST_CASE("impair: corruption on one path is dropped by the receiver's ICRC check and repaired") {
+    simulate::options o;
+    o.messages = 8;
+    o.message_bytes = 256 * 1024;
+    o.impair.push_back(imp("corrupt:p=0.05,path=2"));
+    auto r = simulate::run(o);
+    REQUIRE(r.ok());
+    CHECK(r->all_completed);
+    const auto& j = r->json;
+    REQUIRE(j["impair"].size() == 1);
+    const auto& s = j["impair"][0];
+    CHECK(s["kind"] == "corrupt");
+    CHECK(s["path"] == 2);
+    CHECK(s["stages"] == 1);  // one path, one sender, one direction
+    const auto corrupted = s["corrupted"].get<std::uint64_t>();
+    const auto bad_icrc = j["receiver"]["drops_bad_icrc"].get<std::uint64_t>();
+    CHECK(corrupted > 0);
+    CHECK(bad_icrc > 0);
+    CHECK(bad_icrc <= corrupted);  // a flip in a masked BTH bit is not an ICRC error
+    CHECK(j["receiver"]["drops"].get<std::uint64_t>() >= bad_icrc);
+    CHECK(j["retransmissions"]["fast"].get<std::uint64_t>() + j["retransmissions"]["rto"].get<std::uint64_t>() > 0);
+    // Only path 2's frames went through it: the sender's path 2 carried them all.
+    CHECK(s["in"] == j["sender0_paths"][2]["packets"].get<std::uint64_t>());
+    // Without the impairment, nothing is dropped.
+    o.impair.clear();
+    auto clean = simulate::run(o);
+    REQUIRE(clean.ok());
+    CHECK(clean->json["receiver"]["drops"] == 0);
+    CHECK_FALSE(clean->json.contains("impair"));
+}
+
+TEST_CASE("impair: path, sender and direction select where the stages go") {
+    simulate::options o;
+    o.senders = 2;
+    o.messages = 2;
+    o.message_bytes = 64 * 1024;
+    o.impair.push_back(imp("duplicate:p=1,path=0"));                // every sender, toward the receiver
+    o.impair.push_back(imp("delay:delay=1us,path=3,sender=1,dir=both"));
+    o.impair.push_back(imp("ecn_mark:p=0,dir=to_sender"));         // every path, ACK direction
+    auto r = simulate::run(o);
+    REQUIRE(r.ok());
+    CHECK(r->all_completed);
+    const auto& im = r->json["impair"];
+    REQUIRE(im.size() == 3);
+    CHECK(im[0]["stages"] == 2);
+    CHECK(im[0]["sender"] == "all");
+    CHECK(im[0]["duplicated"] == im[0]["in"]);  // p = 1: every frame twice
+    CHECK(im[0]["out"].get<std::uint64_t>() == 2 * im[0]["in"].get<std::uint64_t>());
+    CHECK(r->json["receiver"]["duplicates"].get<std::uint64_t>() > 0);
+    CHECK(im[1]["stages"] == 2);  // sender 1's path 3, both directions
+    CHECK(im[1]["delayed"] == im[1]["in"]);
+    CHECK(im[1]["in"].get<std::uint64_t>() > 0);
+    CHECK(im[2]["stages"] == 16);  // 2 senders x 8 paths, one direction
+    CHECK(im[2]["dir"] == "to_sender");
+    // The ACK direction: the receiver's ACKs (and its CTRL answers) pass through it.
+    const auto acks = r->json["receiver"]["acks_sent"].get<std::uint64_t>();
+    CHECK(im[2]["in"].get<std::uint64_t>() >= acks);
+    CHECK(im[2]["in"].get<std::uint64_t>() <= acks + 8);
+    CHECK(im[2]["marked"] == 0);
+}
+
+TEST_CASE("impair: same seed, same run, jitter and reordering included") {
+    simulate::options o;
+    o.messages = 4;
+    o.message_bytes = 256 * 1024;
+    o.impair.push_back(imp("delay:delay=0us,jitter=pareto,jitter_param=1us,keep_order=false,dir=both"));
+    o.impair.push_back(imp("loss:model=gilbert_elliott,p_gb=0.1,p_bg=0.5,path=1"));
+    auto a = simulate::run(o);
+    auto b = simulate::run(o);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    CHECK(a->all_completed);
+    CHECK(stable(a->json) == stable(b->json));
+    CHECK(a->json["impair"][1]["dropped"].get<std::uint64_t>() > 0);
+    o.seed = 2;
+    auto c = simulate::run(o);
+    REQUIRE(c.ok());
+    CHECK(stable(c->json) != stable(a->json));
+}
+
+TEST_CASE("impair: bad input is refused with where it came from") {
+    auto err = [](const std::string& text) {
+        auto i = simulate::parse_impairment(text);
+        REQUIRE_FALSE(i.ok());
+        return i.err().message;
+    };
+    CHECK(err("bogus").find("unknown stage 'bogus'") != std::string::npos);
+    CHECK(err("corrupt:q=1").find("unknown parameter 'q'") != std::string::npos);
+    CHECK(err("corrupt:p=2").find("--impair corrupt:p=2") == 0);  // out of the stage's range
+    CHECK(err("loss:p").find("expected KIND:KEY=VALUE") != std::string::npos);
+    CHECK(err("loss:p=0.1,dir=up").find("dir must be to_receiver, to_sender or both") != std::string::npos);
+    CHECK(err("loss:p=0.1,path=x").find("path must be a number or 'all'") != std::string::npos);
+    // Ranges that depend on the run: checked when it starts.
+    simulate::options o;
+    o.impair.push_back(imp("loss:p=0.1,path=8"));
+    auto r = simulate::run(o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.err().message.find("path 8 is out of range (paths 0..7)") != std::string::npos);
+    o.impair = {imp("loss:p=0.1,sender=1")};
+    r = simulate::run(o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.err().message.find("sender 1 is out of range (senders 0..0)") != std::string::npos);
+}
+
+TEST_CASE("impair in YAML: the plan's syntax; errors carry file:line:column") {
+    const std::string good = std::string(MRCT_TEST_TMP) + "/sim_impair.yaml";
+    std::ofstream(good) << "paths: 4\nimpair:\n  - corrupt: {p: 0.01, path: 2}\n"
+                           "  - loss: {model: ppsn_list, ppsns: [1, 2, 3], dir: both}\n  - duplicate:\n";
+    auto o = simulate::options_from_yaml(good);
+    REQUIRE(o.ok());
+    REQUIRE(o->impair.size() == 3);
+    CHECK(o->impair[0].kind == "corrupt");
+    CHECK(o->impair[0].path == 2u);
+    CHECK(o->impair[0].params.at("p") == "0.01");
+    CHECK(o->impair[1].params.at("ppsns") == "1,2,3");
+    CHECK(o->impair[1].dir == simulate::impairment::direction::both);
+    CHECK_FALSE(o->impair[2].path.has_value());
+    const std::string bad = std::string(MRCT_TEST_TMP) + "/sim_impair_bad.yaml";
+    std::ofstream(bad) << "paths: 4\nimpair:\n  - corrupt: {p: 0.01}\n  - jitter: {p: 1}\n";
+    auto e = simulate::options_from_yaml(bad);
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.err().message.find("sim_impair_bad.yaml:4:5: unknown stage 'jitter'") != std::string::npos);
+    std::ofstream(bad) << "impair: {corrupt: {p: 1}}\n";
+    e = simulate::options_from_yaml(bad);
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.err().message.find("sim_impair_bad.yaml:1:9: impair: expected a list") != std::string::npos);
+}
