@@ -347,6 +347,8 @@ core::result<result> run(const options& o) {
     const auto wall0 = std::chrono::steady_clock::now();
     const std::uint64_t ev0 = s.events_run();
     std::vector<double> ct_us;
+    std::vector<std::uint64_t> ok_of(o.senders, 0);  // per sender: successful completions
+    std::vector<nanos> last_of(o.senders, nanos{0});  // per sender: its last completion
     std::uint64_t ok = 0, errors = 0;
     nanos last{0};
     const std::uint64_t expected = std::uint64_t{o.senders} * o.messages;
@@ -358,6 +360,8 @@ core::result<result> run(const options& o) {
         for (unsigned i = 0; i < o.senders; ++i) {
             for (const auto& wc : senders[i]->poll()) {
                 (wc.status == endpoint::wc_status::success ? ok : errors)++;
+                if (wc.status == endpoint::wc_status::success) ++ok_of[i];
+                last_of[i] = std::max(last_of[i], wc.time);
                 ct_us.push_back(core::to_micros(wc.time - start));
                 last = std::max(last, wc.time);
                 if (posted[i] < o.messages) post_one(i);
@@ -384,6 +388,25 @@ core::result<result> run(const options& o) {
     j["completion_us"] = {{"min", ct_us.empty() ? 0 : *std::min_element(ct_us.begin(), ct_us.end())},
                           {"p50", pct(ct_us, 0.5)}, {"p99", pct(ct_us, 0.99)},
                           {"max", ct_us.empty() ? 0 : *std::max_element(ct_us.begin(), ct_us.end())}};
+    {
+        // Per sender: completed bytes over the time to its last completion.
+        // Jain's index over them: 1 when every sender got the same, 1/N when
+        // one got everything.
+        std::vector<double> g;
+        for (unsigned i = 0; i < o.senders; ++i) {
+            const double t = core::to_seconds(last_of[i] - start);
+            g.push_back(t > 0 ? static_cast<double>(ok_of[i]) * static_cast<double>(o.message_bytes) * 8 / t / 1e9 : 0.0);
+        }
+        double sum = 0, sq = 0;
+        for (double x : g) {
+            sum += x;
+            sq += x * x;
+        }
+        j["sender_goodput_gbps"] = {{"min", *std::min_element(g.begin(), g.end())},
+                                    {"p50", pct(g, 0.5)},
+                                    {"max", *std::max_element(g.begin(), g.end())},
+                                    {"jain", sq > 0 ? sum * sum / (static_cast<double>(g.size()) * sq) : 0.0}};
+    }
     std::uint64_t fast = 0, rto = 0, sent = 0;
     for (auto& e : senders) {
         fast += e->stats().fast_retransmits;

@@ -261,3 +261,25 @@ TEST_CASE("impair in YAML: the plan's syntax; errors carry file:line:column") {
     REQUIRE_FALSE(e.ok());
     CHECK(e.err().message.find("sim_impair_bad.yaml:1:9: impair: expected a list") != std::string::npos);
 }
+
+TEST_CASE("per-sender goodput: fair shares in an incast give Jain's index ~1; a lossy sender falls behind") {
+    simulate::options o;
+    o.senders = 8;
+    o.messages = 4;
+    o.receiver_link = "200Gbps";
+    o.inbound_rate_bps = 200e9;
+    auto fair = simulate::run(o);
+    REQUIRE(fair.ok());
+    const auto& f = fair->json["sender_goodput_gbps"];
+    CHECK(f["jain"].get<double>() > 0.999);
+    CHECK(f["min"].get<double>() > 0.98 * f["max"].get<double>());
+    // Eight equal shares of what the receiver took in.
+    CHECK(f["p50"].get<double>() * 8 == Approx(fair->json["goodput_gbps"].get<double>()).epsilon(0.05));
+    o.impair.push_back(imp("loss:p=0.2,sender=0"));
+    auto lossy = simulate::run(o);
+    REQUIRE(lossy.ok());
+    CHECK(lossy->all_completed);
+    const auto& l = lossy->json["sender_goodput_gbps"];
+    CHECK(l["min"].get<double>() < 0.9 * l["p50"].get<double>());
+    CHECK(l["jain"].get<double>() < f["jain"].get<double>());
+}
