@@ -14,6 +14,15 @@ nlohmann::ordered_json stable(nlohmann::ordered_json j) {
     j.erase("frames_per_s");
     return j;
 }
+// 8 senders x 4 MiB through the receiver's own 200 Gb/s link, grants at 200 Gb/s.
+simulate::options incast_8x200() {
+    simulate::options o;
+    o.senders = 8;
+    o.messages = 4;
+    o.receiver_link = "200Gbps";
+    o.inbound_rate_bps = 200e9;
+    return o;
+}
 }  // namespace
 
 TEST_CASE("a small transfer completes with sane metrics") {
@@ -81,11 +90,7 @@ TEST_CASE("YAML options: values, unknown keys with line numbers") {
 }
 
 TEST_CASE("incast through a shared receiver link: marked, not dropped, at most the link rate") {
-    simulate::options o;
-    o.senders = 8;
-    o.messages = 4;
-    o.receiver_link = "200Gbps";
-    o.inbound_rate_bps = 200e9;
+    simulate::options o = incast_8x200();
     auto r = simulate::run(o);
     REQUIRE(r.ok());
     CHECK(r->all_completed);
@@ -263,11 +268,7 @@ TEST_CASE("impair in YAML: the plan's syntax; errors carry file:line:column") {
 }
 
 TEST_CASE("per-sender goodput: fair shares in an incast give Jain's index ~1; a lossy sender falls behind") {
-    simulate::options o;
-    o.senders = 8;
-    o.messages = 4;
-    o.receiver_link = "200Gbps";
-    o.inbound_rate_bps = 200e9;
+    simulate::options o = incast_8x200();
     auto fair = simulate::run(o);
     REQUIRE(fair.ok());
     const auto& f = fair->json["sender_goodput_gbps"];
