@@ -1,4 +1,6 @@
 // Plan validation beyond shape: names and values, with file:line:col.
+#include <algorithm>
+
 #include "assertions/assertion.h"
 #include "core/units.h"
 #include "endpoint/config.h"
@@ -54,7 +56,43 @@ const std::vector<std::pair<std::string, std::string>>& capabilities() {
 core::status validate(const plan::suite& s) {
     std::vector<std::string> errs;
     auto e = [&](const plan::loc& at, const std::string& msg) { errs.push_back(at.str() + ": " + msg); };
+    // The fabric's path count of the case being checked (as case_exec::setup
+    // works it out), 0 when a count is not a number (reported elsewhere).
+    unsigned case_paths = 0;
+    // `dir` must be one of `allowed`; `path` a fabric path of the case (or
+    // `all` where `all_ok`). Both are checked where they are written.
+    auto check_dir = [&](const std::string& what, const plan::args& a, const std::vector<std::string>& allowed) {
+        auto it = a.find("dir");
+        if (it == a.end()) return;
+        for (const auto& d : allowed)
+            if (it->second.text == d) return;
+        std::string all;
+        for (const auto& d : allowed) all += (all.empty() ? "" : ", ") + d;
+        e(it->second.at, what + ": dir must be one of " + all + ", got '" + it->second.text + "'");
+    };
+    auto check_path = [&](const std::string& what, const plan::loc& at, const plan::args& a, bool all_ok) {
+        auto it = a.find("path");
+        if (it == a.end()) {
+            if (!all_ok) e(at, what + ": 'path' is required");
+            return;
+        }
+        const auto& t = it->second.text;
+        if (all_ok && t == "all") return;
+        if (t.empty() || t.size() > 6 || t.find_first_not_of("0123456789") != std::string::npos) {
+            e(it->second.at, what + ": path must be a fabric path number" + (all_ok ? " or all" : "") + ", got '" + t + "'");
+            return;
+        }
+        if (case_paths && std::stoul(t) >= case_paths)
+            e(it->second.at, what + ": no fabric path " + t + " (this case's fabric has paths 0.." +
+                                 std::to_string(case_paths - 1) + ")");
+    };
     auto check_action = [&](const plan::action& a) {
+        if (a.name == "fail_path" || a.name == "restore_path") {
+            check_dir(a.name, a.a, {"to_peer", "to_dut", "both"});
+            check_path(a.name, a.at, a.a, false);
+        } else if (a.name == "drop" || a.name == "duplicate" || a.name == "delay" || a.name == "mark_ce") {
+            check_dir(a.name, a.a, {"from_dut", "to_dut"});
+        }
         const std::vector<std::string>* keys = nullptr;
         for (const auto& [n, k] : k_actions())
             if (n == a.name) keys = &k;
@@ -117,7 +155,21 @@ core::status validate(const plan::suite& s) {
                 e(v.at, "topology.rate expects a rate such as 100Gbps");
             }
         }
+        {
+            // topology.paths (default 4) sets both sides' NumPaths; dut/peer num_paths override;
+            // the fabric has the larger.
+            auto num = [](const std::string& t) -> unsigned {
+                if (t.empty() || t.size() > 6 || t.find_first_not_of("0123456789") != std::string::npos) return 0;
+                return static_cast<unsigned>(std::stoul(t));
+            };
+            const auto tp = c.topology.count("paths") ? c.topology.at("paths").text : std::string("4");
+            const unsigned d = c.dut.count("num_paths") ? num(c.dut.at("num_paths").text) : num(tp);
+            const unsigned p = c.peer.count("num_paths") ? num(c.peer.at("num_paths").text) : num(tp);
+            case_paths = d && p ? std::max(d, p) : 0;
+        }
         for (const auto& imp : c.impair) {
+            check_dir("impair '" + imp.name + "'", imp.a, {"to_peer", "to_dut", "both"});
+            check_path("impair '" + imp.name + "'", imp.at, imp.a, true);
             fabric::param_map pm;
             for (const auto& [k, v] : imp.a)
                 if (k != "path" && k != "dir") pm[k] = v.text;

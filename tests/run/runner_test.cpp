@@ -185,6 +185,51 @@ TEST_CASE("validation reports every problem with file:line:col") {
     CHECK_THAT(m, Catch::Contains("bad.yaml:16:9: unknown assertion 'no_such_check'"));
 }
 
+TEST_CASE("validation: fabric paths and directions are checked where they are written") {
+    // Each of these once passed validation and then did nothing (an impairment
+    // on a path the fabric lacks, a direction no frame has) or failed mid-run.
+    auto s = load("paths.yaml", R"(cases:
+  - id: X
+    clauses: [MR-PATH-1]
+    topology:
+      paths: 4
+      impair:
+        - loss: {path: 4, p: 1}
+        - loss: {dir: up, p: 1}
+        - loss: {path: two, p: 1}
+        - loss: {path: all, dir: both, p: 0}
+    setup:
+      - fail_path: {path: 3, dir: to_peer}
+      - fail_path: {path: 7, dir: nowhere}
+      - restore_path: {dir: both}
+      - drop: {dir: sideways}
+      - mark_ce: {dir: to_dut}
+    expect: [wire_format: {}]
+  - id: Y
+    clauses: [MR-PATH-1]
+    peer: {num_paths: 8}
+    topology:
+      paths: 2
+      impair:
+        - duplicate: {path: 7, p: 1}
+    expect: [wire_format: {}]
+)");
+    auto st = run::validate(s);
+    REQUIRE_FALSE(st.ok());
+    const auto& m = st.err().message;
+    CHECK_THAT(m, Catch::Contains("paths.yaml:7:24: impair 'loss': no fabric path 4 (this case's fabric has paths 0..3)"));
+    CHECK_THAT(m, Catch::Contains("paths.yaml:8:23: impair 'loss': dir must be one of to_peer, to_dut, both, got 'up'"));
+    CHECK_THAT(m, Catch::Contains("paths.yaml:9:24: impair 'loss': path must be a fabric path number or all, got 'two'"));
+    CHECK_THAT(m, Catch::Contains("paths.yaml:13:35: fail_path: dir must be one of to_peer, to_dut, both, got 'nowhere'"));
+    CHECK_THAT(m, Catch::Contains("paths.yaml:13:27: fail_path: no fabric path 7"));
+    CHECK_THAT(m, Catch::Contains("paths.yaml:14:9: restore_path: 'path' is required"));
+    CHECK_THAT(m, Catch::Contains("paths.yaml:15:21: drop: dir must be one of from_dut, to_dut, got 'sideways'"));
+    // What is right passes: line 10's impairment, line 12's fail_path, line 16's mark_ce, and
+    // case Y's path 7 (the peer's 8 paths make the fabric 8 wide).
+    CHECK_THAT(m, !Catch::Contains("paths.yaml:10:") && !Catch::Contains("paths.yaml:12:") &&
+                      !Catch::Contains("paths.yaml:16:") && !Catch::Contains("paths.yaml:24:"));
+}
+
 TEST_CASE("JUnit keeps failures, errors, skipped and inconclusive apart") {
     auto s = load("p6.yaml", k_plan);
     auto r = run::run_suite(s, *run::parse_dut("sim:bug=frozen-rnr"), {});
