@@ -209,8 +209,9 @@ private:
                         try {
                             tg.nth = static_cast<unsigned>(std::stoul(subst(o["nth"], v)));
                         } catch (...) {
-                            err(o["nth"], "nth: expected a positive integer");
+                            tg.nth = 0;
                         }
+                        if (tg.nth == 0) err(o["nth"], "nth: expected a positive integer");
                     }
                     st.on = tg;
                 }

@@ -59,6 +59,8 @@ core::status validate(const plan::suite& s) {
     // The fabric's path count of the case being checked (as case_exec::setup
     // works it out), 0 when a count is not a number (reported elsewhere).
     unsigned case_paths = 0;
+    unsigned case_negotiated = 0;  // NumPaths both sides agree on: the smaller offer (MR-CONN-1)
+    unsigned case_peers = 1;       // topology.peers
     // `dir` must be one of `allowed`; `path` a fabric path of the case (or
     // `all` where `all_ok`). Both are checked where they are written.
     auto check_dir = [&](const std::string& what, const plan::args& a, const std::vector<std::string>& allowed) {
@@ -92,6 +94,24 @@ core::status validate(const plan::suite& s) {
             check_path(a.name, a.at, a.a, false);
         } else if (a.name == "drop" || a.name == "duplicate" || a.name == "delay" || a.name == "mark_ce") {
             check_dir(a.name, a.a, {"from_dut", "to_dut"});
+        } else if (a.name == "move_port" || a.name == "skew") {
+            // A path of the connection (PathID), not of the fabric.
+            auto it = a.a.find("path");
+            if (it != a.a.end() && case_negotiated && it->second.text.size() <= 6 &&
+                it->second.text.find_first_not_of("0123456789") == std::string::npos && !it->second.text.empty() &&
+                std::stoul(it->second.text) >= case_negotiated)
+                e(it->second.at, a.name + ": no path " + it->second.text + " (the connection has PathIDs 0.." +
+                                     std::to_string(case_negotiated - 1) + ")");
+        } else if (a.name == "post_write") {
+            auto it = a.a.find("peer");
+            if (it != a.a.end() && it->second.text != "all") {
+                const auto& t = it->second.text;
+                if (t.empty() || t.size() > 4 || t.find_first_not_of("0123456789") != std::string::npos)
+                    e(it->second.at, "post_write: peer must be a peer number or all, got '" + t + "'");
+                else if (std::stoul(t) >= case_peers)
+                    e(it->second.at, "post_write: no peer " + t + " (this case has peers 0.." +
+                                         std::to_string(case_peers - 1) + ")");
+            }
         }
         const std::vector<std::string>* keys = nullptr;
         for (const auto& [n, k] : k_actions())
@@ -166,6 +186,8 @@ core::status validate(const plan::suite& s) {
             const unsigned d = c.dut.count("num_paths") ? num(c.dut.at("num_paths").text) : num(tp);
             const unsigned p = c.peer.count("num_paths") ? num(c.peer.at("num_paths").text) : num(tp);
             case_paths = d && p ? std::max(d, p) : 0;
+            case_negotiated = d && p ? std::min(d, p) : 0;
+            case_peers = c.topology.count("peers") ? std::max(1u, num(c.topology.at("peers").text)) : 1;
         }
         for (const auto& imp : c.impair) {
             check_dir("impair '" + imp.name + "'", imp.a, {"to_peer", "to_dut", "both"});

@@ -113,6 +113,14 @@ TEST_CASE("plan errors name file, line and column") {
                      "    expect: [{wire_format: {}}]\n");
         CHECK_THAT(m, Catch::Contains("e5.yaml:5:9: a step needs exactly one of 'at' and 'on'"));
     }
+    SECTION("a trigger's nth counts from 1") {
+        for (const char* nth : {"0", "x"}) {
+            auto m = err("e10.yaml", std::string("cases:\n  - id: X\n    clauses: [MR-HDR-1]\n    steps:\n"
+                                                 "      - {on: {match: {opcode: ACK}, nth: ") +
+                                         nth + "}, do: []}\n    expect: [{wire_format: {}}]\n");
+            CHECK_THAT(m, Catch::Contains("e10.yaml:5:42: nth: expected a positive integer"));
+        }
+    }
     SECTION("duplicate ids") {
         auto m = err("e6.yaml",
                      "cases:\n  - {id: X, clauses: [MR-HDR-1], expect: [{wire_format: {}}]}\n"

@@ -204,6 +204,9 @@ TEST_CASE("validation: fabric paths and directions are checked where they are wr
       - restore_path: {dir: both}
       - drop: {dir: sideways}
       - mark_ce: {dir: to_dut}
+      - move_port: {path: 4}
+      - skew: {path: 3, add: 5us}
+      - post_write: {size: 64, peer: 1}
     expect: [wire_format: {}]
   - id: Y
     clauses: [MR-PATH-1]
@@ -224,10 +227,13 @@ TEST_CASE("validation: fabric paths and directions are checked where they are wr
     CHECK_THAT(m, Catch::Contains("paths.yaml:13:27: fail_path: no fabric path 7"));
     CHECK_THAT(m, Catch::Contains("paths.yaml:14:9: restore_path: 'path' is required"));
     CHECK_THAT(m, Catch::Contains("paths.yaml:15:21: drop: dir must be one of from_dut, to_dut, got 'sideways'"));
-    // What is right passes: line 10's impairment, line 12's fail_path, line 16's mark_ce, and
-    // case Y's path 7 (the peer's 8 paths make the fabric 8 wide).
+    CHECK_THAT(m, Catch::Contains("paths.yaml:17:27: move_port: no path 4 (the connection has PathIDs 0..3)"));
+    CHECK_THAT(m, Catch::Contains("paths.yaml:19:38: post_write: no peer 1 (this case has peers 0..0)"));
+    // What is right passes: line 10's impairment, line 12's fail_path, line 16's mark_ce, line
+    // 18's skew, and case Y's path 7 (the peer's 8 paths make the fabric 8 wide).
     CHECK_THAT(m, !Catch::Contains("paths.yaml:10:") && !Catch::Contains("paths.yaml:12:") &&
-                      !Catch::Contains("paths.yaml:16:") && !Catch::Contains("paths.yaml:24:"));
+                      !Catch::Contains("paths.yaml:16:") && !Catch::Contains("paths.yaml:18:") &&
+                      !Catch::Contains("paths.yaml:27:"));
 }
 
 TEST_CASE("JUnit keeps failures, errors, skipped and inconclusive apart") {
