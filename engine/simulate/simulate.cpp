@@ -175,6 +175,22 @@ core::result<result> run(const options& o) {
     if (o.senders < 1 || o.senders > 1024) return core::error{"senders must be 1..1024"};
     if (o.streams < 1) return core::error{"streams must be >= 1"};
     if (o.loss < 0 || o.loss > 1) return core::error{"loss must be in [0, 1]"};
+    if (o.messages < 1) return core::error{"messages must be >= 1"};
+    if (o.inbound_rate_bps < 1e8) return core::error{"inbound rate must be at least 0.1 Gb/s"};
+    {
+        endpoint::config probe;  // the endpoint's own range for the MTU (256..4096)
+        if (auto st = endpoint::config_set(probe, "mtu", std::to_string(o.mtu)); !st)
+            return core::error{"mtu: " + st.err().message};
+    }
+    for (const auto* m : {&o.path_delay, &o.fail_path})
+        for (const auto& [p, t] : *m) {
+            const char* what = m == &o.path_delay ? "path_delay" : "fail_path";
+            if (p >= o.paths)
+                return core::error{std::string(what) + ": path " + std::to_string(p) + " is out of range (paths 0.." +
+                                   std::to_string(o.paths - 1) + ")"};
+            if (!fabric::parse_duration_ns(t))
+                return core::error{std::string(what) + ": '" + t + "' is not a duration such as 200us"};
+        }
     auto sb = endpoint::bug_by_name(o.sender_bug);
     if (!sb) return sb.err();
     auto rb = endpoint::bug_by_name(o.receiver_bug);

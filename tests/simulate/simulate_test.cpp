@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 
 #include "simulate/simulate.h"
 
@@ -283,4 +284,30 @@ TEST_CASE("per-sender goodput: fair shares in an incast give Jain's index ~1; a 
     const auto& l = lossy->json["sender_goodput_gbps"];
     CHECK(l["min"].get<double>() < 0.9 * l["p50"].get<double>());
     CHECK(l["jain"].get<double>() < f["jain"].get<double>());
+}
+
+TEST_CASE("bad options are refused before the run, saying which and why") {
+    auto refused = [](const std::function<void(simulate::options&)>& set) {
+        simulate::options o;
+        set(o);
+        auto r = simulate::run(o);
+        REQUIRE_FALSE(r.ok());
+        return r.err().message;
+    };
+    // Each of these once ran: an MTU outside 256..4096 waited out the 10 s
+    // time limit for a connection that could not be made; a path that does not
+    // exist or a delay that is not one was ignored; no messages "passed".
+    CHECK_THAT(refused([](auto& o) { o.mtu = 100; }), Catch::Contains("mtu: parameter 'mtu' = '100': expected an integer in 256..4096"));
+    CHECK_THAT(refused([](auto& o) { o.mtu = 9000; }), Catch::Contains("256..4096"));
+    CHECK_THAT(refused([](auto& o) { o.path_delay[8] = "10us"; }), Catch::Contains("path_delay: path 8 is out of range (paths 0..7)"));
+    CHECK_THAT(refused([](auto& o) { o.path_delay[1] = "soon"; }), Catch::Contains("path_delay: 'soon' is not a duration"));
+    CHECK_THAT(refused([](auto& o) { o.fail_path[9] = "1ms"; }), Catch::Contains("fail_path: path 9 is out of range"));
+    CHECK_THAT(refused([](auto& o) { o.messages = 0; }), Catch::Contains("messages must be >= 1"));
+    CHECK_THAT(refused([](auto& o) { o.inbound_rate_bps = 0; }), Catch::Contains("inbound rate must be at least 0.1 Gb/s"));
+    simulate::options ok;  // the edges pass
+    ok.mtu = 256;
+    ok.messages = 1;
+    ok.message_bytes = 4096;
+    ok.path_delay[7] = "1us";
+    CHECK(simulate::run(ok).ok());
 }
