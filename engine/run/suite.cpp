@@ -49,7 +49,7 @@ core::result<dut_factory> parse_dut(const std::string& spec, std::string* bug_ou
         return dut_factory([o = *o]() { return dut::make_agent(o); });
     } else {
         return core::error{"unknown DUT '" + spec +
-                           "' (sim, sim:bug=NAME, agent+udp:OPTIONS, agent+pcap:OPTIONS; docs/adapters.md)"};
+                           "' (sim, sim:bug=NAME, agent+udp:OPTIONS, agent+pcap:OPTIONS, agent+dpdk:OPTIONS; docs/adapters.md)"};
     }
     if (bug_out) *bug_out = bug;
     return dut_factory([bug]() -> core::result<std::unique_ptr<dut::dut>> { return dut::make_sim(bug); });

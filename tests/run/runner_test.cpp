@@ -150,6 +150,7 @@ TEST_CASE("a DUT that cannot be made gives an error verdict, and the run goes on
 
 TEST_CASE("unknown DUT specs and bug names are usage errors") {
     CHECK_FALSE(run::parse_dut("agent+udp").ok());
+    CHECK_THAT(run::parse_dut("sim:foo=bar").err().message, Catch::Contains("agent+dpdk:OPTIONS"));  // every kind named
     CHECK_THAT(run::parse_dut("sim:bug=nope").err().message, Catch::Contains("unknown bug profile 'nope'"));
 }
 
