@@ -100,3 +100,36 @@ TEST_CASE("radix_queue: random monotone workload with early keys matches a binar
     CHECK(early > 1000);  // the early path was exercised
     CHECK(taken > 50000);
 }
+
+// Many keys at the same time, low words in any order: the keys at the current
+// minimum time are kept sorted apart, and a key pushed at that time with a
+// smaller low word than some still there (not the scheduler's habit, whose
+// sequence numbers rise) must be put in its place, not appended.
+TEST_CASE("radix_queue: crowded times with low words in any order match a binary heap") {
+    radix_queue q;
+    std::priority_queue<key, std::vector<key>, std::greater<>> model;
+    xorshift r;
+    std::uint64_t now = 0;
+    std::size_t same_time_pushes = 0;
+    for (int step = 0; step < 100000; ++step) {
+        if (r(3) != 0 || model.empty()) {
+            const std::uint64_t t = now + r(4);  // four times at most: crowded
+            const key k = make(t, r(1000));
+            same_time_pushes += t == now && !model.empty() && static_cast<std::uint64_t>(model.top() >> 64) == now;
+            q.push(k);
+            model.push(k);
+        } else {
+            REQUIRE(q.top() == model.top());
+            now = static_cast<std::uint64_t>(model.top() >> 64);
+            q.pop();
+            model.pop();
+        }
+        REQUIRE(q.size() == model.size());
+    }
+    while (!model.empty()) {
+        REQUIRE(q.top() == model.top());
+        q.pop();
+        model.pop();
+    }
+    CHECK(same_time_pushes > 1000);
+}
