@@ -21,6 +21,17 @@ struct xorshift {
 
 key make(std::uint64_t hi, std::uint64_t lo) { return key{hi} << 64 | lo; }
 
+using model_heap = std::priority_queue<key, std::vector<key>, std::greater<>>;
+
+// Takes everything out of both; they must agree key by key.
+void drain_in_step(radix_queue& q, model_heap& model) {
+    while (!model.empty()) {
+        REQUIRE(q.top() == model.top());
+        q.pop();
+        model.pop();
+    }
+}
+
 }  // namespace
 
 TEST_CASE("radix_queue: keys come out in order, ties in the low word included") {
@@ -56,7 +67,7 @@ TEST_CASE("radix_queue: equal keys are all kept") {
 // event scheduled from outside the run), which must still come out first.
 TEST_CASE("radix_queue: random monotone workload with early keys matches a binary heap") {
     radix_queue q;
-    std::priority_queue<key, std::vector<key>, std::greater<>> model;
+    model_heap model;
     xorshift r;
     std::uint64_t now = 0, seq = 0;
     std::size_t early = 0, taken = 0;
@@ -91,11 +102,7 @@ TEST_CASE("radix_queue: random monotone workload with early keys matches a binar
         }
         REQUIRE(q.size() == model.size());
     }
-    while (!model.empty()) {
-        REQUIRE(q.top() == model.top());
-        q.pop();
-        model.pop();
-    }
+    drain_in_step(q, model);
     CHECK(q.empty());
     CHECK(early > 1000);  // the early path was exercised
     CHECK(taken > 50000);
@@ -107,7 +114,7 @@ TEST_CASE("radix_queue: random monotone workload with early keys matches a binar
 // sequence numbers rise) must be put in its place, not appended.
 TEST_CASE("radix_queue: crowded times with low words in any order match a binary heap") {
     radix_queue q;
-    std::priority_queue<key, std::vector<key>, std::greater<>> model;
+    model_heap model;
     xorshift r;
     std::uint64_t now = 0;
     std::size_t same_time_pushes = 0;
@@ -126,10 +133,6 @@ TEST_CASE("radix_queue: crowded times with low words in any order match a binary
         }
         REQUIRE(q.size() == model.size());
     }
-    while (!model.empty()) {
-        REQUIRE(q.top() == model.top());
-        q.pop();
-        model.pop();
-    }
+    drain_in_step(q, model);
     CHECK(same_time_pushes > 1000);
 }
