@@ -133,11 +133,14 @@ core::result<options> options_from_yaml(const std::string& path) {
                     if (!body.IsMap())
                         return core::error{mark_of(path, body.Mark()) + ": impair: expected a map of parameters"};
                     for (auto it = body.begin(); it != body.end(); ++it) {
+                        // A copy: `it->second` lives in a proxy that dies at the end of
+                        // the expression, so a range-for over it would dangle (ASan).
+                        const YAML::Node value = it->second;
                         std::string v;
-                        if (it->second.IsSequence()) {  // an integer list: 1, 2, 3
-                            for (const auto& x : it->second) v += (v.empty() ? "" : ",") + x.as<std::string>();
+                        if (value.IsSequence()) {  // an integer list: 1, 2, 3
+                            for (const auto& x : value) v += (v.empty() ? "" : ",") + x.as<std::string>();
                         } else {
-                            v = it->second.as<std::string>();
+                            v = value.as<std::string>();
                         }
                         kv[it->first.as<std::string>()] = v;
                     }
