@@ -23,6 +23,13 @@ inline std::optional<double> number_prefix(const std::string& t, std::string& un
     return v;
 }
 
+// A count written as plain decimal digits (a path, a sender, a peer): at
+// most 9 of them, so it always fits; nullopt for anything else.
+inline std::optional<unsigned> parse_count(const std::string& t) {
+    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return static_cast<unsigned>(std::stoul(t));
+}
+
 inline std::optional<std::int64_t> parse_duration_ns(const std::string& text) {
     if (text == "never") return std::numeric_limits<std::int64_t>::max();
     std::string unit;

@@ -24,6 +24,16 @@ namespace mrct::fabric {
 
 struct stage_counters {
     std::uint64_t in = 0, out = 0, dropped = 0, marked = 0, duplicated = 0, corrupted = 0, delayed = 0;
+    stage_counters& operator+=(const stage_counters& o) {
+        in += o.in;
+        out += o.out;
+        dropped += o.dropped;
+        marked += o.marked;
+        duplicated += o.duplicated;
+        corrupted += o.corrupted;
+        delayed += o.delayed;
+        return *this;
+    }
 };
 
 class stage {

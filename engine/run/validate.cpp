@@ -80,11 +80,12 @@ core::status validate(const plan::suite& s) {
         }
         const auto& t = it->second.text;
         if (all_ok && t == "all") return;
-        if (t.empty() || t.size() > 6 || t.find_first_not_of("0123456789") != std::string::npos) {
+        const auto n = core::parse_count(t);
+        if (!n) {
             e(it->second.at, what + ": path must be a fabric path number" + (all_ok ? " or all" : "") + ", got '" + t + "'");
             return;
         }
-        if (case_paths && std::stoul(t) >= case_paths)
+        if (case_paths && *n >= case_paths)
             e(it->second.at, what + ": no fabric path " + t + " (this case's fabric has paths 0.." +
                                  std::to_string(case_paths - 1) + ")");
     };
@@ -97,18 +98,18 @@ core::status validate(const plan::suite& s) {
         } else if (a.name == "move_port" || a.name == "skew") {
             // A path of the connection (PathID), not of the fabric.
             auto it = a.a.find("path");
-            if (it != a.a.end() && case_negotiated && it->second.text.size() <= 6 &&
-                it->second.text.find_first_not_of("0123456789") == std::string::npos && !it->second.text.empty() &&
-                std::stoul(it->second.text) >= case_negotiated)
+            const auto n = it == a.a.end() ? std::nullopt : core::parse_count(it->second.text);
+            if (n && case_negotiated && *n >= case_negotiated)
                 e(it->second.at, a.name + ": no path " + it->second.text + " (the connection has PathIDs 0.." +
                                      std::to_string(case_negotiated - 1) + ")");
         } else if (a.name == "post_write") {
             auto it = a.a.find("peer");
             if (it != a.a.end() && it->second.text != "all") {
                 const auto& t = it->second.text;
-                if (t.empty() || t.size() > 4 || t.find_first_not_of("0123456789") != std::string::npos)
+                const auto n = core::parse_count(t);
+                if (!n)
                     e(it->second.at, "post_write: peer must be a peer number or all, got '" + t + "'");
-                else if (std::stoul(t) >= case_peers)
+                else if (*n >= case_peers)
                     e(it->second.at, "post_write: no peer " + t + " (this case has peers 0.." +
                                          std::to_string(case_peers - 1) + ")");
             }
@@ -178,10 +179,7 @@ core::status validate(const plan::suite& s) {
         {
             // topology.paths (default 4) sets both sides' NumPaths; dut/peer num_paths override;
             // the fabric has the larger.
-            auto num = [](const std::string& t) -> unsigned {
-                if (t.empty() || t.size() > 6 || t.find_first_not_of("0123456789") != std::string::npos) return 0;
-                return static_cast<unsigned>(std::stoul(t));
-            };
+            auto num = [](const std::string& t) { return core::parse_count(t).value_or(0); };
             const auto tp = c.topology.count("paths") ? c.topology.at("paths").text : std::string("4");
             const unsigned d = c.dut.count("num_paths") ? num(c.dut.at("num_paths").text) : num(tp);
             const unsigned p = c.peer.count("num_paths") ? num(c.peer.at("num_paths").text) : num(tp);

@@ -86,6 +86,10 @@ private:
             else now_.insert(std::upper_bound(now_.begin() + static_cast<std::ptrdiff_t>(head_), now_.end(), k), k);
             return;
         }
+        to_bucket(k, d);
+    }
+    // Files a key whose time differs from last_ (d = time ^ last_, not 0).
+    void to_bucket(key_type k, std::uint64_t d) {
         const unsigned b = 64 - static_cast<unsigned>(__builtin_clzll(d));
         buckets_[b].push_back(k);
         mask_[b / 64] |= std::uint64_t{1} << (b % 64);
@@ -107,13 +111,8 @@ private:
         // Every key lands in now_ or a lower bucket than b, so `from` is not appended to.
         for (key_type k : from) {
             const std::uint64_t d = time_of(k) ^ last_;
-            if (!d) {
-                now_.push_back(k);  // sorted below, once
-                continue;
-            }
-            const unsigned nb = 64 - static_cast<unsigned>(__builtin_clzll(d));
-            buckets_[nb].push_back(k);
-            mask_[nb / 64] |= std::uint64_t{1} << (nb % 64);
+            if (d) to_bucket(k, d);
+            else now_.push_back(k);  // sorted below, once
         }
         from.clear();
         std::sort(now_.begin(), now_.end());

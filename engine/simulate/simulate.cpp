@@ -22,12 +22,6 @@ std::string mark_of(const std::string& file, const YAML::Mark& m) {
     return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
 }
 
-// A whole non-negative number, or nullopt.
-std::optional<unsigned> whole(const std::string& t) {
-    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-    return static_cast<unsigned>(std::stoul(t));
-}
-
 }  // namespace
 
 core::result<impairment> make_impairment(const std::string& kind, const fabric::param_map& kv, std::string where) {
@@ -39,7 +33,7 @@ core::result<impairment> make_impairment(const std::string& kind, const fabric::
         if (k == "path" || k == "sender") {
             std::optional<unsigned> n;
             if (v != "all") {
-                n = whole(v);
+                n = core::parse_count(v);
                 if (!n) return fail(k + " must be a number or 'all', got '" + v + "'");
             }
             (k == "path" ? imp.path : imp.sender) = n;
@@ -185,12 +179,15 @@ core::result<result> run(const options& o) {
         if (auto st = endpoint::config_set(probe, "mtu", std::to_string(o.mtu)); !st)
             return core::error{"mtu: " + st.err().message};
     }
+    // "WHAT: path 9 is out of range (paths 0..7)"
+    auto out_of_range = [](const std::string& what, const char* noun, unsigned n, unsigned count) {
+        return core::error{what + ": " + noun + " " + std::to_string(n) + " is out of range (" + noun + "s 0.." +
+                           std::to_string(count - 1) + ")"};
+    };
     for (const auto* m : {&o.path_delay, &o.fail_path})
         for (const auto& [p, t] : *m) {
             const char* what = m == &o.path_delay ? "path_delay" : "fail_path";
-            if (p >= o.paths)
-                return core::error{std::string(what) + ": path " + std::to_string(p) + " is out of range (paths 0.." +
-                                   std::to_string(o.paths - 1) + ")"};
+            if (p >= o.paths) return out_of_range(what, "path", p, o.paths);
             if (!fabric::parse_duration_ns(t))
                 return core::error{std::string(what) + ": '" + t + "' is not a duration such as 200us"};
         }
@@ -199,12 +196,9 @@ core::result<result> run(const options& o) {
     auto rb = endpoint::bug_by_name(o.receiver_bug);
     if (!rb) return rb.err();
     for (const auto& imp : o.impair) {
-        if (imp.path && *imp.path >= o.paths)
-            return core::error{imp.where + ": impair '" + imp.kind + "': path " + std::to_string(*imp.path) +
-                               " is out of range (paths 0.." + std::to_string(o.paths - 1) + ")"};
-        if (imp.sender && *imp.sender >= o.senders)
-            return core::error{imp.where + ": impair '" + imp.kind + "': sender " + std::to_string(*imp.sender) +
-                               " is out of range (senders 0.." + std::to_string(o.senders - 1) + ")"};
+        const std::string what = imp.where + ": impair '" + imp.kind + "'";
+        if (imp.path && *imp.path >= o.paths) return out_of_range(what, "path", *imp.path, o.paths);
+        if (imp.sender && *imp.sender >= o.senders) return out_of_range(what, "sender", *imp.sender, o.senders);
     }
     // Where each impairment's stages end up: (sender, direction, path, index in the path's chain).
     struct placed {
@@ -457,16 +451,8 @@ core::result<result> run(const options& o) {
         for (std::size_t k = 0; k < o.impair.size(); ++k) {
             const auto& imp = o.impair[k];
             fabric::stage_counters t;
-            for (const auto& at : impair_at[k]) {
-                const auto& c = fabrics[at.sender]->at(at.dir, at.path).stages()[at.index]->counters();
-                t.in += c.in;
-                t.out += c.out;
-                t.dropped += c.dropped;
-                t.marked += c.marked;
-                t.duplicated += c.duplicated;
-                t.corrupted += c.corrupted;
-                t.delayed += c.delayed;
-            }
+            for (const auto& at : impair_at[k])
+                t += fabrics[at.sender]->at(at.dir, at.path).stages()[at.index]->counters();
             const char* d = imp.dir == impairment::direction::to_receiver ? "to_receiver"
                             : imp.dir == impairment::direction::to_sender ? "to_sender"
                                                                           : "both";
