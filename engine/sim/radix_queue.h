@@ -20,7 +20,14 @@
 // A key whose time is before the last minimum time (an event scheduled from
 // outside the run, between events, earlier than the next one already found)
 // goes to another small heap that is served first: every key in it is smaller
-// than every key in the buckets.
+// than every key in the buckets. min_time() looks at the next time without
+// making it the last minimum time, so a caller that only asks whether
+// anything is due by a limit (the scheduler's run_until) does not move that
+// time past the limit; the events it then schedules from outside, at the
+// limit, are not early. (Before min_time(), every run_until step that ended
+// before the next event moved it there, and a quarter of the incast's keys
+// went through the small heap: the first external event's follow-ups were
+// early too, and theirs, until the run caught up with that time.)
 #pragma once
 
 #include <algorithm>
@@ -43,6 +50,7 @@ public:
         const std::uint64_t t = time_of(k);
         if (t < last_) {
             heap_push(early_, k);
+            ++early_pushes_;
             return;
         }
         put(k, t);
@@ -53,6 +61,19 @@ public:
         settle();
         return now_[head_];
     }
+    // The smallest key's time, leaving the last minimum time where it is
+    // (top() moves it to that time); the queue must not be empty.
+    std::uint64_t min_time() {
+        if (!early_.empty()) return time_of(early_.front());
+        if (head_ < now_.size()) return last_;
+        if (peek_bucket_ != lowest_bucket()) {
+            peek_bucket_ = lowest_bucket();
+            peek_min_ = bucket_min(buckets_[peek_bucket_]);
+        }
+        return peek_min_;
+    }
+    // Keys that went to the small heap of early keys so far (tests, diagnostics).
+    std::uint64_t early_pushes() const { return early_pushes_; }
     void pop() {
         --size_;
         if (!early_.empty()) {
@@ -93,6 +114,12 @@ private:
         const unsigned b = 64 - static_cast<unsigned>(__builtin_clzll(d));
         buckets_[b].push_back(k);
         mask_[b / 64] |= std::uint64_t{1} << (b % 64);
+        if (b <= peek_bucket_) peek_bucket_ = k_no_bucket;  // the minimum min_time() found may have changed
+    }
+    static std::uint64_t bucket_min(const std::vector<key_type>& from) {
+        std::uint64_t m = time_of(from.front());
+        for (key_type k : from) m = std::min(m, time_of(k));
+        return m;
     }
     unsigned lowest_bucket() const {
         for (unsigned w = 0; w < 2; ++w)
@@ -104,9 +131,8 @@ private:
         if (head_ < now_.size()) return;
         const unsigned b = lowest_bucket();
         std::vector<key_type>& from = buckets_[b];
-        std::uint64_t m = time_of(from.front());
-        for (key_type k : from) m = std::min(m, time_of(k));
-        last_ = m;
+        last_ = peek_bucket_ == b ? peek_min_ : bucket_min(from);
+        peek_bucket_ = k_no_bucket;
         mask_[b / 64] &= ~(std::uint64_t{1} << (b % 64));
         // Every key lands in now_ or a lower bucket than b, so `from` is not appended to.
         for (key_type k : from) {
@@ -125,6 +151,13 @@ private:
     std::size_t head_ = 0;            // now_[head_] is the smallest
     std::vector<key_type> early_;     // min-heap of keys before last_
     std::size_t size_ = 0;
+    // min_time()'s last answer: the smallest time in bucket peek_bucket_,
+    // the lowest bucket then (k_no_bucket: none kept). A push into that
+    // bucket or a lower one drops it; settle() uses and drops it.
+    static constexpr unsigned k_no_bucket = k_buckets;
+    unsigned peek_bucket_ = k_no_bucket;
+    std::uint64_t peek_min_ = 0;
+    std::uint64_t early_pushes_ = 0;
 };
 
 }  // namespace mrct::sim

@@ -68,8 +68,11 @@ bool scheduler::cancel(event_id id) {
     return true;
 }
 
-void scheduler::settle_top() {
+bool scheduler::settle_top(nanos limit) {
     while (!queue_.empty()) {
+        // Nothing due by the limit: stop before top() makes the queue's
+        // last minimum time the later one (radix_queue::min_time()).
+        if (static_cast<std::int64_t>(queue_.min_time()) > limit.count()) return false;
         const auto low = static_cast<std::uint64_t>(queue_.top());
         const auto slot = static_cast<std::uint32_t>(low & k_slot_mask);
         const std::uint64_t seq = low >> k_slot_bits;
@@ -78,15 +81,15 @@ void scheduler::settle_top() {
             queue_.pop();
             continue;
         }
-        if (s.want_seq == seq) return;
+        if (s.want_seq == seq) return true;
         queue_.pop();  // moved later: file it under its new key
         file(slot, s.want_time, s.want_seq);
     }
+    return false;
 }
 
 nanos scheduler::next_time() {
-    settle_top();
-    return queue_.empty() ? core::k_never : nanos{static_cast<std::int64_t>(queue_.top() >> 64)};
+    return settle_top(core::k_never) ? nanos{static_cast<std::int64_t>(queue_.top() >> 64)} : core::k_never;
 }
 
 void scheduler::advance_to(nanos t) {
@@ -95,11 +98,9 @@ void scheduler::advance_to(nanos t) {
 }
 
 bool scheduler::run_one(nanos limit) {
-    settle_top();
-    if (queue_.empty()) return false;
+    if (!settle_top(limit)) return false;
     const radix_queue::key_type top = queue_.top();
     const nanos t{static_cast<std::int64_t>(top >> 64)};
-    if (t > limit) return false;
     queue_.pop();
     const auto slot = static_cast<std::uint32_t>(static_cast<std::uint64_t>(top) & k_slot_mask);
     slot_data& s = slots_[slot];

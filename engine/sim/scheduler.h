@@ -55,6 +55,8 @@ public:
 
     std::uint64_t events_run() const { return events_run_; }
     std::size_t size() const { return live_; }
+    // Entries filed below the queue's floor so far (radix_queue::early_pushes; tests).
+    std::uint64_t queue_early_pushes() const { return queue_.early_pushes(); }
 
 private:
     // A queue key: the time in the high 64 bits, then the sequence number,
@@ -75,7 +77,9 @@ private:
         bool live = false;
     };
     void file(std::uint32_t slot, nanos t, std::uint64_t seq);
-    void settle_top();  // drops dead entries and re-files moved ones until the top is due as keyed
+    // Drops dead entries and re-files moved ones until the top is a live
+    // event due as keyed; returns whether there is one by `limit`.
+    bool settle_top(nanos limit);
 
     nanos now_{0};
     std::uint64_t seq_ = 0;

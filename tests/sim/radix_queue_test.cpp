@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <queue>
 
 #include "sim/radix_queue.h"
@@ -70,7 +71,8 @@ TEST_CASE("radix_queue: random monotone workload with early keys matches a binar
     model_heap model;
     xorshift r;
     std::uint64_t now = 0, seq = 0;
-    std::size_t early = 0, taken = 0;
+    std::size_t early = 0, taken = 0, peeks = 0;
+    std::uint64_t topped = 0;  // the latest time top() returned: the queue's floor
     for (int step = 0; step < 200000; ++step) {
         const auto op = r(10);
         if (op < 5 || model.empty()) {
@@ -82,11 +84,26 @@ TEST_CASE("radix_queue: random monotone workload with early keys matches a binar
             const key k = make(t, seq++);
             q.push(k);
             model.push(k);
+        } else if (op < 6 && !model.empty() && r(2) == 0) {
+            // Ask for the next time only: the right answer, and a push below
+            // it, at or after every time top() has returned, is not early.
+            const auto next = static_cast<std::uint64_t>(model.top() >> 64);
+            REQUIRE(q.min_time() == next);
+            const std::uint64_t from = std::max(now, topped);
+            if (next >= from) {  // (not while early keys are pending below the floor)
+                const auto before = q.early_pushes();
+                const key k = make(from + r(next - from + 1), seq++);
+                q.push(k);
+                model.push(k);
+                REQUIRE(q.early_pushes() == before);
+                ++peeks;
+            }
         } else if (op < 6 && !model.empty()) {
             // Peek (the queue finds its minimum), then schedule below it.
             const key top = q.top();
             REQUIRE(top == model.top());
             const auto top_time = static_cast<std::uint64_t>(top >> 64);
+            topped = std::max(topped, top_time);
             if (top_time > now) {
                 const key k = make(now + r(top_time - now), seq++);
                 early += k < top;
@@ -96,6 +113,7 @@ TEST_CASE("radix_queue: random monotone workload with early keys matches a binar
         } else {
             REQUIRE(q.top() == model.top());
             now = static_cast<std::uint64_t>(model.top() >> 64);
+            topped = std::max(topped, now);
             q.pop();
             model.pop();
             ++taken;
@@ -105,6 +123,8 @@ TEST_CASE("radix_queue: random monotone workload with early keys matches a binar
     drain_in_step(q, model);
     CHECK(q.empty());
     CHECK(early > 1000);  // the early path was exercised
+    CHECK(q.early_pushes() >= early);  // other pushes after a peek may be early too
+    CHECK(peeks > 1000);
     CHECK(taken > 50000);
 }
 
@@ -135,4 +155,32 @@ TEST_CASE("radix_queue: crowded times with low words in any order match a binary
     }
     drain_in_step(q, model);
     CHECK(same_time_pushes > 1000);
+}
+
+// min_time() answers without moving the last minimum time, and keeps its
+// answer only while no key lands in its bucket or a lower one.
+TEST_CASE("radix_queue: min_time follows pushes below its last answer") {
+    radix_queue q;
+    q.push(make(0, 0));
+    q.pop();  // the last minimum time is 0
+    q.push(make(1000, 1));
+    q.push(make(1500, 2));
+    CHECK(q.min_time() == 1000);
+    q.push(make(1200, 3));  // the same bucket, not the minimum
+    CHECK(q.min_time() == 1000);
+    q.push(make(700, 4));  // the same bucket (bit 9 differs from 0), a new minimum
+    CHECK(q.min_time() == 700);
+    q.push(make(3, 5));  // a lower bucket
+    CHECK(q.min_time() == 3);
+    q.push(make(5000, 6));  // a higher bucket: the answer stands
+    CHECK(q.min_time() == 3);
+    CHECK(q.early_pushes() == 0);
+    std::vector<std::uint64_t> times;
+    while (!q.empty()) {
+        const auto t = q.min_time();
+        REQUIRE(static_cast<std::uint64_t>(q.top() >> 64) == t);
+        times.push_back(t);
+        q.pop();
+    }
+    CHECK(times == std::vector<std::uint64_t>{3, 700, 1000, 1200, 1500, 5000});
 }

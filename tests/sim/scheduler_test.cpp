@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <thread>
@@ -91,6 +92,31 @@ TEST_CASE("an event scheduled between runs, before the next one already found, r
     CHECK(s.next_time() == 60us);
     d.run();
     CHECK(order == std::vector<int>{60, 70, 100, 101, 300});
+}
+
+// A run in steps (mrct simulate, the plan runner) schedules new work at the
+// end of each step, between the step's limit and the next event. Asking
+// whether anything is due by the limit must not make that next event the
+// queue's floor: the new work, and everything it schedules until the run
+// reaches the next event, would go through the queue's small heap of early
+// keys (a quarter of the 64-sender incast's keys did, before).
+TEST_CASE("work scheduled between run_until steps is not early for the queue") {
+    scheduler s;
+    virtual_driver d(s);
+    std::vector<std::int64_t> ran;
+    s.at(1000us, [&] { ran.push_back(-1); });  // a far timer: the next event after each step
+    std::function<void(int)> chain = [&](int left) {
+        ran.push_back(s.now().count());
+        if (left > 0) s.after(1us, [&chain, left] { chain(left - 1); });
+    };
+    for (int step = 0; step < 10; ++step) {
+        d.run_until(s.now() + 50us);
+        s.after(0us, [&chain] { chain(20); });  // posted from outside, at the step's limit
+    }
+    d.run_until(2000us);
+    CHECK(ran.size() == 10 * 21 + 1);
+    CHECK(std::is_sorted(ran.begin(), ran.begin() + 10 * 21));
+    CHECK(s.queue_early_pushes() == 0);
 }
 
 TEST_CASE("timer re-arming cancels the previous deadline") {
