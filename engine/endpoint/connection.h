@@ -67,32 +67,36 @@ struct inflight_pkt {
     bool acked = false;
 };
 
-struct path_tx {
+// The fields every send reads for every path (pick_path: failed, inflight,
+// cwnd, the window's size, has_rtt, srtt) come first, in the first two cache
+// lines of an aligned object: a send then touches 2 adjacent lines per path,
+// not 4 scattered ones.
+struct alignas(64) path_tx {
+    core::ring<inflight_pkt> window;  // PPSNs base_ppsn, base_ppsn+1, ...
+    double cwnd = 16;              // AIMD (MR-CC-2), with alpha and the window fields below
+    unsigned inflight = 0;         // unacked, counted once each
+    bool failed = false;           // §5 terms "Failed path", MR-PATH-6/7; the rest of it below
+    bool has_rtt = false;          // RFC 6298, with srtt .. moves_counter
+    nanos srtt{0}, rttvar{0}, rto{0};
     std::uint16_t port = 0;
     std::uint8_t epoch = 0;
     std::uint32_t next_ppsn = 0;   // next PPSN to assign
     std::uint32_t base_ppsn = 0;   // lowest PPSN still tracked (== CumAck seen)
-    core::ring<inflight_pkt> window;  // PPSNs base_ppsn, base_ppsn+1, ...
-    unsigned inflight = 0;         // unacked, counted once each
     std::uint64_t tx_seq = 0;
     std::uint64_t hi_acked_tx_seq = 0;
     std::uint8_t hi_acked_epoch = 0;
     bool any_acked = false;
-    // RFC 6298
-    bool has_rtt = false;
-    nanos srtt{0}, rttvar{0}, rto{0};
     unsigned backoff = 0;          // consecutive expiries
     unsigned moves_counter = 0;    // expiries since the last move
     std::unique_ptr<sim::timer> rto_timer;
-    // Failure (§5 terms "Failed path", MR-PATH-6/7)
-    bool failed = false;
+    // Failure; failed is above
     std::uint32_t reset_ppsn = 0;
     bool reset_acked = false, probe_ok = false;
     unsigned reset_tries = 0;
     std::vector<std::uint32_t> probe_nonces;
     std::unique_ptr<sim::timer> reset_timer, probe_timer;
-    // AIMD (MR-CC-2)
-    double cwnd = 16, alpha = 1;
+    // AIMD (MR-CC-2); cwnd is above
+    double alpha = 1;
     std::uint32_t window_end = 0;  // window ends when every PPSN below this is acked
     bool window_open = false;
     std::uint16_t ce_at_window_start = 0, last_ce = 0;
