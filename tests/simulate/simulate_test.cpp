@@ -70,6 +70,13 @@ TEST_CASE("SEND with pre-posted receives, several streams, and a sender bug prof
     auto bad = simulate::run(o);
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.err().message.find("unknown bug profile") != std::string::npos);
+    o.sender_bug = "";  // not taken as `none`
+    auto empty = simulate::run(o);
+    REQUIRE_FALSE(empty.ok());
+    CHECK(empty.err().message == "sender bug profile: empty name (give `none` for the reference behaviour)");
+    o.sender_bug = "none";
+    o.receiver_bug = "";
+    REQUIRE_FALSE(simulate::run(o).ok());
 }
 
 TEST_CASE("YAML options: values, unknown keys with line numbers") {
