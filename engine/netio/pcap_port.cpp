@@ -112,7 +112,6 @@ public:
         fd_.assign(::dup(fd));
         // A socket on UDP 4791 so that the kernel does not answer the DUT's
         // frames with ICMP port unreachable; what it receives is discarded.
-        boost::system::error_code ec;
         if (auto st = bind_sink(sink_, o_.local); !st) return st;
         return core::ok_status();
     }
