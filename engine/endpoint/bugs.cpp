@@ -39,7 +39,10 @@ const std::vector<bug_info>& bug_profiles() {
 }
 
 core::result<bug> bug_by_name(std::string_view name) {
-    if (name.empty() || name == "none") return bug::none;
+    // Empty is a mistake (an unset shell variable in `--dut sim:bug=$B`), not
+    // the reference: a run meant to show a bug would pass.
+    if (name.empty()) return core::error{"bug profile: empty name (give `none` for the reference behaviour)"};
+    if (name == "none") return bug::none;
     std::string all;
     for (const auto& b : bug_profiles()) {
         if (b.name == name) return b.id;

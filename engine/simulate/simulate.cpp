@@ -191,16 +191,10 @@ core::result<result> run(const options& o) {
             if (!fabric::parse_duration_ns(t))
                 return core::error{std::string(what) + ": '" + t + "' is not a duration such as 200us"};
         }
-    // An empty name is `none` to bug_by_name (a plan's `bug:` left blank);
-    // here it is a mistake, such as a shell variable that was not set.
-    for (const auto* b : {&o.sender_bug, &o.receiver_bug})
-        if (b->empty())
-            return core::error{std::string(b == &o.sender_bug ? "sender" : "receiver") +
-                               " bug profile: empty name (give `none` for the reference behaviour)"};
     auto sb = endpoint::bug_by_name(o.sender_bug);
-    if (!sb) return sb.err();
+    if (!sb) return core::error{"sender: " + sb.err().message};
     auto rb = endpoint::bug_by_name(o.receiver_bug);
-    if (!rb) return rb.err();
+    if (!rb) return core::error{"receiver: " + rb.err().message};
     for (const auto& imp : o.impair) {
         const std::string what = imp.where + ": impair '" + imp.kind + "'";
         if (imp.path && *imp.path >= o.paths) return out_of_range(what, "path", *imp.path, o.paths);

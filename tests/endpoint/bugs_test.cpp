@@ -515,4 +515,6 @@ TEST_CASE("every bug profile has a name, a clause and a test above") {
     }
     CHECK(names.size() == 30);
     CHECK_FALSE(ep::bug_by_name("nonsense").ok());
+    CHECK(ep::bug_by_name("none").ok());
+    CHECK_FALSE(ep::bug_by_name("").ok());  // an unset variable, not the reference
 }

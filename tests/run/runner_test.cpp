@@ -86,6 +86,7 @@ TEST_CASE("the reference DUT passes; bug profiles fail the case citing their cla
     CHECK(ref[2].v == verdict::skipped);
     CHECK_THAT(ref[2].reason, Catch::Contains("rtl_backdoor"));
 
+    REQUIRE_FALSE(run::parse_dut("sim:bug=").ok());  // empty: an error, not the reference DUT
     auto nf = run::run_suite(s, *run::parse_dut("sim:bug=no-fast-retx"), o);
     CHECK(nf[0].v == verdict::fail);
     CHECK(nf[1].v == verdict::pass);

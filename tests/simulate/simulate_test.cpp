@@ -73,7 +73,7 @@ TEST_CASE("SEND with pre-posted receives, several streams, and a sender bug prof
     o.sender_bug = "";  // not taken as `none`
     auto empty = simulate::run(o);
     REQUIRE_FALSE(empty.ok());
-    CHECK(empty.err().message == "sender bug profile: empty name (give `none` for the reference behaviour)");
+    CHECK(empty.err().message == "sender: bug profile: empty name (give `none` for the reference behaviour)");
     o.sender_bug = "none";
     o.receiver_bug = "";
     REQUIRE_FALSE(simulate::run(o).ok());
