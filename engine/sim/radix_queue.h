@@ -66,9 +66,9 @@ public:
     std::uint64_t min_time() {
         if (!early_.empty()) return time_of(early_.front());
         if (head_ < now_.size()) return last_;
-        if (peek_bucket_ != lowest_bucket()) {
-            peek_bucket_ = lowest_bucket();
-            peek_min_ = bucket_min(buckets_[peek_bucket_]);
+        if (const unsigned b = lowest_bucket(); b != peek_bucket_) {
+            peek_bucket_ = b;
+            peek_min_ = bucket_min(buckets_[b]);
         }
         return peek_min_;
     }
