@@ -72,19 +72,29 @@ void path::rearm() {
 core::result<std::unique_ptr<fabric>> fabric::create(sim::scheduler& s, const fabric_config& cfg, packet_pool* pool) {
     if (cfg.paths < 1 || cfg.paths > 256) return core::error{"fabric: paths must be 1..256"};
     std::unique_ptr<fabric> f(new fabric(s, cfg, pool));
+    // Each distinct stage list is validated once, however many paths use it
+    // (a simulation gives every path its own equal list); an error names the
+    // first path (in A->B, then B->A order) that uses the list.
+    std::map<std::vector<stage_spec>, std::vector<stage_recipe>> recipes;
     for (int d = 0; d < 2; ++d) {
         const auto& per = d == 0 ? cfg.path_stages_ab : cfg.path_stages_ba;
         for (unsigned p = 0; p < cfg.paths; ++p) {
             auto it = per.find(p);
             const auto& specs = it == per.end() ? cfg.default_stages : it->second;
+            auto [rit, fresh] = recipes.try_emplace(specs);
+            if (fresh) {
+                for (const auto& spec : specs) {
+                    auto r = stage_recipe_of(spec.kind, spec.params);
+                    if (!r) return core::error{std::string(d == 0 ? "A->B" : "B->A") + " path " + std::to_string(p) +
+                                               ": " + r.err().message};
+                    rit->second.push_back(std::move(*r));
+                }
+            }
             std::vector<std::unique_ptr<stage>> stages;
             for (std::size_t i = 0; i < specs.size(); ++i) {
                 const std::string stream = std::string(d == 0 ? "ab" : "ba") + "/path" + std::to_string(p) + "/" +
                                            std::to_string(i) + "/" + specs[i].kind;
-                auto st = make_stage(specs[i].kind, specs[i].params, f->pool_, core::rng(cfg.seed, stream));
-                if (!st) return core::error{std::string(d == 0 ? "A->B" : "B->A") + " path " + std::to_string(p) + ": " +
-                                            st.err().message};
-                stages.push_back(std::move(*st));
+                stages.push_back(make_stage(rit->second[i], f->pool_, core::rng(cfg.seed, stream)));
             }
             fabric* self = f.get();
             const auto dir = static_cast<direction>(d);

@@ -23,6 +23,7 @@ enum class direction : std::uint8_t { a_to_b = 0, b_to_a = 1 };
 struct stage_spec {
     std::string kind;
     param_map params;
+    auto operator<=>(const stage_spec&) const = default;
 };
 
 struct fabric_config {

@@ -31,14 +31,19 @@ core::result<params> params::parse(const std::string& stage, const std::vector<p
             return core::error{"stage '" + stage + "': parameter '" + d.name + "' = '" + text + "': " + what};
         };
         auto range_ok = [&](double v) { return d.max < d.min || (v >= d.min && v <= d.max); };
-        std::ostringstream range;
-        range << "[" << d.min << ", " << d.max << "]";
+        // Formatted only for an error message: fabrics of many paths parse
+        // thousands of stages, and formatting two doubles was most of it.
+        auto range = [&] {
+            std::ostringstream o;
+            o << "[" << d.min << ", " << d.max << "]";
+            return o.str();
+        };
         switch (d.type) {
         case param_type::integer: {
             char* end = nullptr;
             long long v = std::strtoll(text.c_str(), &end, 10);
             if (text.empty() || *end) return bad("expected an integer");
-            if (!range_ok(static_cast<double>(v))) return bad("out of range " + range.str());
+            if (!range_ok(static_cast<double>(v))) return bad("out of range " + range());
             out.v_[d.name] = static_cast<std::int64_t>(v);
             break;
         }
@@ -46,21 +51,21 @@ core::result<params> params::parse(const std::string& stage, const std::vector<p
             std::string unit;
             auto v = number_prefix(text, unit);
             if (!v || !unit.empty()) return bad("expected a number");
-            if (!range_ok(*v)) return bad("out of range " + range.str());
+            if (!range_ok(*v)) return bad("out of range " + range());
             out.v_[d.name] = *v;
             break;
         }
         case param_type::duration: {
             auto v = parse_duration_ns(text);
             if (!v) return bad("expected a duration such as 150ns, 10us, 1.5ms, 2s");
-            if (!range_ok(static_cast<double>(*v))) return bad("out of range " + range.str() + " ns");
+            if (!range_ok(static_cast<double>(*v))) return bad("out of range " + range() + " ns");
             out.v_[d.name] = *v;
             break;
         }
         case param_type::rate: {
             auto v = parse_rate_bps(text);
             if (!v) return bad("expected a rate such as 100Gbps, 400G, 25Mbps");
-            if (!range_ok(*v)) return bad("out of range " + range.str() + " bit/s");
+            if (!range_ok(*v)) return bad("out of range " + range() + " bit/s");
             out.v_[d.name] = *v;
             break;
         }

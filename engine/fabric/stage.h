@@ -74,8 +74,18 @@ struct stage_kind {
 const std::vector<stage_kind>& builtin_stages();
 const stage_kind* find_stage_kind(std::string_view kind);
 
-// Validates parameters and builds a stage; `rng` should be the stage's own
-// named stream (e.g. rng(seed, "ab/path3/loss")).
+// A stage kind with its parameters validated: what many stages of one
+// configuration are built from (a fabric of 256 paths parses its stage list
+// once, not once per path).
+struct stage_recipe {
+    const stage_kind* kind = nullptr;
+    fabric::params params;
+};
+// Validates parameters: unknown kind or parameter, malformed or out-of-range values.
+core::result<stage_recipe> stage_recipe_of(std::string_view kind, const param_map& given);
+// Builds a stage; `rng` should be the stage's own named stream (e.g. rng(seed, "ab/path3/loss")).
+std::unique_ptr<stage> make_stage(const stage_recipe& recipe, packet_pool& pool, core::rng rng);
+// Both of the above.
 core::result<std::unique_ptr<stage>> make_stage(std::string_view kind, const param_map& given, packet_pool& pool,
                                                 core::rng rng);
 

@@ -444,8 +444,7 @@ const stage_kind* find_stage_kind(std::string_view kind) {
     return nullptr;
 }
 
-core::result<std::unique_ptr<stage>> make_stage(std::string_view kind, const param_map& given, packet_pool& pool,
-                                                core::rng rng) {
+core::result<stage_recipe> stage_recipe_of(std::string_view kind, const param_map& given) {
     const stage_kind* k = find_stage_kind(kind);
     if (!k) {
         std::string all;
@@ -454,7 +453,18 @@ core::result<std::unique_ptr<stage>> make_stage(std::string_view kind, const par
     }
     auto p = params::parse(k->kind, k->decls, given);
     if (!p) return p.err();
-    return k->make(pool, rng, *p);
+    return stage_recipe{k, std::move(*p)};
+}
+
+std::unique_ptr<stage> make_stage(const stage_recipe& recipe, packet_pool& pool, core::rng rng) {
+    return recipe.kind->make(pool, rng, recipe.params);
+}
+
+core::result<std::unique_ptr<stage>> make_stage(std::string_view kind, const param_map& given, packet_pool& pool,
+                                                core::rng rng) {
+    auto r = stage_recipe_of(kind, given);
+    if (!r) return r.err();
+    return make_stage(*r, pool, rng);
 }
 
 bool mark_ce(std::span<std::uint8_t> f) {
