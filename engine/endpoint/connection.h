@@ -82,10 +82,12 @@ struct alignas(64) path_tx {
     std::uint8_t epoch = 0;
     std::uint32_t next_ppsn = 0;   // next PPSN to assign
     std::uint32_t base_ppsn = 0;   // lowest PPSN still tracked (== CumAck seen)
-    std::uint64_t tx_seq = 0;
-    std::uint64_t hi_acked_tx_seq = 0;
-    std::uint8_t hi_acked_epoch = 0;
-    bool any_acked = false;
+    std::uint64_t tx_seq = 0;           // transmissions on the path so far (the first is 1)
+    std::uint64_t hi_acked_tx_seq = 0;  // the latest transmission acknowledged, any epoch (0: none)
+    // §5 Loss: per PathEpoch (its 4 wire bits), the latest transmission
+    // acknowledged in it (0: none). An unacknowledged packet is lost when the
+    // entry of its latest transmission's epoch is above that transmission.
+    std::array<std::uint64_t, 16> hi_acked_by_epoch{};
     unsigned backoff = 0;          // consecutive expiries
     unsigned moves_counter = 0;    // expiries since the last move
     std::unique_ptr<sim::timer> rto_timer;

@@ -322,8 +322,8 @@ void endpoint::impl::on_path_ctrl(endpoint& e, connection& c, const frame& f) {
     t.next_ppsn = t.base_ppsn = t.reset_ppsn;
     t.window.clear();
     t.inflight = 0;
-    t.any_acked = false;
     t.hi_acked_tx_seq = 0;
+    t.hi_acked_by_epoch.fill(0);
     t.has_rtt = false;
     t.backoff = 0;
     t.moves_counter = 0;
@@ -469,11 +469,9 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
         pkt.acked = true;
         t.inflight--;
         ++newly;
-        if (pkt.tx_seq > t.hi_acked_tx_seq || !t.any_acked) {
-            t.hi_acked_tx_seq = pkt.tx_seq;
-            t.hi_acked_epoch = pkt.epoch;
-            t.any_acked = true;
-        }
+        t.hi_acked_tx_seq = std::max(t.hi_acked_tx_seq, pkt.tx_seq);
+        auto& hi = t.hi_acked_by_epoch[pkt.epoch & 0xF];
+        hi = std::max(hi, pkt.tx_seq);
         if (ppsn == trig && (!pkt.retransmitted || has(cfg, bug::karn_violation))) {
             // RFC 6298 with Karn's rule: no samples from retransmitted packets.
             auto& est = estimator(c, p, cfg);
@@ -542,11 +540,14 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
         }
     }
 
-    // Loss (§5 terms): unacked, and a PPSN sent later in the same epoch is acked.
-    if (!has(cfg, bug::no_fast_retx) && t.any_acked) {
+    // Loss (§5 terms): unacked, and a PPSN sent later in the same epoch is
+    // acked. Each epoch counts on its own: an ACK may cover packets of two
+    // epochs (around a port move), and the older epoch's later packet still
+    // shows its earlier ones lost.
+    if (!has(cfg, bug::no_fast_retx) && t.hi_acked_tx_seq > 0) {
         for (std::size_t i = 0; i < t.window.size(); ++i) {
             auto& pkt = t.window[i];
-            if (pkt.acked || pkt.epoch != t.hi_acked_epoch || pkt.tx_seq >= t.hi_acked_tx_seq) continue;
+            if (pkt.acked || pkt.tx_seq >= t.hi_acked_by_epoch[pkt.epoch & 0xF]) continue;
             ++k.fast_retransmits;
             if (has(cfg, bug::retx_other_path)) {
                 const int q = pick_path(e, c, static_cast<int>(p));

@@ -65,6 +65,27 @@ TEST_CASE("fast_retransmit fails when the resend lacks RETX or goes to another p
     }
 }
 
+TEST_CASE("fast_retransmit: an ACK covering two epochs still shows the older epoch's loss") {
+    // 100 and 101 leave in epoch 0, the port moves, 102 leaves in epoch 1;
+    // one ACK covers 101 and 102: 101 was sent after 100 in its epoch, so 100 is lost.
+    auto build = [] {
+        trace_builder b;
+        b.data(0us, D::from_dut, {.path = 0, .ppsn = 100, .len = 4096});
+        b.data(1us, D::from_dut, {.path = 0, .ppsn = 101, .len = 4096});
+        b.data(2us, D::from_dut, {.path = 0, .ppsn = 102, .epoch = 1, .sport = 0xC100, .len = 4096});
+        b.ack(10us, D::to_dut, 0, 100, {101, 102}, 102);
+        return b;
+    };
+    auto at_once = build();
+    at_once.data(11us, D::from_dut, {.path = 0, .ppsn = 100, .epoch = 1, .sport = 0xC100, .retx = true, .msg_len = 4096});
+    auto o = at_once.check("fast_retransmit");
+    CHECK(o.v == verdict::pass);
+    CHECK(o.measured.at("detections") == 1);
+    auto by_timer = build();
+    by_timer.data(600us, D::from_dut, {.path = 0, .ppsn = 100, .epoch = 1, .sport = 0xC100, .retx = true, .msg_len = 4096});
+    CHECK(by_timer.check("fast_retransmit").v == verdict::fail);
+}
+
 TEST_CASE("fast_retransmit is inconclusive without a loss") {
     trace_builder b;
     b.data(0us, D::from_dut, {.ppsn = 100});

@@ -543,19 +543,7 @@ TEST_CASE("an ACK whose CumAck is below what is already acknowledged still ackno
     const std::uint32_t first = w->paths[0].next_ppsn;
     REQUIRE(r.a->post_write(r.conn_a, 0, pattern(8 * 4096), r.b->mr_va(rk), rk, 1).ok());
     // Forged: CumAck first + 2 (covers the lost first packet and the next).
-    auto wb = r.b->conn_wire(r.conn_b);
-    wire::frame_spec s;
-    s.eth.src = r.b->self().mac;
-    s.eth.dst = r.a->self().mac;
-    s.ipv4.src = r.b->self().ip;
-    s.ipv4.dst = r.a->self().ip;
-    s.ipv4.df = true;
-    s.udp.sport = wb->paths[0].port;
-    s.udp.dport = wire::k_udp_port;
-    s.bth.opcode = static_cast<std::uint8_t>(wire::opcode::ack);
-    s.bth.dest_qp = wb->remote_id;
-    s.bth.psn = (first + 2) & 0xFFFFFF;
-    s.ackh = wire::ackh{};
+    auto s = r.forged_ack((first + 2) & 0xFFFFFF);
     s.ackh->trig_ppsn = wire::ppsn32::of(first + 1);
     r.a->receive(wire::build(s));
     r.run_for(5ms);
@@ -610,4 +598,38 @@ TEST_CASE("completion kind and status names round trip; unknown names are refuse
     CHECK(ep::wc_kind_name(ep::wc_kind::recv_write_imm) == "recv_write_imm");
     CHECK_FALSE(ep::wc_kind_of("read").has_value());
     CHECK_FALSE(ep::wc_status_of("fine").has_value());
+}
+
+TEST_CASE("loss across a port move: a later packet of the lost one's epoch is acknowledged with one of the new epoch (§5 Loss, MR-SACK-3)") {
+    // x and y leave in epoch 0, the port moves, z leaves in epoch 1. One ACK
+    // covers y and z but not x. y was sent in x's epoch after x, so x is lost
+    // by the §5 rule, whatever else the ACK covers: resent at once, once.
+    endpoint::config one;
+    one.num_paths = 1;
+    pair_rig r({}, one, one);  // connect over a clean fabric first
+    r.fab->at(direction::a_to_b, 0).set_failed(true);  // then A's data goes nowhere; the forged ACK speaks for B
+    auto rk = r.b->register_mr(1 << 16);
+    auto w = r.a->conn_wire(r.conn_a);
+    REQUIRE(w);
+    const std::uint32_t x = w->paths[0].next_ppsn;
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(2 * 4096), r.b->mr_va(rk), rk, 1).ok());  // x, x+1
+    r.run_for(1us);
+    REQUIRE(r.a->move_port(r.conn_a, 0).ok());
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(4096), r.b->mr_va(rk) + 2 * 4096, rk, 2).ok());  // x+2, epoch 1
+    r.run_for(1us);
+    auto s = r.forged_ack(x);  // CumAck: x missing
+    s.ackh->path_epoch = 1;
+    s.ackh->trig_ppsn = wire::ppsn32::of((x + 2) & 0xFFFFFF);
+    s.ackh->sack.set(1);  // y = x + 1, epoch 0
+    s.ackh->sack.set(2);  // z = x + 2, epoch 1
+    s.ackh->grant_rate = wire::k_grant_unlimited;
+    const auto t_ack = r.s.now();
+    r.a->receive(wire::build(s));
+    r.run_for(50us);  // well inside the first RTO (1 ms)
+    CHECK(r.a->stats().fast_retransmits == 1);
+    CHECK(r.a->stats().rto_retransmits == 0);
+    std::vector<std::uint32_t> resent;
+    for (const auto& t : r.frames(direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::write)))
+        if (t.t >= t_ack && (t.f().mrh.flags & wire::k_flag_retx)) resent.push_back(t.f().bth.psn);
+    CHECK(resent == std::vector<std::uint32_t>{x});
 }

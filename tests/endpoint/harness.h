@@ -11,7 +11,9 @@
 #include "endpoint/endpoint.h"
 #include "fabric/fabric.h"
 #include "sim/drivers.h"
+#include "wire/build.h"
 #include "wire/frame.h"
+#include "wire/protocol.h"
 
 namespace mrct::test {
 
@@ -73,6 +75,25 @@ struct pair_rig {
         }
     }
     void run_for(core::nanos t) { d.run_until(s.now() + t); }
+    // An ACK as B would send it to A on path 0 (B's port, A's connection ID),
+    // with CumAck `cum` and an empty ACKH: for tests that speak for B.
+    wire::frame_spec forged_ack(std::uint32_t cum) const {
+        auto wb = b->conn_wire(conn_b);
+        REQUIRE(wb);
+        wire::frame_spec f;
+        f.eth.src = b->self().mac;
+        f.eth.dst = a->self().mac;
+        f.ipv4.src = b->self().ip;
+        f.ipv4.dst = a->self().ip;
+        f.ipv4.df = true;
+        f.udp.sport = wb->paths[0].port;
+        f.udp.dport = wire::k_udp_port;
+        f.bth.opcode = static_cast<std::uint8_t>(wire::opcode::ack);
+        f.bth.dest_qp = wb->remote_id;
+        f.bth.psn = cum;
+        f.ackh = wire::ackh{};
+        return f;
+    }
     std::vector<tapped> frames(fabric::direction dir, std::uint8_t opcode) const {
         std::vector<tapped> v;
         for (const auto& t : tap)
