@@ -55,6 +55,10 @@ struct tx_unit {
     std::uint32_t index = 0;
     std::uint8_t attempt = 0;
     bool retx = false;  // a failover re-send: new PPSN, RETX set
+    // Transmissions of this packet (and Attempt) so far: a failover re-send
+    // carries them to its new PPSN, since they count toward the retry limit
+    // (§5 defaults); 0 for a first transmission and for a re-send after RNR.
+    std::uint8_t sent = 0;
 };
 
 struct inflight_pkt {

@@ -183,7 +183,7 @@ void transmit_new(endpoint& e, connection& c, unsigned p, tx_unit u, bool retx) 
     pkt.first_sent = pkt.last_sent = e.sched().now();
     pkt.tx_seq = ++t.tx_seq;
     pkt.epoch = t.epoch;
-    pkt.tx_count = 1;
+    pkt.tx_count = static_cast<std::uint8_t>(u.sent + 1);
     pkt.retransmitted = retx;
     const std::uint32_t ppsn = t.next_ppsn;
     t.next_ppsn = psn24::add(t.next_ppsn, 1);
@@ -273,6 +273,7 @@ void fail_path(endpoint& e, connection& c, unsigned p) {
         if (pkt.acked) continue;
         tx_unit u = pkt.unit;
         u.retx = true;
+        u.sent = pkt.tx_count;
         again.push_back(u);
     }
     t.window.clear();
@@ -426,6 +427,12 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
         if (p < 0) return;
         const tx_unit u = *it;
         q->erase(it);
+        if (u.sent >= cfg.retry_limit && !has(cfg, bug::no_retry_limit)) {
+            // A failover re-send that would be the packet's 8th transmission (D21).
+            fail_message(c, u.msg, wc_status::retry_exceeded);
+            impl::fail_connection(e, c);
+            return;
+        }
         transmit_new(e, c, static_cast<unsigned>(p), u, u.retx);
         if (paced) charge_pacer(e, c, now);
     }

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "core/serial.h"
@@ -171,6 +172,44 @@ TEST_CASE("retry limit: a packet sent 7 times unacknowledged fails the message a
     CHECK(wc[0].status == ep::wc_status::retry_exceeded);
     CHECK(r.a->in_error(r.conn_a));
     CHECK(r.frames(direction::a_to_b, k_write).size() == 7);
+}
+
+TEST_CASE("retry limit: failover re-sends count toward a packet's 7 transmissions (§5 defaults, MR-SACK-6)") {
+    // Path 0 is dead from the start: its packet goes out 4 times (first + 3
+    // expiries), the 4th expiry fails the path and re-sends it on path 1,
+    // which has died meanwhile. That is the 5th transmission; path 1 (the
+    // last in service) resends it twice more, and the would-be 8th fails the
+    // message and the connection. Counted per packet (stream, StreamSeq,
+    // offset, Attempt) across PPSNs and paths, as the retry_limit check does.
+    ep::config c;
+    c.num_paths = 2;
+    pair_rig r({}, c, c);
+    for (unsigned p = 0; p < r.fab->size(); ++p)
+        if (p != 1) r.fab->at(direction::a_to_b, p).set_failed(true);
+    auto rk = r.b->register_mr(1 << 16);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(2 * 4096), r.b->mr_va(rk), rk, 9).ok());  // one packet per path
+    r.run_for(100us);  // path 1's packet is acknowledged
+    r.fab->at(direction::a_to_b, 1).set_failed(true);
+    r.run_for(2s);
+    auto wc = r.a->poll();
+    REQUIRE(wc.size() == 1);
+    CHECK(wc[0].status == ep::wc_status::retry_exceeded);
+    CHECK(r.a->in_error(r.conn_a));
+    CHECK(r.a->path_info(r.conn_a)[0].failed);
+    std::map<std::uint32_t, std::set<unsigned>> paths_of;  // by MsgOffset
+    std::map<std::uint32_t, unsigned> sent;
+    for (const auto& t : r.frames(direction::a_to_b, k_write)) {
+        const auto f = t.f();
+        paths_of[f.mrh.msg_offset].insert(f.mrh.path_id);
+        ++sent[f.mrh.msg_offset];
+    }
+    REQUIRE(sent.size() == 2);
+    unsigned most = 0;
+    for (const auto& [off, n] : sent) most = std::max(most, n);
+    CHECK(most == 7);
+    bool crossed = false;  // the packet that hit the limit went out on both paths
+    for (const auto& [off, ps] : paths_of) crossed |= sent[off] == 7 && ps.size() == 2;
+    CHECK(crossed);
 }
 
 TEST_CASE("completions follow StreamSeq order within a stream, not across streams (MR-STR-1/2)") {
