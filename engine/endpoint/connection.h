@@ -111,7 +111,6 @@ struct alignas(64) path_tx {
 };
 
 struct path_rx {
-    bool seen = false;
     std::uint32_t cum_ack = 0;      // lowest PPSN not yet received
     wire::sack256 got;              // bit i: cum_ack + i received (bit 0 always clear)
     std::uint32_t highest = 0;      // highest PPSN received
@@ -120,6 +119,10 @@ struct path_rx {
     std::uint16_t last_sport = 0;
     std::uint8_t last_epoch = 0;
     std::uint32_t last_ppsn = 0;
+    // INITIAL_PPSNs of the PATH_RESETs applied to this path, the latest few:
+    // a repeat of one of them (a late or duplicated copy) changes nothing (§4).
+    std::vector<std::uint32_t> resets_applied;
+    static constexpr std::size_t k_resets_remembered = 8;
     std::unique_ptr<sim::timer> ack_timer;
 };
 
@@ -155,6 +158,7 @@ struct rejection {
 
 struct connection {
     std::uint32_t local_id = 0, remote_id = 0;
+    std::uint8_t version_minor = 2;  // acceptor: the smaller of ours (2) and the CONNECT's (§4)
     address peer;
     conn_state state = conn_state::connecting;
     bool closing = false;  // close() called; CLOSE goes out once all is acknowledged

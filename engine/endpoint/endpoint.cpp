@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/serial.h"
 #include "endpoint/impl.h"
 #include "wire/ctrl.h"
 #include "wire/frame.h"
@@ -406,7 +407,7 @@ void endpoint::impl::send_connect(endpoint& e, connection& c) {
     if (c.state != conn_state::connecting) return;
     if (c.ctrl_tries++ >= e.cfg_.retry_limit) return fail_connection(e, c);
     send_ctrl(e, c, ctrl_type::connect,
-              {tlv::version(1, 2), tlv::num_paths(static_cast<std::uint16_t>(c.num_paths)), tlv::src_conn_id(c.local_id),
+              {tlv::version(k_version_major, k_version_minor), tlv::num_paths(static_cast<std::uint16_t>(c.num_paths)), tlv::src_conn_id(c.local_id),
                tlv::mtu(static_cast<std::uint16_t>(c.mtu)), tlv::initial_ppsn(c.my_initial_ppsn)},
               k_listener_qp, ctrl_port(c));
     connection* cp = &c;
@@ -432,10 +433,11 @@ void endpoint::impl::fail_connection(endpoint& e, connection& c) {
 
 namespace {
 // ACCEPT (§4): to the initiator's ID, from the new connection's path-0 port,
-// with VERSION 1.2, our ID, the agreed NUM_PATHS and MTU, and our PPSNs.
+// with VERSION 1 and the smaller minor, our ID, the agreed NUM_PATHS and MTU,
+// and our PPSNs.
 void send_accept(endpoint& e, connection& c) {
     endpoint::impl::send_ctrl(e, c, ctrl_type::accept,
-                              {tlv::version(1, 2), tlv::src_conn_id(c.local_id),
+                              {tlv::version(k_version_major, c.version_minor), tlv::src_conn_id(c.local_id),
                                tlv::num_paths(static_cast<std::uint16_t>(c.num_paths)),
                                tlv::mtu(static_cast<std::uint16_t>(c.mtu)), tlv::initial_ppsn(c.my_initial_ppsn)},
                               c.remote_id, endpoint::impl::ctrl_port(c));
@@ -464,7 +466,7 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
             !fields.version_major || *fields.num_paths < 1 || *fields.num_paths > 256 || *fields.mtu < 256 ||
             *fields.mtu > 4096 || fields.initial_ppsn->size() < *fields.num_paths)
             return reject(static_cast<std::uint8_t>(reject_reason::parameters));
-        if (*fields.version_major != 1) return reject(static_cast<std::uint8_t>(reject_reason::version));
+        if (*fields.version_major != k_version_major) return reject(static_cast<std::uint8_t>(reject_reason::version));
         // A repeated valid CONNECT (our ACCEPT was lost) is answered again.
         for (auto& [id, c] : e.conns_) {
             if (!c->initiator && c->remote_id == *fields.src_conn_id && c->peer.same_ip(peer)) {
@@ -477,6 +479,7 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
         do id = 1 + static_cast<std::uint32_t>(e.rng_.below(0xFFFFFE)); while (e.conns_.count(id));
         c->local_id = id;
         c->remote_id = *fields.src_conn_id;
+        c->version_minor = std::min<std::uint8_t>(k_version_minor, fields.version_minor.value_or(k_version_minor));
         c->peer = peer;
         c->num_paths = std::min<unsigned>(e.cfg_.num_paths, *fields.num_paths);
         c->mtu = std::min<std::uint32_t>(e.cfg_.mtu, *fields.mtu);
@@ -554,12 +557,18 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
         {
             auto& r = c.rx[*fields.path_id];
             const std::uint32_t ppsn = fields.initial_ppsn->front();
-            if (c.peer_initial_ppsn[*fields.path_id] != ppsn || r.cum_ack != ppsn) {  // not yet applied
+            auto& applied = r.resets_applied;
+            if (std::find(applied.begin(), applied.end(), ppsn) == applied.end()) {
+                // The path restarts as new at `ppsn`, as init_rx starts it.
                 c.peer_initial_ppsn[*fields.path_id] = ppsn;
                 r.cum_ack = ppsn;
+                r.highest = core::psn24::add(ppsn, 0xFFFFFF);  // ppsn - 1: the next packet is no gap
                 r.got.reset();
                 r.ce_count = 0;  // CE accounting restarts with PATH_RESET
                 r.unacked = 0;
+                r.ack_timer->cancel();
+                if (applied.size() == path_rx::k_resets_remembered) applied.erase(applied.begin());
+                applied.push_back(ppsn);
             }
             send_ctrl(e, c, ctrl_type::path_reset_ack, {tlv::path_id(*fields.path_id), tlv::initial_ppsn({ppsn})},
                       c.remote_id, ctrl_port(c));

@@ -2,14 +2,18 @@
 // the frame_count assertion).
 #include "trace/match.h"
 
+#include "wire/ctrl.h"
+
 namespace mrct::trace {
 
 using namespace wire;
 
 namespace {
 
-const std::vector<std::string> k_match_keys = {"opcode", "path", "ppsn", "tag", "stream", "seq", "offset", "retx",
-                                               "som", "eom", "ece", "ctrl", "nak_code", "attempt", "rnr_resend"};
+const std::vector<std::string> k_match_keys = {"opcode", "path",     "ppsn",       "tag",          "stream",
+                                               "seq",    "offset",   "retx",       "som",          "eom",
+                                               "ece",    "ctrl",     "nak_code",   "attempt",      "rnr_resend",
+                                               "version_major", "version_minor"};
 
 std::optional<std::uint8_t> opcode_by_name(const std::string& s) {
     static const std::pair<const char*, std::uint8_t> k[] = {{"WRITE", 0xC0}, {"WRITE_IMM", 0xC1}, {"SEND", 0xC2},
@@ -92,6 +96,12 @@ bool matches(const field_map& match, const record& r) {
             if (!f.has(has_ctrlh) || f.ctrlh.type != *ctrl_by_name(v)) return false;
         } else if (k == "nak_code") {
             if (!f.has(has_nakh) || f.nakh.code != num()) return false;
+        } else if (k == "version_major" || k == "version_minor") {
+            // A CTRL's VERSION TLV (CONNECT, ACCEPT); frames without one do not match.
+            if (!f.has(has_ctrlh)) return false;
+            const auto t = read_ctrl_tlvs(f.tlvs);
+            const auto x = k == "version_major" ? t.version_major : t.version_minor;
+            if (!x || *x != num()) return false;
         }
     }
     return true;

@@ -2,7 +2,8 @@
 // SEND, SEND_IMM, DATA = any data, ACK, NAK, RNR, CTRL or a number), path
 // (PathID), ppsn (BTH.PSN, or NakPPSN/RNR PPSN), tag, stream, seq, offset,
 // attempt, retx, som, eom, rnr_resend, ece (true/false), ctrl (CONNECT ...
-// PATH_RESET_ACK), nak_code. Every given key must match.
+// PATH_RESET_ACK), nak_code, version_major and version_minor (a CTRL's
+// VERSION TLV). Every given key must match.
 #pragma once
 
 #include <map>

@@ -22,6 +22,9 @@ inline constexpr std::uint16_t k_default_pkey = 0xFFFF;
 
 inline constexpr std::uint8_t k_bth_tver = 0;   // MR-HDR-1
 inline constexpr std::uint8_t k_mr_version = 1;  // MRH/ACKH/NAKH/RNRH/CTRLH Ver, MR-HDR-1
+// The VERSION TLV of this model (§4): CONNECT says 1.2; ACCEPT says 1 and the
+// smaller of the two minors; a different major is a mismatch.
+inline constexpr std::uint8_t k_version_major = 1, k_version_minor = 2;
 
 // Header sizes in bytes.
 inline constexpr std::size_t k_eth_len = 14;

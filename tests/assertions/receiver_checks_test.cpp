@@ -188,6 +188,12 @@ TEST_CASE("observation assertions: completions, order, progress, memory, counts"
     b.nak(1us, D::from_dut, 0x0B, 0, 100);
     CHECK(b.check("frame_count", {{"match.nak_code", "11"}}).v == verdict::pass);
     CHECK(b.check("frame_count", {{"match.opcode", "ACK"}}).v == verdict::fail);
+    b.ctrl(2us, D::from_dut, wire::ctrl_type::accept, {wire::tlv::version(1, 0), wire::tlv::num_paths(2)});
+    CHECK(b.check("frame_count", {{"match.ctrl", "ACCEPT"}, {"match.version_minor", "0"}}).v == verdict::pass);
+    CHECK(b.check("frame_count", {{"match.version_major", "1"}}).v == verdict::pass);
+    CHECK(b.check("frame_count", {{"match.ctrl", "ACCEPT"}, {"match.version_minor", "2"}}).v == verdict::fail);
+    b.ctrl(3us, D::from_dut, wire::ctrl_type::close);  // no VERSION TLV: matches no version
+    CHECK(b.check("frame_count", {{"match.ctrl", "CLOSE"}, {"match.version_major", "1"}}).v == verdict::fail);
 }
 
 TEST_CASE("assertion arguments are validated against their declarations") {

@@ -108,6 +108,75 @@ TEST_CASE("REJECT for a different major version; CONNECT fields are negotiated (
     CHECK(*read_ctrl_tlvs(rej[0].tlvs).reject_reason == 3);
 }
 
+TEST_CASE("ACCEPT carries VERSION 1 with the smaller minor (§4, MR-CONN-1)") {
+    raw_rig r;  // the rig's CONNECT says 1.2: answered 1.2
+    for (const auto& [minor, want] : {std::pair{0, 0}, {1, 1}, {2, 2}, {7, 2}}) {
+        INFO("CONNECT minor " << minor);
+        auto f = r.connect_frame();
+        f.tlvs[0] = tlv::version(1, static_cast<std::uint8_t>(minor));
+        f.tlvs[2] = tlv::src_conn_id(0x00D000 + static_cast<std::uint32_t>(minor));
+        r.inject(f);
+        auto acc = r.take(opcode::ctrl);
+        REQUIRE(acc.size() == 1);
+        CHECK(acc[0].ctrlh.type == static_cast<std::uint8_t>(ctrl_type::accept));
+        const auto v = read_ctrl_tlvs(acc[0].tlvs);
+        CHECK(*v.version_major == 1);
+        CHECK(*v.version_minor == want);
+        r.inject(f);  // a repeated CONNECT (the ACCEPT lost) is answered the same
+        auto again = r.take(opcode::ctrl);
+        REQUIRE(again.size() == 1);
+        CHECK(*read_ctrl_tlvs(again[0].tlvs).version_minor == want);
+    }
+}
+
+TEST_CASE("a PATH_RESET already applied changes nothing, even after data on the restarted path (§4)") {
+    raw_rig r;
+    auto reset = r.base(opcode::ctrl);
+    reset.bth.dest_qp = r.conn;
+    reset.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(ctrl_type::path_reset), 0};
+    reset.tlvs = {tlv::path_id(1), tlv::initial_ppsn({5000})};
+    r.inject(reset);
+    auto ack = r.take(opcode::ctrl);
+    REQUIRE(ack.size() == 1);
+    CHECK(ack[0].ctrlh.type == static_cast<std::uint8_t>(ctrl_type::path_reset_ack));
+    for (std::uint32_t i = 0; i < 3; ++i) {  // data on the restarted path: CumAck 5000 -> 5003
+        auto w = r.write(1, 5000 + i, 256, 256 * i, 0, i);
+        w.bth.ack_req = true;
+        r.inject(w);
+    }
+    auto acks = r.take(opcode::ack);
+    REQUIRE(acks.size() == 3);
+    CHECK(acks.back().bth.psn == 5003);
+    r.inject(reset);  // a late duplicate of the same PATH_RESET: answered, not applied again
+    ack = r.take(opcode::ctrl);
+    REQUIRE(ack.size() == 1);
+    CHECK(ack[0].ctrlh.type == static_cast<std::uint8_t>(ctrl_type::path_reset_ack));
+    auto w = r.write(1, 5003, 256, 256 * 3, 0, 3);
+    w.bth.ack_req = true;
+    r.inject(w);
+    acks = r.take(opcode::ack);
+    REQUIRE(acks.size() == 1);
+    CHECK(acks[0].bth.psn == 5004);  // the path's sequence went on
+    CHECK(r.b->stats().duplicates == 0);
+    auto other = reset;  // a new INITIAL_PPSN restarts the path again
+    other.tlvs = {tlv::path_id(1), tlv::initial_ppsn({9000})};
+    r.inject(other);
+    (void)r.take(opcode::ctrl);
+    // The restarted path's first packet is in order: no "new gap", so no
+    // immediate ACK (the ACK interval answers it); a real gap still is one.
+    r.inject(r.write(1, 9000, 256, 256 * 4, 0, 4));
+    CHECK(r.take(opcode::ack).empty());
+    r.d.run_until(r.s.now() + 25us);
+    acks = r.take(opcode::ack);
+    REQUIRE(acks.size() == 1);
+    CHECK(acks[0].bth.psn == 9001);
+    r.inject(r.write(1, 9002, 256, 256 * 5, 0, 5));
+    acks = r.take(opcode::ack);
+    REQUIRE(acks.size() == 1);
+    CHECK(acks[0].bth.psn == 9001);
+    CHECK(acks[0].ackh.sack.test(1));
+}
+
 TEST_CASE("ACK policy: every 8 packets, at once on AckReq, a new gap or CE, else within 20 us (MR-SACK-1/2, MR-CC-1)") {
     raw_rig r;
     for (std::uint32_t i = 0; i < 7; ++i) r.inject(r.write(0, 1000 + i, 256, i * 256, 0, i));
