@@ -401,14 +401,16 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
             if (paced) charge_pacer(e, c, now);
             continue;
         }
-        // Re-sends after RNR go first, then first transmissions, skipping paused tags.
+        // Failover and RNR re-sends go first, then first transmissions. A
+        // paused tag holds only packets going out for the first time (an RNR
+        // re-send is the first of its Attempt); failover re-sends still go (§4).
         std::deque<tx_unit>* q = nullptr;
         std::deque<tx_unit>::iterator it;
         for (auto* cand : {&c.resend, &c.fresh}) {
             for (it = cand->begin(); it != cand->end(); ++it) {
                 const auto& m = c.msgs[it->msg];
                 if (it->attempt != m.attempt || m.failed || m.done) continue;  // stale: dropped when reached
-                if (tag_paused(c, m, now)) continue;
+                if (!it->retx && tag_paused(c, m, now)) continue;
                 q = cand;
                 break;
             }

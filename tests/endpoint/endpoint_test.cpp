@@ -271,6 +271,50 @@ TEST_CASE("RNR pauses only the tag, resumes after the timer with Attempt+1 and R
     CHECK(tx.size() == 2);
 }
 
+TEST_CASE("failover re-sends still go while their tag is paused by an RNR (§4, MR-RNR-2, MR-PATH-6)") {
+    // Tag 1: M1 (receive posted) leaves on path 0, which drops every SEND;
+    // M2 (no receive) leaves on path 1 and is rejected: RNR for 30.72 ms.
+    // Path 0 fails at its 4th expiry, well inside the pause; M1's failover
+    // re-send must go then ("SACK, RTO and failover resends still go"), and
+    // M1 completes before the pause ends.
+    fabric::fabric_config fc;
+    fc.default_stages = {{"delay", {{"delay", "2us"}}},
+                         {"match_drop", {{"opcode", "SEND"}, {"path_id", "0"}, {"count", "0"}}}};
+    ep::config ca, cb;
+    ca.num_paths = cb.num_paths = 2;
+    cb.rnr_timer_code = 23;  // 30.72 ms
+    pair_rig r(fc, ca, cb);
+    auto rk = r.b->register_mr(1 << 16);
+    REQUIRE(r.b->post_recv(r.conn_b, 1, rk, 0, 4096, 100).ok());
+    REQUIRE(r.a->post_send(r.conn_a, 0, 1, pattern(4096), 1).ok());  // M1: stream 0
+    REQUIRE(r.a->post_send(r.conn_a, 1, 1, pattern(4096), 2).ok());  // M2: stream 1
+    r.run_for(100us);
+    const auto sends = r.frames(direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::send));
+    REQUIRE(sends.size() == 2);
+    REQUIRE(sends[0].f().mrh.stream_id == 0);
+    REQUIRE(sends[0].f().mrh.path_id == 0);
+    REQUIRE(sends[1].f().mrh.path_id == 1);
+    const auto rnrs = r.frames(direction::b_to_a, static_cast<std::uint8_t>(wire::opcode::rnr));
+    REQUIRE(rnrs.size() == 1);
+    const auto pause_end = rnrs[0].t + 30720us;
+    r.run_for(60ms);
+    REQUIRE(r.a->path_info(r.conn_a)[0].failed);
+    core::nanos failover_resend = core::k_never;
+    for (const auto& t : r.frames(direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::send))) {
+        const auto f = t.f();
+        if (f.mrh.stream_id == 0 && f.mrh.path_id == 1 && (f.mrh.flags & wire::k_flag_retx))
+            failover_resend = std::min(failover_resend, t.t);
+    }
+    CHECK(failover_resend < pause_end - 10ms);
+    std::map<std::uint64_t, core::nanos> done;
+    for (const auto& wc : r.a->poll()) {
+        CHECK(wc.status == ep::wc_status::success);
+        done[wc.wr_id] = wc.time;
+    }
+    REQUIRE(done.count(1));
+    CHECK(done[1] < pause_end);
+}
+
 TEST_CASE("ECE trims only the marked path's window (MR-CC-2, MR-CC-3)") {
     fabric::fabric_config fc;
     fc.path_stages_ab[0] = {{"delay", {{"delay", "2us"}}}, {"ecn_mark", {{"p", "1"}}}};
