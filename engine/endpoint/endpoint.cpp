@@ -118,8 +118,11 @@ bool endpoint::closed(std::uint32_t conn) const {
     return it != conns_.end() && it->second->state == conn_state::closed;
 }
 
+// Sends CLOSE once everything is acknowledged (MR-CONN-3). Called after every
+// completion and ACK; while a CLOSE is out, only its timer repeats it (every
+// CTRL interval, §4), so a late ACK neither sends another nor uses a retry.
 void endpoint::impl::try_close(endpoint& e, connection& c) {
-    if (!c.closing || c.state != conn_state::established) return;
+    if (!c.closing || c.state != conn_state::established || c.ctrl_timer->armed()) return;
     const bool early = e.cfg_.bug_profile == bug::close_early;
     for (const auto& [stream, q] : c.stream_pending)
         if (!q.empty() && !early) return;
