@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 
 #include "endpoint/endpoint.h"
 #include "sim/drivers.h"
@@ -74,6 +75,18 @@ struct raw_rig {
     }
     std::vector<frame> decoded;  // keeps the bytes alive for the views
     std::vector<core::byte_buffer> kept;
+    // Every frame sent since the last take, by opcode.
+    std::map<std::uint8_t, std::vector<frame>> take_all() {
+        std::map<std::uint8_t, std::vector<frame>> m;
+        for (auto& bytes : out) {
+            kept.push_back(std::move(bytes));
+            auto dr = decode_ethernet(kept.back());
+            REQUIRE(dr.ok());
+            m[dr.f.bth.opcode].push_back(dr.f);
+        }
+        out.clear();
+        return m;
+    }
     std::vector<frame> take(opcode op) {
         std::vector<frame> v;
         for (auto& bytes : out) {
@@ -290,20 +303,14 @@ TEST_CASE("RNR: one per rejected message and Attempt, counted in RnrCount before
     send.mrh->attempt = 1;
     send.mrh->flags |= k_flag_rnr_resend;
     r.inject(send);  // a new Attempt: a new rejection, RnrSeq 2
-    auto out = r.out;
-    std::vector<frame> acks, rnrs;
-    for (auto& bytes : out) {
-        r.kept.push_back(bytes);
-        auto dr = decode_ethernet(r.kept.back());
-        if (dr.f.bth.opcode == static_cast<std::uint8_t>(opcode::ack)) acks.push_back(dr.f);
-        if (dr.f.bth.opcode == static_cast<std::uint8_t>(opcode::rnr)) rnrs.push_back(dr.f);
-    }
+    auto got = r.take_all();
+    const auto& acks = got[static_cast<std::uint8_t>(opcode::ack)];
+    const auto& rnrs = got[static_cast<std::uint8_t>(opcode::rnr)];
     REQUIRE(rnrs.size() == 1);
     CHECK(rnrs[0].rnrh.rnr_seq == 2);
     REQUIRE(acks.size() == 2);
     CHECK(acks[0].ackh.rnr_count == 1);
     CHECK(acks[1].ackh.rnr_count == 2);  // includes the rejection it acknowledges
-    r.out.clear();
     // RNR_QUERY: every kept rejection's RNR again, then RNR_SYNC with the count.
     auto q = r.base(opcode::ctrl);
     q.bth.dest_qp = r.conn;
@@ -342,16 +349,9 @@ TEST_CASE("a rejection is kept until its message arrives again in full, even if 
     q.bth.dest_qp = r.conn;
     q.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(ctrl_type::rnr_query), 0};
     r.inject(q);
-    auto out = r.out;
-    std::vector<frame> rnrs, ctrls;
-    for (auto& bytes : out) {
-        r.kept.push_back(bytes);
-        auto dr = decode_ethernet(r.kept.back());
-        if (dr.f.bth.opcode == static_cast<std::uint8_t>(opcode::rnr)) rnrs.push_back(dr.f);
-        if (dr.f.bth.opcode == static_cast<std::uint8_t>(opcode::ctrl)) ctrls.push_back(dr.f);
-    }
-    r.out.clear();
-    CHECK(rnrs.empty());  // no rejection kept: nothing to re-send
+    auto got = r.take_all();
+    const auto& ctrls = got[static_cast<std::uint8_t>(opcode::ctrl)];
+    CHECK(got[static_cast<std::uint8_t>(opcode::rnr)].empty());  // no rejection kept: nothing to re-send
     REQUIRE(ctrls.size() == 1);
     CHECK(ctrls[0].ctrlh.type == static_cast<std::uint8_t>(ctrl_type::rnr_sync));
     CHECK(*read_ctrl_tlvs(ctrls[0].tlvs).rnr_count == 1);
