@@ -148,6 +148,8 @@ struct posted_recv {
     std::uint64_t wr_id = 0;
 };
 
+// A rejected SEND and Attempt (§4). The RNR describes the packet that made
+// the rejection: its PPSN, PathID, epoch and source port (D54).
 struct rejection {
     std::uint8_t attempt = 0;
     std::uint16_t rnr_seq = 0;

@@ -22,7 +22,8 @@ bool has(const config& cfg, bug b) { return cfg.bug_profile == b; }
 std::uint16_t grant_for(endpoint& e, const std::map<std::uint32_t, std::unique_ptr<connection>>& conns,
                         endpoint::active_count& a) {
     // MR-GR-3: the inbound rate shared by the connections that delivered data
-    // within the grant idle time, in units of 100 Mb/s.
+    // within the grant idle time, in units of 100 Mb/s rounded down, 1..0xFFFE
+    // (D52, docs/endpoint.md).
     const nanos now = e.sched().now();
     const nanos idle = e.cfg().grant_idle;
     if (now > a.valid_until || a.idle != idle) {
@@ -219,6 +220,7 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
         } else if (!r.ack_timer->armed()) {
             connection* self = &c;
             r.ack_timer->arm_in(cfg.ack_delay, [&e, self, p] {
+                // D53: the latest packet on the path is the trigger; no ECE.
                 auto& rr = self->rx[p];
                 send_ack(e, *self, p, rr.last_ppsn, false, rr.last_sport, e.conns_);
             });
