@@ -412,6 +412,21 @@ TEST_CASE("grants share the inbound rate among active senders (MR-GR-3)") {
     CHECK(r.take(opcode::ack)[0].ackh.grant_rate == 4000);
 }
 
+TEST_CASE("GrantRate is rounded down, at least 1 and at most 0xFFFE (D52)") {
+    for (const auto& [rate, want] : {std::pair{250e6, 2}, {10e6, 1}, {10e12, 0xFFFE}, {400e9, 4000}}) {
+        INFO("inbound " << rate);
+        ep::config cfg;
+        cfg.inbound_rate_bps = rate;
+        raw_rig r(cfg);
+        auto w = r.write(0, 1000);
+        w.bth.ack_req = true;
+        r.inject(w);
+        auto acks = r.take(opcode::ack);
+        REQUIRE(acks.size() == 1);
+        CHECK(acks[0].ackh.grant_rate == want);
+    }
+}
+
 TEST_CASE("grants: each sender stops counting exactly grant_idle after its last data (MR-GR-3)") {
     ep::config cfg;  // grant_idle 1 ms
     raw_rig r(cfg);
