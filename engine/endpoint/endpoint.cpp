@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/serial.h"
 #include "endpoint/impl.h"
 #include "wire/ctrl.h"
 #include "wire/frame.h"
@@ -562,14 +561,8 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
             const std::uint32_t ppsn = fields.initial_ppsn->front();
             auto& applied = r.resets_applied;
             if (std::find(applied.begin(), applied.end(), ppsn) == applied.end()) {
-                // The path restarts as new at `ppsn`, as init_rx starts it.
                 c.peer_initial_ppsn[*fields.path_id] = ppsn;
-                r.cum_ack = ppsn;
-                r.highest = core::psn24::add(ppsn, 0xFFFFFF);  // ppsn - 1: the next packet is no gap
-                r.got.reset();
-                r.ce_count = 0;  // CE accounting restarts with PATH_RESET
-                r.unacked = 0;
-                r.ack_timer->cancel();
+                restart_rx(r, ppsn);
                 if (applied.size() == path_rx::k_resets_remembered) applied.erase(applied.begin());
                 applied.push_back(ppsn);
             }

@@ -36,6 +36,8 @@ struct endpoint::impl {
     static void on_data(endpoint& e, connection* c, const wire::frame& f);
     static void on_rnr_query(endpoint& e, connection& c);
     static void init_rx(endpoint& e, connection& c);
+    // A receiving path starts as new at `ppsn`: connection set-up and PATH_RESET.
+    static void restart_rx(path_rx& r, std::uint32_t ppsn);
     static void send_nak(endpoint& e, std::uint32_t dest_qp, const wire::frame& f, std::uint8_t code);
 };
 

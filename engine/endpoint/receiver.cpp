@@ -90,10 +90,18 @@ void endpoint::impl::init_rx(endpoint& e, connection& c) {
     c.rx.resize(c.num_paths);
     for (unsigned p = 0; p < c.num_paths; ++p) {
         auto& r = c.rx[p];
-        r.cum_ack = c.peer_initial_ppsn[p];
-        r.highest = psn24::add(r.cum_ack, 0xFFFFFF);  // cum_ack - 1
         r.ack_timer = std::make_unique<sim::timer>(e.sched());
+        restart_rx(r, c.peer_initial_ppsn[p]);
     }
+}
+
+void endpoint::impl::restart_rx(path_rx& r, std::uint32_t ppsn) {
+    r.cum_ack = ppsn;
+    r.highest = psn24::add(ppsn, 0xFFFFFF);  // ppsn - 1: the next packet is no gap
+    r.got.reset();
+    r.ce_count = 0;  // CE accounting restarts with PATH_RESET
+    r.unacked = 0;
+    r.ack_timer->cancel();
 }
 
 namespace {

@@ -131,16 +131,22 @@ void fail_message(connection& c, std::uint32_t idx, wc_status st) {
     m.status = st;
 }
 
+// MR-SACK-6 (D21): a packet already transmitted `sent` times may go once
+// more while that is below the retry limit; otherwise its message fails and
+// the connection goes into error, and this returns true.
+bool retry_limit_reached(endpoint& e, connection& c, std::uint32_t msg, unsigned sent) {
+    if (sent < e.cfg().retry_limit || has(e.cfg(), bug::no_retry_limit)) return false;
+    fail_message(c, msg, wc_status::retry_exceeded);
+    impl::fail_connection(e, c);
+    return true;
+}
+
 // Resends the packet at window index i of path p with its PPSN. Returns false
 // when the retry limit ends the connection.
 bool resend_same(endpoint& e, connection& c, unsigned p, std::size_t i) {
     auto& t = c.tx[p];
     auto& pkt = t.window[i];
-    if (pkt.tx_count >= e.cfg().retry_limit && !has(e.cfg(), bug::no_retry_limit)) {
-        fail_message(c, pkt.unit.msg, wc_status::retry_exceeded);  // MR-SACK-6
-        impl::fail_connection(e, c);
-        return false;
-    }
+    if (retry_limit_reached(e, c, pkt.unit.msg, pkt.tx_count)) return false;
     pkt.tx_count++;
     pkt.retransmitted = true;
     pkt.last_sent = e.sched().now();
@@ -429,12 +435,7 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
         if (p < 0) return;
         const tx_unit u = *it;
         q->erase(it);
-        if (u.sent >= cfg.retry_limit && !has(cfg, bug::no_retry_limit)) {
-            // A failover re-send that would be the packet's 8th transmission (D21).
-            fail_message(c, u.msg, wc_status::retry_exceeded);
-            impl::fail_connection(e, c);
-            return;
-        }
+        if (retry_limit_reached(e, c, u.msg, u.sent)) return;  // a failover re-send counts too
         transmit_new(e, c, static_cast<unsigned>(p), u, u.retx);
         if (paced) charge_pacer(e, c, now);
     }

@@ -10,10 +10,9 @@ using namespace wire;
 
 namespace {
 
-const std::vector<std::string> k_match_keys = {"opcode", "path",     "ppsn",       "tag",          "stream",
-                                               "seq",    "offset",   "retx",       "som",          "eom",
-                                               "ece",    "ctrl",     "nak_code",   "attempt",      "rnr_resend",
-                                               "version_major", "version_minor"};
+const std::vector<std::string> k_match_keys = {"opcode", "path",     "ppsn",    "tag",        "stream",        "seq",
+                                               "offset", "retx",     "som",     "eom",        "ece",           "ctrl",
+                                               "nak_code", "attempt", "rnr_resend", "version_major", "version_minor"};
 
 std::optional<std::uint8_t> opcode_by_name(const std::string& s) {
     static const std::pair<const char*, std::uint8_t> k[] = {{"WRITE", 0xC0}, {"WRITE_IMM", 0xC1}, {"SEND", 0xC2},
