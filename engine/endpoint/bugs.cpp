@@ -34,6 +34,7 @@ const std::vector<bug_info>& bug_profiles() {
         {bug::ignore_mtu, "ignore-mtu", "MR-CONN-1", "as initiator keeps its own MTU when the peer accepts a smaller one"},
         {bug::no_failover, "no-failover", "MR-PATH-6", "never fails a path: keeps resending into a dead route"},
         {bug::rnr_cuts_window, "rnr-cuts-window", "MR-RNR-5", "treats an RNR as congestion: cuts every path's window to 1"},
+        {bug::accept_own_minor, "accept-own-minor", "MR-CONN-1", "answers a CONNECT of an older minor version with its own (ACCEPT says 1.2)"},
     };
     return k_bugs;
 }

@@ -49,6 +49,7 @@ enum class bug : std::uint8_t {
     ignore_mtu,      // MR-CONN-1: an initiator keeps its own MTU when the peer accepts a smaller one
     no_failover,     // MR-PATH-6: never fails a path; keeps resending into a dead route
     rnr_cuts_window, // MR-RNR-5: an RNR cuts every path's window to the minimum
+    accept_own_minor,// MR-CONN-1: ACCEPT carries its own minor version (1.2), not the smaller one
 };
 
 struct bug_info {

@@ -481,7 +481,9 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
         do id = 1 + static_cast<std::uint32_t>(e.rng_.below(0xFFFFFE)); while (e.conns_.count(id));
         c->local_id = id;
         c->remote_id = *fields.src_conn_id;
-        c->version_minor = std::min<std::uint8_t>(k_version_minor, fields.version_minor.value_or(k_version_minor));
+        c->version_minor = e.cfg_.bug_profile == bug::accept_own_minor
+                               ? k_version_minor
+                               : std::min<std::uint8_t>(k_version_minor, fields.version_minor.value_or(k_version_minor));
         c->peer = peer;
         c->num_paths = std::min<unsigned>(e.cfg_.num_paths, *fields.num_paths);
         c->mtu = std::min<std::uint32_t>(e.cfg_.mtu, *fields.mtu);

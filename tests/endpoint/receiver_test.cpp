@@ -142,6 +142,24 @@ TEST_CASE("ACCEPT carries VERSION 1 with the smaller minor (§4, MR-CONN-1)") {
     }
 }
 
+TEST_CASE("accept-own-minor: ACCEPT says 1.2 whatever the CONNECT's minor (MR-CONN-1)") {
+    auto answered = [](ep::bug b) {
+        ep::config cfg;
+        cfg.bug_profile = b;
+        raw_rig r(cfg);
+        auto f = r.connect_frame();
+        f.tlvs[0] = tlv::version(1, 0);
+        f.tlvs[2] = tlv::src_conn_id(0x00D000);
+        r.inject(f);
+        auto acc = r.take(opcode::ctrl);
+        REQUIRE(acc.size() == 1);
+        REQUIRE(acc[0].ctrlh.type == static_cast<std::uint8_t>(ctrl_type::accept));
+        return int{*read_ctrl_tlvs(acc[0].tlvs).version_minor};
+    };
+    CHECK(answered(ep::bug::none) == 0);
+    CHECK(answered(ep::bug::accept_own_minor) == 2);
+}
+
 TEST_CASE("a PATH_RESET already applied changes nothing, even after data on the restarted path (§4)") {
     raw_rig r;
     auto reset = r.base(opcode::ctrl);
