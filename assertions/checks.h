@@ -30,6 +30,7 @@ outcome rnr_resume(const context& c);
 outcome other_tags_flow(const context& c);
 outcome rnr_keeps_window(const context& c);
 outcome close_after_ack(const context& c);
+outcome ctrl_repeat(const context& c);
 
 // DUT as receiver (checks_receiver.cpp)
 outcome acks_conform(const context& c);

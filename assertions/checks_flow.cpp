@@ -405,3 +405,113 @@ outcome spraying(const context& c) {
 }
 
 }  // namespace mrct::assertions::checks
+
+namespace mrct::assertions::checks {
+
+namespace {
+
+// The CTRL requests that wait for an answer (§4) and the answers that end them.
+// A request is one (far end, type, discriminator): CONNECT by its SRC_CONN_ID,
+// PATH_RESET by its PATH_ID and INITIAL_PPSN, CLOSE and RNR_QUERY by type alone.
+struct ctrl_request {
+    std::string far;   // the peer's IP address bytes
+    std::uint8_t type = 0;
+    std::uint64_t disc = 0;
+    auto operator<=>(const ctrl_request&) const = default;
+};
+
+std::string far_end(const trace::record& r) {
+    const auto& f = r.f();
+    const bool out = r.d == trace::dir::from_dut;
+    if (f.has(has_ipv4)) {
+        const auto& a = out ? f.ipv4.dst : f.ipv4.src;
+        return {a.begin(), a.end()};
+    }
+    const auto& a = out ? f.ipv6.dst : f.ipv6.src;
+    return {a.begin(), a.end()};
+}
+
+const char* ctrl_name(std::uint8_t t) {
+    switch (static_cast<ctrl_type>(t)) {
+    case ctrl_type::connect: return "CONNECT";
+    case ctrl_type::close: return "CLOSE";
+    case ctrl_type::rnr_query: return "RNR_QUERY";
+    case ctrl_type::path_reset: return "PATH_RESET";
+    default: return "CTRL";
+    }
+}
+
+}  // namespace
+
+// §4: CONNECT, CLOSE, RNR_QUERY and PATH_RESET are repeated every max(initial
+// RTO, the largest RTO among the paths in service) until answered, up to the
+// retry limit. Judged from the wire: two transmissions of one unanswered
+// request are at least `at_least` apart (the interval is never below the
+// initial RTO), and no request goes out more than retry_limit times.
+outcome ctrl_repeat(const context& c) {
+    auto gap = c.duration("at_least");
+    if (!gap) return error(gap.err().message);
+    const unsigned limit = c.tr().p.retry_limit;
+    struct state {
+        nanos last{0};
+        std::size_t last_rec = 0;
+        unsigned sent = 0;  // since the request began or was last answered
+    };
+    std::map<ctrl_request, state> open;
+    std::size_t requests = 0, repeats = 0;
+    nanos shortest = nanos::max();
+    for (const auto& r : c.tr().frames) {
+        if (!r.is(opcode::ctrl)) continue;
+        const auto& f = r.f();
+        const auto t = f.ctrlh.type;
+        if (r.d == trace::dir::to_dut) {
+            if (!r.reached_dut()) continue;  // an answer dropped on its way never ended anything
+            const auto v = read_ctrl_tlvs(f.tlvs);
+            ctrl_request k{far_end(r), 0, 0};
+            switch (static_cast<ctrl_type>(t)) {
+            case ctrl_type::accept:
+            case ctrl_type::reject: k.type = static_cast<std::uint8_t>(ctrl_type::connect), k.disc = f.bth.dest_qp; break;
+            case ctrl_type::close_ack: k.type = static_cast<std::uint8_t>(ctrl_type::close); break;
+            case ctrl_type::rnr_sync: k.type = static_cast<std::uint8_t>(ctrl_type::rnr_query); break;
+            case ctrl_type::path_reset_ack:
+                if (!v.path_id || !v.initial_ppsn || v.initial_ppsn->empty()) continue;
+                k.type = static_cast<std::uint8_t>(ctrl_type::path_reset);
+                k.disc = (std::uint64_t{*v.path_id} << 32) | v.initial_ppsn->front();
+                break;
+            default: continue;
+            }
+            open.erase(k);
+            continue;
+        }
+        if (t != static_cast<std::uint8_t>(ctrl_type::connect) && t != static_cast<std::uint8_t>(ctrl_type::close) &&
+            t != static_cast<std::uint8_t>(ctrl_type::rnr_query) && t != static_cast<std::uint8_t>(ctrl_type::path_reset))
+            continue;
+        const auto v = read_ctrl_tlvs(f.tlvs);
+        ctrl_request k{far_end(r), t, 0};
+        if (t == static_cast<std::uint8_t>(ctrl_type::connect)) k.disc = v.src_conn_id.value_or(0);
+        if (t == static_cast<std::uint8_t>(ctrl_type::path_reset))
+            k.disc = (std::uint64_t{v.path_id.value_or(0)} << 32) | (v.initial_ppsn && !v.initial_ppsn->empty() ? v.initial_ppsn->front() : 0);
+        auto [it, fresh] = open.try_emplace(k);
+        auto& s = it->second;
+        if (fresh) ++requests;
+        else {
+            ++repeats;
+            const auto d = r.t - s.last;
+            shortest = std::min(shortest, d);
+            if (d < *gap)
+                return fail(std::string(ctrl_name(t)) + " repeated " + fmt_time(d) + " after the previous one, unanswered",
+                            ">= " + fmt_time(*gap) + " between repeats (max(initial RTO, largest RTO))", fmt_time(d),
+                            {s.last_rec, r.index});
+        }
+        if (++s.sent > limit)
+            return fail(std::string(ctrl_name(t)) + " sent " + std::to_string(s.sent) + " times unanswered",
+                        "<= the retry limit, " + std::to_string(limit), std::to_string(s.sent), {r.index});
+        s.last = r.t;
+        s.last_rec = r.index;
+    }
+    if (!repeats) return inconclusive("no CTRL request was repeated (" + std::to_string(requests) + " sent)");
+    return pass(std::to_string(repeats) + " repeats of " + std::to_string(requests) + " CTRL requests, at least " +
+                fmt_time(shortest) + " apart");
+}
+
+}  // namespace mrct::assertions::checks

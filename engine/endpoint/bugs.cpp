@@ -35,6 +35,8 @@ const std::vector<bug_info>& bug_profiles() {
         {bug::no_failover, "no-failover", "MR-PATH-6", "never fails a path: keeps resending into a dead route"},
         {bug::rnr_cuts_window, "rnr-cuts-window", "MR-RNR-5", "treats an RNR as congestion: cuts every path's window to 1"},
         {bug::accept_own_minor, "accept-own-minor", "MR-CONN-1", "answers a CONNECT of an older minor version with its own (ACCEPT says 1.2)"},
+        {bug::close_on_ack, "close-on-ack", "MR-CONN-3", "repeats an unanswered CLOSE on every ACK that arrives, not every max(initial RTO, largest RTO)"},
+        {bug::rnr_kept, "rnr-kept", "MR-RNR-6", "keeps a rejection until its message completes: RNR_QUERY re-sends the RNR of a message already re-sent in full"},
     };
     return k_bugs;
 }

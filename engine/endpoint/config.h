@@ -50,6 +50,8 @@ enum class bug : std::uint8_t {
     no_failover,     // MR-PATH-6: never fails a path; keeps resending into a dead route
     rnr_cuts_window, // MR-RNR-5: an RNR cuts every path's window to the minimum
     accept_own_minor,// MR-CONN-1: ACCEPT carries its own minor version (1.2), not the smaller one
+    rnr_kept,        // MR-RNR-6: keeps a rejection until its message completes, not until it arrives again in full
+    close_on_ack,    // MR-CONN-3: repeats an unanswered CLOSE on every ACK, not every CTRL interval
 };
 
 struct bug_info {

@@ -120,8 +120,11 @@ bool endpoint::closed(std::uint32_t conn) const {
 // Sends CLOSE once everything is acknowledged (MR-CONN-3). Called after every
 // completion and ACK; while a CLOSE is out, only its timer repeats it (every
 // CTRL interval, §4), so a late ACK neither sends another nor uses a retry.
-void endpoint::impl::try_close(endpoint& e, connection& c) {
-    if (!c.closing || c.state != conn_state::established || c.ctrl_timer->armed()) return;
+void endpoint::impl::try_close(endpoint& e, connection& c, bool on_ack) {
+    // An unanswered CLOSE is repeated by its timer alone (§4); bug close-on-ack
+    // also repeats it on every ACK.
+    const bool storm = on_ack && e.cfg_.bug_profile == bug::close_on_ack;
+    if (!c.closing || c.state != conn_state::established || (c.ctrl_timer->armed() && !storm)) return;
     const bool early = e.cfg_.bug_profile == bug::close_early;
     for (const auto& [stream, q] : c.stream_pending)
         if (!q.empty() && !early) return;

@@ -20,7 +20,8 @@ struct endpoint::impl {
     static void send_connect(endpoint& e, connection& c);
     static void setup_paths(endpoint& e, connection& c);
     static void fail_connection(endpoint& e, connection& c);
-    static void try_close(endpoint& e, connection& c);
+    // on_ack: called after an ACK's progress (only bug close-on-ack acts on it).
+    static void try_close(endpoint& e, connection& c, bool on_ack = false);
     static nanos ctrl_interval(const endpoint& e, const connection& c);
     static void complete(endpoint& e, connection& c, const completion& wc);
     // sender (sender.cpp)

@@ -328,7 +328,7 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
     im.placed_bytes += add_interval(im.placed, m.msg_offset, len);
     im.eom_seen |= eom;
     im.complete = im.placed_bytes >= im.total && (im.total > 0 || eom);  // MR-OOO-3: every byte
-    if (im.complete) c.rejections.erase(key);  // arrived again in full: no longer kept (§4)
+    if (im.complete && !has(cfg, bug::rnr_kept)) c.rejections.erase(key);  // arrived again in full: no longer kept (§4)
     const bool gap = mark_received();
     ack_policy(gap);
     deliver(e, c, m.stream_id, m.stream_seq, has(cfg, bug::stream_order));

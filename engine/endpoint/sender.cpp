@@ -717,7 +717,7 @@ void endpoint::impl::try_complete_sends(endpoint& e, connection& c) {
             it = q.erase(it);
         }
     }
-    try_close(e, c);
+    try_close(e, c, true);
 }
 
 }  // namespace mrct::endpoint

@@ -66,8 +66,9 @@ core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint3
             return num(k, 0).err();
     }
     const auto tmpl = f.count("template") ? f.at("template") : std::string("write");
-    if (tmpl != "write" && tmpl != "send" && tmpl != "connect" && tmpl != "ack" && tmpl != "rnr" && tmpl != "nak")
-        return core::error{"inject: template must be write, send, connect, ack, rnr or nak"};
+    if (tmpl != "write" && tmpl != "send" && tmpl != "connect" && tmpl != "ack" && tmpl != "rnr" && tmpl != "nak" &&
+        tmpl != "rnr_query")
+        return core::error{"inject: template must be write, send, connect, ack, rnr, nak or rnr_query"};
     if (tmpl == "nak") {
         // A NAK for the DUT's data packet that triggered the step.
         if (!trigger || !trigger->has(has_mrh) || !is_data_opcode(trigger->bth.opcode))
@@ -124,6 +125,16 @@ core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint3
         else ppsn = static_cast<std::uint32_t>(std::stoul(s, nullptr, 0)) & 0xFFFFFF;
     }
     const auto size = static_cast<std::uint32_t>(get("size", 256));
+
+    if (tmpl == "rnr_query") {
+        // An RNR_QUERY, as the peer's sender sends it (from the path's port, no TLVs):
+        // the DUT must answer with the RNR of every rejection it keeps, then RNR_SYNC (§4).
+        frame_spec s = from_peer(peer, w->peer, pp.port);
+        s.bth.opcode = static_cast<std::uint8_t>(opcode::ctrl);
+        s.bth.dest_qp = static_cast<std::uint32_t>(get("dest_qp", w->remote_id));
+        s.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(ctrl_type::rnr_query), 0};
+        return build(s);
+    }
 
     if (tmpl == "ack") {
         // A forged ACK, as if from the peer's receive side of `path`.

@@ -34,6 +34,9 @@ namespace mrct::peer {
 //   default 14), `rnr_seq` (default the peer's next).
 // template nak: a NAK with `code` for the DUT's data packet that triggered
 //   the step: its path, epoch, PPSN, stream, tag and StreamSeq.
+// template rnr_query: an RNR_QUERY CTRL to the DUT's connection from `path`'s
+//   port (default 0): the DUT answers with the RNR of every rejection it keeps,
+//   then RNR_SYNC (§4).
 struct craft_target {
     std::uint64_t dut_va = 0;  // the DUT region WRITEs aim at
     std::uint32_t dut_rkey = 0;

@@ -382,6 +382,54 @@ TEST_CASE("close_after_ack") {
     CHECK(g.check("close_after_ack").v == verdict::pass);
 }
 
+TEST_CASE("ctrl_repeat: unanswered CTRL repeated by its interval, up to the retry limit (§4)") {
+    using wire::ctrl_type;
+    namespace tlv = wire::tlv;
+    {
+        trace_builder b;  // nothing repeated
+        b.ctrl(0us, D::from_dut, ctrl_type::close);
+        CHECK(b.check("ctrl_repeat").v == verdict::inconclusive);
+        b.ctrl(10us, D::from_dut, ctrl_type::close);  // a late ACK drew another CLOSE
+        const auto o = b.check("ctrl_repeat");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("CLOSE repeated 10.000 us after the previous one"));
+        CHECK(b.check("ctrl_repeat", {{"at_least", "5us"}}).v == verdict::pass);
+    }
+    {
+        trace_builder g;  // by the interval; answered; a new request may follow at once
+        g.ctrl(0us, D::from_dut, ctrl_type::close);
+        g.ctrl(1ms, D::from_dut, ctrl_type::close);
+        g.ctrl(1010us, D::to_dut, ctrl_type::close_ack);
+        g.ctrl(1020us, D::from_dut, ctrl_type::close);
+        g.ctrl(1030us, D::from_dut, ctrl_type::rnr_query);
+        g.ctrl(1040us, D::to_dut, ctrl_type::rnr_sync, {tlv::rnr_count(1)});
+        g.ctrl(1050us, D::from_dut, ctrl_type::rnr_query);  // RNR_SYNC left one missing: queries again
+        g.ctrl(1060us, D::from_dut, ctrl_type::path_reset, {tlv::path_id(1), tlv::initial_ppsn({7})});
+        g.ctrl(1070us, D::from_dut, ctrl_type::path_reset, {tlv::path_id(2), tlv::initial_ppsn({7})});  // another path
+        g.ctrl(1080us, D::to_dut, ctrl_type::path_reset_ack, {tlv::path_id(1), tlv::initial_ppsn({7})});
+        g.ctrl(1090us, D::from_dut, ctrl_type::path_reset, {tlv::path_id(1), tlv::initial_ppsn({9})});  // a new reset
+        const auto o = g.check("ctrl_repeat");
+        CHECK(o.v == verdict::pass);
+        CHECK_THAT(o.message, Catch::Contains("1 repeats of 7 CTRL requests"));
+        g.ctrl(1100us, D::from_dut, ctrl_type::path_reset, {tlv::path_id(2), tlv::initial_ppsn({7})});  // unanswered, 30 us on
+        CHECK(g.check("ctrl_repeat").v == verdict::fail);
+    }
+    {
+        trace_builder d;  // an answer dropped on its way did not end the request
+        d.ctrl(0us, D::from_dut, ctrl_type::close);
+        d.ctrl(10us, D::to_dut, ctrl_type::close_ack).dropped = true;
+        d.ctrl(20us, D::from_dut, ctrl_type::close);
+        CHECK(d.check("ctrl_repeat").v == verdict::fail);
+    }
+    for (const auto& [n, want] : {std::pair{7, verdict::pass}, {8, verdict::fail}}) {
+        trace_builder r;  // the retry limit (7 transmissions)
+        for (int i = 0; i < n; ++i) r.ctrl(i * 2ms, D::from_dut, ctrl_type::connect, {tlv::src_conn_id(0x42)});
+        const auto o = r.check("ctrl_repeat");
+        CHECK(o.v == want);
+        if (want == verdict::fail) CHECK_THAT(o.message, Catch::Contains("CONNECT sent 8 times unanswered"));
+    }
+}
+
 TEST_CASE("spraying: every path carries its share") {
     trace_builder b;
     b.tr.p.num_paths = 4;

@@ -86,6 +86,7 @@ public:
         s.bth.opcode = 0xD3;
         s.ctrlh = wire::ctrlh{1, 0, static_cast<std::uint8_t>(type), 0};
         s.tlvs = std::move(tlvs);
+        if (d == trace::dir::to_dut) std::swap(s.ipv4.src, s.ipv4.dst);  // from the peer's address, as answers come
         return add(t, d, s);
     }
     trace::record& add(nanos t, trace::dir d, const wire::frame_spec& s) {

@@ -506,8 +506,20 @@ TEST_CASE("rnr-cuts-window: an RNR cuts every path's window (MR-RNR-5)") {
     CHECK(cwnd_after(ep::bug::rnr_cuts_window) <= 2);
 }
 
-// accept-own-minor is tested in receiver_test.cpp, which can write a CONNECT of
-// an older minor version.
+TEST_CASE("close-on-ack: every late ACK draws another CLOSE (MR-CONN-3)") {
+    auto closes_after_acks = [](ep::bug b) {
+        pair_rig r({}, with(b, 1), with(ep::bug::none, 1));
+        r.close_unanswered();
+        r.late_acks(3, 10us);  // within the CTRL interval
+        r.run_for(10us);
+        return r.closes().size();
+    };
+    CHECK(closes_after_acks(ep::bug::none) == 1);
+    CHECK(closes_after_acks(ep::bug::close_on_ack) == 4);
+}
+
+// accept-own-minor and rnr-kept are tested in receiver_test.cpp, which writes
+// the frames (a CONNECT of an older minor version; an RNR_QUERY) itself.
 TEST_CASE("every bug profile has a name, a clause and a test above") {
     std::set<std::string_view> names;
     for (const auto& b : ep::bug_profiles()) {
@@ -515,7 +527,7 @@ TEST_CASE("every bug profile has a name, a clause and a test above") {
         CHECK(b.clauses.starts_with("MR-"));
         CHECK(ep::bug_by_name(b.name).ok());
     }
-    CHECK(names.size() == 31);
+    CHECK(names.size() == 33);
     CHECK_FALSE(ep::bug_by_name("nonsense").ok());
     CHECK(ep::bug_by_name("none").ok());
     CHECK_FALSE(ep::bug_by_name("").ok());  // an unset variable, not the reference

@@ -416,31 +416,16 @@ TEST_CASE("an unanswered CLOSE is repeated every CTRL interval, not on every lat
     ep::config one;
     one.num_paths = 1;
     pair_rig r({}, one, one);
-    auto rk = r.b->register_mr(1 << 16);
-    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(4096), r.b->mr_va(rk), rk, 1).ok());
-    r.run_for(100us);
-    REQUIRE(r.a->poll().size() == 1);
-    r.fab->at(direction::a_to_b, 0).set_failed(true);  // CLOSE goes unanswered
-    const auto w = r.a->conn_wire(r.conn_a);
-    REQUIRE(w);
+    r.close_unanswered();
     const auto t0 = r.s.now();
-    REQUIRE(r.a->close(r.conn_a).ok());
-    auto closes = [&] {
-        std::vector<core::nanos> v;
-        for (const auto& t : r.frames(direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::ctrl)))
-            if (t.f().ctrlh.type == static_cast<std::uint8_t>(wire::ctrl_type::close)) v.push_back(t.t - t0);
-        return v;
-    };
-    CHECK(closes().size() == 1);
-    for (int i = 0; i < 3; ++i) {  // late duplicate ACKs: nothing new acknowledged
-        r.run_for(10us);
-        r.a->receive(wire::build(r.forged_ack(w->paths[0].next_ppsn)));
-    }
+    CHECK(r.closes().size() == 1);
+    r.late_acks(3, 10us);
     r.run_for(10us);
-    CHECK(closes().size() == 1);
+    CHECK(r.closes().size() == 1);
     r.run_for(3ms);
-    const auto v = closes();
+    const auto v = r.closes();
     REQUIRE(v.size() >= 3);
+    CHECK(v[0] == t0);
     const auto interval = v[1] - v[0];
     CHECK(interval >= 1ms);  // max(initial RTO, the paths' RTOs)
     CHECK(v[2] - v[1] == interval);

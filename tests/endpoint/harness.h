@@ -24,6 +24,12 @@ struct tapped {
     wire::frame f() const { return wire::decode_ethernet(bytes, {.verify_icrc = false}).f; }
 };
 
+inline core::byte_buffer pattern(std::size_t n, std::uint8_t seed = 1) {
+    core::byte_buffer b(n);
+    for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::uint8_t>(seed + i * 13 + (i >> 8));
+    return b;
+}
+
 struct pair_rig {
     sim::scheduler s;
     sim::virtual_driver d{s};
@@ -94,6 +100,32 @@ struct pair_rig {
         f.ackh = wire::ackh{};
         return f;
     }
+    // A's one 4 KiB WRITE to B done and acknowledged, then A closes with its
+    // path 0 to B failed: the CLOSE goes unanswered (1-path rigs).
+    void close_unanswered() {
+        auto rk = b->register_mr(1 << 16);
+        REQUIRE(a->post_write(conn_a, 0, pattern(4096), b->mr_va(rk), rk, 1).ok());
+        run_for(std::chrono::microseconds(100));
+        REQUIRE(a->poll().size() == 1);
+        fab->at(fabric::direction::a_to_b, 0).set_failed(true);
+        REQUIRE(a->close(conn_a).ok());
+    }
+    // `n` late duplicate ACKs to A (nothing new acknowledged), `gap` apart.
+    void late_acks(int n, core::nanos gap) {
+        const auto w = a->conn_wire(conn_a);
+        REQUIRE(w);
+        for (int i = 0; i < n; ++i) {
+            run_for(gap);
+            a->receive(wire::build(forged_ack(w->paths[0].next_ppsn)));
+        }
+    }
+    // When A sent each CLOSE.
+    std::vector<core::nanos> closes() const {
+        std::vector<core::nanos> v;
+        for (const auto& t : frames(fabric::direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::ctrl)))
+            if (t.f().ctrlh.type == static_cast<std::uint8_t>(wire::ctrl_type::close)) v.push_back(t.t);
+        return v;
+    }
     std::vector<tapped> frames(fabric::direction dir, std::uint8_t opcode) const {
         std::vector<tapped> v;
         for (const auto& t : tap)
@@ -102,10 +134,5 @@ struct pair_rig {
     }
 };
 
-inline core::byte_buffer pattern(std::size_t n, std::uint8_t seed = 1) {
-    core::byte_buffer b(n);
-    for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::uint8_t>(seed + i * 13 + (i >> 8));
-    return b;
-}
 
 }  // namespace mrct::test

@@ -340,47 +340,53 @@ TEST_CASE("RNR: one per rejected message and Attempt, counted in RnrCount before
 }
 
 TEST_CASE("a rejection is kept until its message arrives again in full, even if its completion waits (§4)") {
-    raw_rig r;
-    // Stream 4: a WRITE (StreamSeq 0) with only its first packet arrived, so
-    // nothing after it completes yet; then a SEND (StreamSeq 1) on tag 7.
-    auto w = r.write(0, 1000, 4096, 0, 4, 0);
-    w.mrh->flags = k_flag_som;
-    w.reth->dma_len = 8192;
-    r.inject(w);
-    auto send = r.base(opcode::send);
-    send.bth.dest_qp = r.conn;
-    send.bth.psn = 1001;
-    send.udp.sport = 0xC100;
-    send.mrh = mrh{1, 0, k_flag_som | k_flag_eom, 0, 0, 0, 4, 7, 1, 0};
-    send.seth = seth{0, 100};
-    send.payload.assign(100, 1);
-    r.inject(send);  // no receive on tag 7: rejected, RnrSeq 1
-    REQUIRE(r.take(opcode::rnr).size() == 1);
-    REQUIRE(r.b->post_recv(r.conn, 7, r.rkey, 1 << 16, 100, 70).ok());
-    send.bth.psn = 1002;
-    send.mrh->attempt = 1;
-    send.mrh->flags |= k_flag_rnr_resend;
-    r.inject(send);  // arrives again in full: placed, its completion waits for StreamSeq 0
-    CHECK(r.take(opcode::rnr).empty());
-    CHECK(r.b->poll().empty());
-    auto q = r.base(opcode::ctrl);
-    q.bth.dest_qp = r.conn;
-    q.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(ctrl_type::rnr_query), 0};
-    r.inject(q);
-    auto got = r.take_all();
-    const auto& ctrls = got[static_cast<std::uint8_t>(opcode::ctrl)];
-    CHECK(got[static_cast<std::uint8_t>(opcode::rnr)].empty());  // no rejection kept: nothing to re-send
-    REQUIRE(ctrls.size() == 1);
-    CHECK(ctrls[0].ctrlh.type == static_cast<std::uint8_t>(ctrl_type::rnr_sync));
-    CHECK(*read_ctrl_tlvs(ctrls[0].tlvs).rnr_count == 1);
-    auto w2 = r.write(0, 1003, 4096, 4096, 4, 0);  // the WRITE's last packet: both complete, in order
-    w2.mrh->flags = k_flag_eom;
-    w2.mrh->msg_offset = 4096;
-    w2.reth->dma_len = 8192;
-    r.inject(w2);
-    auto wc = r.b->poll();
-    REQUIRE(wc.size() == 1);  // the WRITE raises none; the SEND's receive completes
-    CHECK(wc[0].wr_id == 70);
+    // bug rnr-kept (MR-RNR-6) keeps it until the completion instead: the query re-sends it.
+    for (const auto& [bug, resent] : {std::pair{ep::bug::none, 0u}, {ep::bug::rnr_kept, 1u}}) {
+        INFO("bug profile " << ep::bug_name(bug));
+        ep::config cfg;
+        cfg.bug_profile = bug;
+        raw_rig r(cfg);
+        // Stream 4: a WRITE (StreamSeq 0) with only its first packet arrived, so
+        // nothing after it completes yet; then a SEND (StreamSeq 1) on tag 7.
+        auto w = r.write(0, 1000, 4096, 0, 4, 0);
+        w.mrh->flags = k_flag_som;
+        w.reth->dma_len = 8192;
+        r.inject(w);
+        auto send = r.base(opcode::send);
+        send.bth.dest_qp = r.conn;
+        send.bth.psn = 1001;
+        send.udp.sport = 0xC100;
+        send.mrh = mrh{1, 0, k_flag_som | k_flag_eom, 0, 0, 0, 4, 7, 1, 0};
+        send.seth = seth{0, 100};
+        send.payload.assign(100, 1);
+        r.inject(send);  // no receive on tag 7: rejected, RnrSeq 1
+        REQUIRE(r.take(opcode::rnr).size() == 1);
+        REQUIRE(r.b->post_recv(r.conn, 7, r.rkey, 1 << 16, 100, 70).ok());
+        send.bth.psn = 1002;
+        send.mrh->attempt = 1;
+        send.mrh->flags |= k_flag_rnr_resend;
+        r.inject(send);  // arrives again in full: placed, its completion waits for StreamSeq 0
+        CHECK(r.take(opcode::rnr).empty());
+        CHECK(r.b->poll().empty());
+        auto q = r.base(opcode::ctrl);
+        q.bth.dest_qp = r.conn;
+        q.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(ctrl_type::rnr_query), 0};
+        r.inject(q);
+        auto got = r.take_all();
+        const auto& ctrls = got[static_cast<std::uint8_t>(opcode::ctrl)];
+        CHECK(got[static_cast<std::uint8_t>(opcode::rnr)].size() == resent);  // the reference keeps none
+        REQUIRE(ctrls.size() == 1);
+        CHECK(ctrls[0].ctrlh.type == static_cast<std::uint8_t>(ctrl_type::rnr_sync));
+        CHECK(*read_ctrl_tlvs(ctrls[0].tlvs).rnr_count == 1);
+        auto w2 = r.write(0, 1003, 4096, 4096, 4, 0);  // the WRITE's last packet: both complete, in order
+        w2.mrh->flags = k_flag_eom;
+        w2.mrh->msg_offset = 4096;
+        w2.reth->dma_len = 8192;
+        r.inject(w2);
+        auto wc = r.b->poll();
+        REQUIRE(wc.size() == 1);  // the WRITE raises none; the SEND's receive completes
+        CHECK(wc[0].wr_id == 70);
+    }
 }
 
 TEST_CASE("CTRL naming an unknown connection is ignored and counted; PROBE is answered from its port") {

@@ -300,10 +300,22 @@ TEST_CASE("the peer departs from the reference on cue: forged RNR and ACK, port 
       - data_integrity: {}
       - frame_count: {dir: to_dut, match: {opcode: WRITE}, at_least: 16}
       - frame_count: {dir: from_dut, match: {opcode: WRITE}, at_least: 16}
+  - id: QUERY
+    title: an RNR_QUERY on cue is answered by RNR_SYNC alone (no rejection kept)
+    clauses: [MR-RNR-6]
+    role: sender
+    steps:
+      - {at: 5us, do: [inject: {template: rnr_query}]}
+    expect:
+      - frame_count: {dir: to_dut, match: {ctrl: RNR_QUERY}, at_least: 1, at_most: 1}
+      - frame_count: {match: {ctrl: RNR_SYNC}, at_least: 1, at_most: 1}
+      - frame_count: {match: {opcode: RNR}, at_least: 0, at_most: 0}
 )");
     REQUIRE(run::validate(s).ok());
     auto r = run::run_suite(s, *run::parse_dut("sim"), {});
-    REQUIRE(r.size() == 4);
+    REQUIRE(r.size() == 5);
+    INFO(r[4].reason);
+    CHECK(r[4].v == verdict::pass);
     CHECK(r[0].v == verdict::pass);
     CHECK(r[1].v == verdict::error);
     CHECK_THAT(r[1].reason, Catch::Contains("template rnr answers the SEND that triggered the step"));
