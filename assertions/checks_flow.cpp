@@ -473,6 +473,17 @@ outcome ctrl_repeat(const context& c) {
             case ctrl_type::reject: k.type = static_cast<std::uint8_t>(ctrl_type::connect), k.disc = f.bth.dest_qp; break;
             case ctrl_type::close_ack: k.type = static_cast<std::uint8_t>(ctrl_type::close); break;
             case ctrl_type::rnr_sync: k.type = static_cast<std::uint8_t>(ctrl_type::rnr_query); break;
+            case ctrl_type::probe_reply: {
+                // After the retry limit a PATH_RESET waits for the next PROBE_REPLY, which
+                // starts a new round of it (§4: "failed until the next PROBE_REPLY").
+                if (!v.path_id) continue;
+                const auto far = far_end(r);
+                std::erase_if(open, [&](const auto& kv) {
+                    return kv.first.far == far && kv.first.type == static_cast<std::uint8_t>(ctrl_type::path_reset) &&
+                           (kv.first.disc >> 32) == *v.path_id;
+                });
+                continue;
+            }
             case ctrl_type::path_reset_ack:
                 if (!v.path_id || !v.initial_ppsn || v.initial_ppsn->empty()) continue;
                 k.type = static_cast<std::uint8_t>(ctrl_type::path_reset);

@@ -421,6 +421,20 @@ TEST_CASE("ctrl_repeat: unanswered CTRL repeated by its interval, up to the retr
         d.ctrl(20us, D::from_dut, ctrl_type::close);
         CHECK(d.check("ctrl_repeat").v == verdict::fail);
     }
+    {
+        trace_builder p;  // a PROBE_REPLY starts a new round of an unanswered PATH_RESET
+        for (int i = 0; i < 7; ++i)
+            p.ctrl(i * 2ms, D::from_dut, ctrl_type::path_reset, {tlv::path_id(3), tlv::initial_ppsn({7})});
+        p.ctrl(20ms, D::to_dut, ctrl_type::probe_reply, {tlv::path_id(2), tlv::nonce(1)});  // another path's
+        p.ctrl(20100us, D::from_dut, ctrl_type::path_reset, {tlv::path_id(3), tlv::initial_ppsn({7})});
+        CHECK(p.check("ctrl_repeat").v == verdict::fail);  // 8 copies
+        trace_builder q;
+        for (int i = 0; i < 7; ++i)
+            q.ctrl(i * 2ms, D::from_dut, ctrl_type::path_reset, {tlv::path_id(3), tlv::initial_ppsn({7})});
+        q.ctrl(20ms, D::to_dut, ctrl_type::probe_reply, {tlv::path_id(3), tlv::nonce(1)});
+        q.ctrl(20100us, D::from_dut, ctrl_type::path_reset, {tlv::path_id(3), tlv::initial_ppsn({7})});
+        CHECK(q.check("ctrl_repeat").v == verdict::pass);
+    }
     for (const auto& [n, want] : {std::pair{7, verdict::pass}, {8, verdict::fail}}) {
         trace_builder r;  // the retry limit (7 transmissions)
         for (int i = 0; i < n; ++i) r.ctrl(i * 2ms, D::from_dut, ctrl_type::connect, {tlv::src_conn_id(0x42)});
