@@ -263,6 +263,10 @@ int run_explain(const std::string& path, const std::string& id) {
                 for (const auto& [k, x] : a.a) std::printf(" %s=%s", k.c_str(), x.text.c_str());
             }
         };
+        if (!c.handshake.empty()) {
+            std::printf("\n  handshake:");
+            acts(c.handshake);
+        }
         std::printf("\n  setup:");
         acts(c.setup);
         std::printf("\n  steps:");

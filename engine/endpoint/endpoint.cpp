@@ -393,6 +393,7 @@ void endpoint::impl::setup_paths(endpoint& e, connection& c) {
 
 // §4: max(initial RTO, the largest RTO among the paths in service).
 nanos endpoint::impl::ctrl_interval(const endpoint& e, const connection& c) {
+    if (e.cfg_.bug_profile == bug::hasty_ctrl) return e.cfg_.rto_initial / 4;
     nanos r = e.cfg_.rto_initial;
     for (const auto& t : c.tx)
         if (!t.failed) r = std::max(r, t.rto);

@@ -148,7 +148,7 @@ private:
 
     test_case parse_case(const YAML::Node& n, const vars& v, const std::map<std::string, std::string>& point) {
         only_keys(n, "case", {"id", "title", "description", "clauses", "level", "requires", "role", "topology", "dut",
-                              "peer", "setup", "steps", "expect", "limits", "sweep", "vars", "area"});
+                              "peer", "handshake", "setup", "steps", "expect", "limits", "sweep", "vars", "area"});
         test_case c = defaults_;
         c.at = at(n);
         c.sweep_point = point;
@@ -190,6 +190,7 @@ private:
         merge(n["dut"], v, c.dut);
         merge(n["peer"], v, c.peer);
         merge(n["limits"], v, c.limits);
+        if (n["handshake"]) actions(n["handshake"], v, c.handshake, "handshake");
         if (n["setup"]) actions(n["setup"], v, c.setup, "setup");
         if (auto s = n["steps"]) {
             if (!s.IsSequence()) die(s, "steps: expected a list");

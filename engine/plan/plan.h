@@ -66,6 +66,7 @@ struct test_case {
     args topology;                // paths, delay, path_delay.N, rate
     std::vector<action> impair;   // topology.impair: fabric stages
     args dut, peer;               // endpoint configuration
+    std::vector<action> handshake;  // wire filters in force before the connection opens
     std::vector<action> setup;
     std::vector<step> steps;
     std::vector<expectation> expect;

@@ -86,7 +86,8 @@ filter_set::fate filter_set::apply(const trace::record& r) {
             continue;
         }
         if (f.remaining > 0 && --f.remaining == 0) f.remaining = ~0u;
-        const std::string by = "step " + std::to_string(f.step);
+        // Steps by number; -1 the setup's filters, -2 the handshake's.
+        const std::string by = f.step >= 0 ? "step " + std::to_string(f.step) : f.step == -2 ? "handshake" : "setup";
         if (f.kind == "drop") {
             out.dropped = true;
             out.action = "dropped by " + by;

@@ -185,6 +185,10 @@ core::status case_exec::setup() {
                                                     [this, k](core::bytes_view fr) { to_dut(fr, extra_[k].fab.get()); });
     }
 
+    // `handshake:` filters act on the wire from before the connection opens
+    // (a lost ACCEPT, a delayed CONNECT); the setup's filters start after it.
+    for (const auto& a : c_.handshake)
+        if (auto st = filters_.add(a, -2); !st) return core::error{a.at.str() + ": " + st.err().message};
     // Connection: the data sender opens it (with `both`, the DUT).
     const bool dut_sends = c_.role != "sender";
     if (dut_sends) {

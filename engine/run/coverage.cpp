@@ -17,7 +17,7 @@ bool is_fault_case(const plan::test_case& c) {
             if (k_faults.count(a.name)) return true;
         return false;
     };
-    if (any_fault(c.setup)) return true;
+    if (any_fault(c.handshake) || any_fault(c.setup)) return true;
     for (const auto& st : c.steps)
         if (any_fault(st.actions)) return true;
     // Negative: a SEND at time 0 to a tag with no receive posted at time 0 (a

@@ -197,6 +197,13 @@ core::status validate(const plan::suite& s) {
             auto st = fabric::make_stage(imp.name, pm, pool, core::rng(1));
             if (!st) e(imp.at, st.err().message);
         }
+        for (const auto& a : c.handshake) {
+            if (a.name != "drop" && a.name != "duplicate" && a.name != "delay" && a.name != "mark_ce")
+                e(a.at, "handshake: only drop, duplicate, delay and mark_ce act on the wire before the connection opens, "
+                        "not '" + a.name + "'");
+            else
+                check_action(a);
+        }
         for (const auto& a : c.setup) check_action(a);
         for (const auto& st : c.steps) {
             if (st.time && !core::parse_duration_ns(st.time->text))

@@ -32,7 +32,7 @@ struct record {
     core::byte_buffer bytes;
     wire::decode_result dec;  // views into `bytes` (stable: the buffer never moves)
     std::string action;       // what the engine did, e.g. "dropped by step 2", "injected by step 1"
-    int step = -1;            // the plan step that acted on it, or -1
+    int step = -1;            // the plan step that acted on it; -1 the setup (or nothing), -2 the handshake
     bool dropped = false;     // removed by a plan step before reaching the other side
     bool injected = false;    // crafted by the peer on a plan step
 

@@ -518,6 +518,19 @@ TEST_CASE("close-on-ack: every late ACK draws another CLOSE (MR-CONN-3)") {
     CHECK(closes_after_acks(ep::bug::close_on_ack) == 4);
 }
 
+TEST_CASE("hasty-ctrl: an unanswered CTRL is repeated every initial RTO / 4 (MR-CONN-1, MR-CONN-3)") {
+    auto interval = [](ep::bug b) {
+        pair_rig r({}, with(b, 1), with(ep::bug::none, 1));
+        r.close_unanswered();
+        r.run_for(2500us);
+        const auto v = r.closes();
+        REQUIRE(v.size() >= 2);
+        return v[1] - v[0];
+    };
+    CHECK(interval(ep::bug::none) >= 1ms);  // max(initial RTO, the paths' RTOs)
+    CHECK(interval(ep::bug::hasty_ctrl) == 250us);
+}
+
 // accept-own-minor and rnr-kept are tested in receiver_test.cpp, which writes
 // the frames (a CONNECT of an older minor version; an RNR_QUERY) itself.
 TEST_CASE("every bug profile has a name, a clause and a test above") {
@@ -527,7 +540,7 @@ TEST_CASE("every bug profile has a name, a clause and a test above") {
         CHECK(b.clauses.starts_with("MR-"));
         CHECK(ep::bug_by_name(b.name).ok());
     }
-    CHECK(names.size() == 33);
+    CHECK(names.size() == 34);
     CHECK_FALSE(ep::bug_by_name("nonsense").ok());
     CHECK(ep::bug_by_name("none").ok());
     CHECK_FALSE(ep::bug_by_name("").ok());  // an unset variable, not the reference

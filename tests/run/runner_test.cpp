@@ -238,6 +238,54 @@ TEST_CASE("validation: fabric paths and directions are checked where they are wr
                       !Catch::Contains("paths.yaml:27:"));
 }
 
+TEST_CASE("handshake: filters act on the wire before the connection opens") {
+    auto s = load("hs.yaml", R"(cases:
+  - id: LOST-ACCEPT
+    title: the first ACCEPT is lost
+    clauses: [MR-CONN-1]
+    handshake:
+      - drop: {dir: to_dut, match: {ctrl: ACCEPT}, count: 1}
+    setup: [post_write: {side: dut, size: 8192}]
+    expect:
+      - frame_count: {match: {ctrl: CONNECT}, at_least: 2, at_most: 2}
+      - ctrl_repeat: {}
+  - id: SETUP-DROP
+    title: the same drop in setup comes too late
+    clauses: [MR-CONN-1]
+    setup:
+      - drop: {dir: to_dut, match: {ctrl: ACCEPT}, count: 1}
+      - post_write: {side: dut, size: 8192}
+    expect:
+      - frame_count: {match: {ctrl: CONNECT}, at_least: 1, at_most: 1}
+)");
+    REQUIRE(run::validate(s).ok());
+    run::run_options o;
+    o.keep_traces = true;
+    auto r = run::run_suite(s, *run::parse_dut("sim"), o);
+    REQUIRE(r.size() == 2);
+    INFO(r[0].reason);
+    CHECK(r[0].v == verdict::pass);
+    CHECK(r[1].v == verdict::pass);
+    bool labelled = false;
+    for (const auto& f : r[0].tr->frames) labelled |= f.dropped && f.action == "dropped by handshake";
+    CHECK(labelled);
+
+    auto bad = load("hsbad.yaml", R"(cases:
+  - id: X
+    title: posts cannot come before the connection
+    clauses: [MR-CONN-1]
+    handshake:
+      - post_write: {side: dut, size: 8192}
+      - drop: {dir: sideways}
+    expect: [wire_format: {}]
+)");
+    auto v = run::validate(bad);
+    REQUIRE_FALSE(v.ok());
+    CHECK_THAT(v.err().message, Catch::Contains("hsbad.yaml:6:9: handshake: only drop, duplicate, delay and mark_ce act on the wire "
+                                                "before the connection opens, not 'post_write'"));
+    CHECK_THAT(v.err().message, Catch::Contains("hsbad.yaml:7:21: drop: dir must be one of from_dut, to_dut, got 'sideways'"));
+}
+
 TEST_CASE("JUnit keeps failures, errors, skipped and inconclusive apart") {
     auto s = load("p6.yaml", k_plan);
     auto r = run::run_suite(s, *run::parse_dut("sim:bug=frozen-rnr"), {});
