@@ -236,6 +236,15 @@ core::status case_exec::act(const plan::action& a, int step) {
         if (dir != "to_peer") fab_->at(fabric::direction::b_to_a, p).set_failed(f);
         return core::ok_status();
     }
+    if (a.name == "lift") {
+        // Ends the wire filters an earlier step installed (a drop that lasts
+        // until a frame is seen).
+        const auto n = std::stoi(text(a.a, "step"));
+        if (n < 0 || n >= static_cast<int>(c_.steps.size()) || n == step)
+            return core::error{"lift: no other step " + std::to_string(n) + " (steps are numbered from 0)"};
+        filters_.lift(n);
+        return core::ok_status();
+    }
     if (a.name == "move_port") {
         // The peer changes its own entropy on path N (PathEpoch + 1).
         return peer_->move_port(peer_conn_, static_cast<unsigned>(std::stoul(text(a.a, "path", "0"))));

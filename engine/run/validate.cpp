@@ -29,6 +29,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& k_actions()
         {"mark_ce", {"dir", "count", "skip", "for", "match"}},
         {"skew", {"path", "add"}},
         {"move_port", {"path"}},
+        {"lift", {"step"}},
         {"inject", {}},
     };
     return k;
@@ -204,7 +205,25 @@ core::status validate(const plan::suite& s) {
             else
                 check_action(a);
         }
-        for (const auto& a : c.setup) check_action(a);
+        for (const auto& a : c.setup) {
+            if (a.name == "lift") e(a.at, "lift: only a step can end another step's filters");
+            check_action(a);
+        }
+        for (std::size_t si = 0; si < c.steps.size(); ++si) {
+            const auto& st = c.steps[si];
+            for (const auto& a : st.actions) {
+                if (a.name != "lift") continue;
+                auto it = a.a.find("step");
+                if (it == a.a.end()) {
+                    e(a.at, "lift: 'step' is required (the number of the step whose filters end, from 0)");
+                    continue;
+                }
+                const auto n = core::parse_count(it->second.text);
+                if (!n || *n >= c.steps.size() || *n == si)
+                    e(it->second.at, "lift: step must be another step of this case, 0.." + std::to_string(c.steps.size() - 1) +
+                                         ", got '" + it->second.text + "'");
+            }
+        }
         for (const auto& st : c.steps) {
             if (st.time && !core::parse_duration_ns(st.time->text))
                 e(st.time->at, "at: expects a duration such as 200us, got '" + st.time->text + "'");

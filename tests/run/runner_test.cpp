@@ -286,6 +286,60 @@ TEST_CASE("handshake: filters act on the wire before the connection opens") {
     CHECK_THAT(v.err().message, Catch::Contains("hsbad.yaml:7:21: drop: dir must be one of from_dut, to_dut, got 'sideways'"));
 }
 
+TEST_CASE("lift: a step ends another step's filters") {
+    auto s = load("lift.yaml", R"(cases:
+  - id: LIFT
+    title: ACKs withheld until the DUT's first resend, then let through
+    clauses: [MR-SACK-1]
+    setup: [post_write: {side: dut, size: 65536}]
+    steps:
+      - at: 0us
+        do: [drop: {dir: to_dut, match: {opcode: ACK}, count: 0}]
+      - on: {match: {opcode: WRITE, retx: true}}
+        do: [lift: {step: 0}]
+    expect:
+      - all_complete: {}
+      - frame_count: {dir: to_dut, match: {opcode: ACK}, at_least: 1}
+      - frame_count: {match: {opcode: WRITE, retx: true}, at_least: 1}
+  - id: NO-LIFT
+    title: the same drop, never lifted
+    clauses: [MR-SACK-1]
+    setup: [post_write: {side: dut, size: 65536}]
+    steps:
+      - at: 0us
+        do: [drop: {dir: to_dut, match: {opcode: ACK}, count: 0}]
+    expect:
+      - frame_count: {dir: to_dut, match: {opcode: ACK}, at_least: 0, at_most: 0}
+)");
+    REQUIRE(run::validate(s).ok());
+    auto r = run::run_suite(s, *run::parse_dut("sim"), {});
+    REQUIRE(r.size() == 2);
+    INFO(r[0].reason);
+    CHECK(r[0].v == verdict::pass);
+    CHECK(r[1].v == verdict::pass);
+
+    auto bad = load("liftbad.yaml", R"(cases:
+  - id: X
+    title: lifts that cannot work
+    clauses: [MR-SACK-1]
+    setup:
+      - lift: {step: 0}
+    steps:
+      - at: 0us
+        do: [lift: {step: 0}]
+      - at: 1us
+        do: [lift: {step: 5}, lift: {}]
+    expect: [wire_format: {}]
+)");
+    auto v = run::validate(bad);
+    REQUIRE_FALSE(v.ok());
+    const auto& m = v.err().message;
+    CHECK_THAT(m, Catch::Contains("liftbad.yaml:6:9: lift: only a step can end another step's filters"));
+    CHECK_THAT(m, Catch::Contains("liftbad.yaml:9:27: lift: step must be another step of this case, 0..1, got '0'"));
+    CHECK_THAT(m, Catch::Contains("liftbad.yaml:11:27: lift: step must be another step of this case, 0..1, got '5'"));
+    CHECK_THAT(m, Catch::Contains("liftbad.yaml:11:31: lift: 'step' is required"));
+}
+
 TEST_CASE("JUnit keeps failures, errors, skipped and inconclusive apart") {
     auto s = load("p6.yaml", k_plan);
     auto r = run::run_suite(s, *run::parse_dut("sim:bug=frozen-rnr"), {});
