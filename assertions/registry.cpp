@@ -121,7 +121,7 @@ const std::vector<assertion_def>& builtin() {
         {"data_integrity", {"MR-OOO-1", "MR-OOO-2"},
          "Receiving memory holds exactly the bytes sent, at the right addresses.",
          {{"side", T::string, "both", "whose memory: dut, peer or both"}}, k::data_integrity},
-        {"ctrl_repeat", {"MR-CONN-1", "MR-CONN-3", "MR-RNR-6"},
+        {"ctrl_repeat", {"MR-CONN-1", "MR-CONN-3", "MR-RNR-6", "MR-PATH-7"},
          "An unanswered CONNECT, CLOSE, RNR_QUERY or PATH_RESET is repeated no sooner than max(initial RTO, largest RTO) "
          "after the previous copy, and at most retry-limit times (§4).",
          {{"at_least", T::duration, "rto_initial - 20%", "shortest allowed time between two copies of one request"}},

@@ -52,7 +52,7 @@ enum class bug : std::uint8_t {
     accept_own_minor,// MR-CONN-1: ACCEPT carries its own minor version (1.2), not the smaller one
     rnr_kept,        // MR-RNR-6: keeps a rejection until its message completes, not until it arrives again in full
     close_on_ack,    // MR-CONN-3: repeats an unanswered CLOSE on every ACK, not every CTRL interval
-    hasty_ctrl,      // MR-CONN-1/3, MR-RNR-6: repeats unanswered CTRL every initial RTO / 4, ignoring the paths' RTOs
+    hasty_ctrl,      // MR-CONN-1/3, MR-RNR-6, MR-PATH-7: repeats unanswered CTRL every initial RTO / 4, ignoring the paths' RTOs
 };
 
 struct bug_info {

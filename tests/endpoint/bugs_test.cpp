@@ -518,7 +518,7 @@ TEST_CASE("close-on-ack: every late ACK draws another CLOSE (MR-CONN-3)") {
     CHECK(closes_after_acks(ep::bug::close_on_ack) == 4);
 }
 
-TEST_CASE("hasty-ctrl: an unanswered CTRL is repeated every initial RTO / 4 (MR-CONN-1, MR-CONN-3, MR-RNR-6)") {
+TEST_CASE("hasty-ctrl: an unanswered CTRL is repeated every initial RTO / 4 (MR-CONN-1, MR-CONN-3, MR-RNR-6, MR-PATH-7)") {
     auto interval = [](ep::bug b) {
         pair_rig r({}, with(b, 1), with(ep::bug::none, 1));
         r.close_unanswered();
