@@ -410,12 +410,11 @@ namespace mrct::assertions::checks {
 
 namespace {
 
-// The CTRL requests that wait for an answer (§4) and the answers that end them.
-// A request is one (far end, type, discriminator): CONNECT by its SRC_CONN_ID,
-// PATH_RESET by its PATH_ID and INITIAL_PPSN, CLOSE and RNR_QUERY by type alone.
+// A CTRL request that waits for an answer (§4): one far end and type, plus
+// the SRC_CONN_ID for CONNECT and the PATH_ID and INITIAL_PPSN for PATH_RESET.
 struct ctrl_request {
-    std::string far;   // the peer's IP address bytes
-    std::uint8_t type = 0;
+    std::string far;  // the peer's IP address bytes
+    ctrl_type type{};
     std::uint64_t disc = 0;
     auto operator<=>(const ctrl_request&) const = default;
 };
@@ -431,14 +430,36 @@ std::string far_end(const trace::record& r) {
     return {a.begin(), a.end()};
 }
 
-const char* ctrl_name(std::uint8_t t) {
-    switch (static_cast<ctrl_type>(t)) {
-    case ctrl_type::connect: return "CONNECT";
-    case ctrl_type::close: return "CLOSE";
-    case ctrl_type::rnr_query: return "RNR_QUERY";
-    case ctrl_type::path_reset: return "PATH_RESET";
-    default: return "CTRL";
+// The request a DUT's CTRL frame makes, or the one a CTRL frame to the DUT
+// answers (ACCEPT/REJECT to the SRC_CONN_ID, CLOSE_ACK, RNR_SYNC,
+// PATH_RESET_ACK echoing both fields); nullopt for any other CTRL.
+std::optional<ctrl_request> request_of(const trace::record& r) {
+    const auto& f = r.f();
+    const bool from_dut = r.d == trace::dir::from_dut;
+    const auto t = static_cast<ctrl_type>(f.ctrlh.type);
+    std::optional<ctrl_type> req;  // the request type this frame makes or answers
+    if (from_dut) {
+        if (t == ctrl_type::connect || t == ctrl_type::close || t == ctrl_type::rnr_query || t == ctrl_type::path_reset) req = t;
+    } else {
+        switch (t) {
+        case ctrl_type::accept:
+        case ctrl_type::reject: req = ctrl_type::connect; break;
+        case ctrl_type::close_ack: req = ctrl_type::close; break;
+        case ctrl_type::rnr_sync: req = ctrl_type::rnr_query; break;
+        case ctrl_type::path_reset_ack: req = ctrl_type::path_reset; break;
+        default: break;
+        }
     }
+    if (!req) return std::nullopt;
+    const auto v = read_ctrl_tlvs(f.tlvs);
+    ctrl_request k{far_end(r), *req};
+    if (*req == ctrl_type::connect) k.disc = from_dut ? v.src_conn_id.value_or(0) : f.bth.dest_qp;
+    if (*req == ctrl_type::path_reset) {
+        const bool full = v.path_id && v.initial_ppsn && !v.initial_ppsn->empty();
+        if (!from_dut && !full) return std::nullopt;  // an ACK echoing nothing ends nothing
+        k.disc = (std::uint64_t{v.path_id.value_or(0)} << 32) | (full ? v.initial_ppsn->front() : 0);
+    }
+    return k;
 }
 
 }  // namespace
@@ -462,47 +483,26 @@ outcome ctrl_repeat(const context& c) {
     nanos shortest = nanos::max();
     for (const auto& r : c.tr().frames) {
         if (!r.is(opcode::ctrl)) continue;
-        const auto& f = r.f();
-        const auto t = f.ctrlh.type;
         if (r.d == trace::dir::to_dut) {
             if (!r.reached_dut()) continue;  // an answer dropped on its way never ended anything
-            const auto v = read_ctrl_tlvs(f.tlvs);
-            ctrl_request k{far_end(r), 0, 0};
-            switch (static_cast<ctrl_type>(t)) {
-            case ctrl_type::accept:
-            case ctrl_type::reject: k.type = static_cast<std::uint8_t>(ctrl_type::connect), k.disc = f.bth.dest_qp; break;
-            case ctrl_type::close_ack: k.type = static_cast<std::uint8_t>(ctrl_type::close); break;
-            case ctrl_type::rnr_sync: k.type = static_cast<std::uint8_t>(ctrl_type::rnr_query); break;
-            case ctrl_type::probe_reply: {
+            if (r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::probe_reply)) {
                 // After the retry limit a PATH_RESET waits for the next PROBE_REPLY, which
                 // starts a new round of it (§4: "failed until the next PROBE_REPLY").
-                if (!v.path_id) continue;
+                const auto path = read_ctrl_tlvs(r.f().tlvs).path_id;
+                if (!path) continue;
                 const auto far = far_end(r);
                 std::erase_if(open, [&](const auto& kv) {
-                    return kv.first.far == far && kv.first.type == static_cast<std::uint8_t>(ctrl_type::path_reset) &&
-                           (kv.first.disc >> 32) == *v.path_id;
+                    return kv.first.far == far && kv.first.type == ctrl_type::path_reset && (kv.first.disc >> 32) == *path;
                 });
-                continue;
+            } else if (auto k = request_of(r)) {
+                open.erase(*k);
             }
-            case ctrl_type::path_reset_ack:
-                if (!v.path_id || !v.initial_ppsn || v.initial_ppsn->empty()) continue;
-                k.type = static_cast<std::uint8_t>(ctrl_type::path_reset);
-                k.disc = (std::uint64_t{*v.path_id} << 32) | v.initial_ppsn->front();
-                break;
-            default: continue;
-            }
-            open.erase(k);
             continue;
         }
-        if (t != static_cast<std::uint8_t>(ctrl_type::connect) && t != static_cast<std::uint8_t>(ctrl_type::close) &&
-            t != static_cast<std::uint8_t>(ctrl_type::rnr_query) && t != static_cast<std::uint8_t>(ctrl_type::path_reset))
-            continue;
-        const auto v = read_ctrl_tlvs(f.tlvs);
-        ctrl_request k{far_end(r), t, 0};
-        if (t == static_cast<std::uint8_t>(ctrl_type::connect)) k.disc = v.src_conn_id.value_or(0);
-        if (t == static_cast<std::uint8_t>(ctrl_type::path_reset))
-            k.disc = (std::uint64_t{v.path_id.value_or(0)} << 32) | (v.initial_ppsn && !v.initial_ppsn->empty() ? v.initial_ppsn->front() : 0);
-        auto [it, fresh] = open.try_emplace(k);
+        const auto k = request_of(r);
+        if (!k) continue;
+        const auto name = ctrl_type_name(static_cast<std::uint8_t>(k->type));
+        auto [it, fresh] = open.try_emplace(*k);
         auto& s = it->second;
         if (fresh) ++requests;
         else {
@@ -510,12 +510,12 @@ outcome ctrl_repeat(const context& c) {
             const auto d = r.t - s.last;
             shortest = std::min(shortest, d);
             if (d < *gap)
-                return fail(std::string(ctrl_name(t)) + " repeated " + fmt_time(d) + " after the previous one, unanswered",
+                return fail(std::string(name) + " repeated " + fmt_time(d) + " after the previous one, unanswered",
                             ">= " + fmt_time(*gap) + " between repeats (max(initial RTO, largest RTO))", fmt_time(d),
                             {s.last_rec, r.index});
         }
         if (++s.sent > limit)
-            return fail(std::string(ctrl_name(t)) + " sent " + std::to_string(s.sent) + " times unanswered",
+            return fail(std::string(name) + " sent " + std::to_string(s.sent) + " times unanswered",
                         "<= the retry limit, " + std::to_string(limit), std::to_string(s.sent), {r.index});
         s.last = r.t;
         s.last_rec = r.index;

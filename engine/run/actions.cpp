@@ -75,14 +75,9 @@ core::status filter_set::add(const plan::action& a, int step) {
     return core::ok_status();
 }
 
-unsigned filter_set::lift(int step) {
-    unsigned n = 0;
+void filter_set::lift(int step) {
     for (auto& f : f_)
-        if (f.step == step && f.remaining != ~0u) {
-            f.remaining = ~0u;  // used up: apply() passes it by
-            ++n;
-        }
-    return n;
+        if (f.step == step) f.remaining = ~0u;  // used up: apply() passes it by
 }
 
 filter_set::fate filter_set::apply(const trace::record& r) {

@@ -28,8 +28,8 @@ public:
     // drop | duplicate | delay | mark_ce | skew: {dir, count, skip, for, match.*, by, path}
     core::status add(const plan::action& a, int step);
     fate apply(const trace::record& r);
-    // Ends every filter that step `step` installed (action `lift`); how many.
-    unsigned lift(int step);
+    // Ends every filter that step `step` installed (action `lift`).
+    void lift(int step);
 
     // Match keys: opcode, path, ppsn, tag, stream, seq, offset, retx, som, eom,
     // ece, ctrl, nak_code, attempt (docs/plan-format.md).

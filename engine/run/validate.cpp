@@ -198,8 +198,9 @@ core::status validate(const plan::suite& s) {
             auto st = fabric::make_stage(imp.name, pm, pool, core::rng(1));
             if (!st) e(imp.at, st.err().message);
         }
+        const auto& wire_filters = filter_set::actions();  // drop, duplicate, delay, mark_ce
         for (const auto& a : c.handshake) {
-            if (a.name != "drop" && a.name != "duplicate" && a.name != "delay" && a.name != "mark_ce")
+            if (std::find(wire_filters.begin(), wire_filters.end(), a.name) == wire_filters.end())
                 e(a.at, "handshake: only drop, duplicate, delay and mark_ce act on the wire before the connection opens, "
                         "not '" + a.name + "'");
             else
@@ -211,7 +212,12 @@ core::status validate(const plan::suite& s) {
         }
         for (std::size_t si = 0; si < c.steps.size(); ++si) {
             const auto& st = c.steps[si];
+            if (st.time && !core::parse_duration_ns(st.time->text))
+                e(st.time->at, "at: expects a duration such as 200us, got '" + st.time->text + "'");
+            if (st.on)
+                if (auto m = filter_set::check_match(st.on->match); !m) errs.push_back(m.err().message);
             for (const auto& a : st.actions) {
+                check_action(a);
                 if (a.name != "lift") continue;
                 auto it = a.a.find("step");
                 if (it == a.a.end()) {
@@ -223,13 +229,6 @@ core::status validate(const plan::suite& s) {
                     e(it->second.at, "lift: step must be another step of this case, 0.." + std::to_string(c.steps.size() - 1) +
                                          ", got '" + it->second.text + "'");
             }
-        }
-        for (const auto& st : c.steps) {
-            if (st.time && !core::parse_duration_ns(st.time->text))
-                e(st.time->at, "at: expects a duration such as 200us, got '" + st.time->text + "'");
-            if (st.on)
-                if (auto m = filter_set::check_match(st.on->match); !m) errs.push_back(m.err().message);
-            for (const auto& a : st.actions) check_action(a);
         }
         for (const auto& x : c.expect) {
             const auto* def = assertions::find(x.name);
