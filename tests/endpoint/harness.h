@@ -134,5 +134,4 @@ struct pair_rig {
     }
 };
 
-
 }  // namespace mrct::test
