@@ -37,6 +37,7 @@ const std::vector<bug_info>& bug_profiles() {
         {bug::accept_own_minor, "accept-own-minor", "MR-CONN-1", "answers a CONNECT of an older minor version with its own (ACCEPT says 1.2)"},
         {bug::close_on_ack, "close-on-ack", "MR-CONN-3", "repeats an unanswered CLOSE on every ACK that arrives, not every max(initial RTO, largest RTO)"},
         {bug::hasty_ctrl, "hasty-ctrl", "MR-CONN-1, MR-CONN-3, MR-RNR-6, MR-PATH-7", "repeats an unanswered CONNECT, CLOSE, RNR_QUERY or PATH_RESET every initial RTO / 4, ignoring the paths' RTOs"},
+        {bug::connect_once, "connect-once", "MR-CONN-1", "sends CONNECT once and never repeats it: a lost CONNECT or ACCEPT leaves the connection opening for ever"},
         {bug::rnr_kept, "rnr-kept", "MR-RNR-6", "keeps a rejection until its message completes: RNR_QUERY re-sends the RNR of a message already re-sent in full"},
     };
     return k_bugs;

@@ -411,6 +411,7 @@ void endpoint::impl::send_ctrl(endpoint& e, connection& c, ctrl_type t, std::vec
 
 void endpoint::impl::send_connect(endpoint& e, connection& c) {
     if (c.state != conn_state::connecting) return;
+    if (e.cfg_.bug_profile == bug::connect_once && c.ctrl_tries > 0) return;  // no timer re-armed either
     if (c.ctrl_tries++ >= e.cfg_.retry_limit) return fail_connection(e, c);
     send_ctrl(e, c, ctrl_type::connect,
               {tlv::version(k_version_major, k_version_minor), tlv::num_paths(static_cast<std::uint16_t>(c.num_paths)), tlv::src_conn_id(c.local_id),

@@ -100,6 +100,9 @@ private:
     bool all_done() const;
     void collect();
     void evaluate(case_result& r);
+    // The connection did not open while `handshake:` filters were in force:
+    // the DUT did not recover its handshake, a failure of the case's clauses.
+    void fail_handshake(case_result& r, const std::string& why);
 
 
 
@@ -162,6 +165,7 @@ private:
     std::map<std::pair<bool, std::uint16_t>, std::vector<std::pair<std::uint64_t, core::byte_buffer>>> sends_;  // (to dut, tag)
     std::vector<trace::memory_check> expected_;
     std::string error_;
+    bool handshake_lost_ = false;  // set by setup(): see fail_handshake
 };
 
 }  // namespace mrct::run::detail

@@ -52,9 +52,13 @@ case_result case_exec::run() {
         r.tr = tr_;
     };
     if (auto st = setup(); !st) {
+        observed();
+        if (handshake_lost_) {
+            fail_handshake(r, st.err().message);
+            return r;
+        }
         r.v = verdict::error;
         r.reason = st.err().message;
-        observed();
         return r;
     }
     if (auto st = execute(); !st) {
@@ -224,8 +228,10 @@ core::status case_exec::setup() {
     for (auto& x : extra_)
         if (auto w = x.ep->conn_wire(x.conn))
             for (unsigned i = 0; i < w->paths.size(); ++i) x.fab->pin(w->paths[i].port, i);
-    if (!(dut_->established(dut_conn_) || (!dut_sends && !dut_->accepted().empty())))
+    if (!(dut_->established(dut_conn_) || (!dut_sends && !dut_->accepted().empty()))) {
+        handshake_lost_ = !c_.handshake.empty();
         return core::error{"the connection between DUT and peer was not established within " + std::string(rt_ ? "2 s" : "20 ms")};
+    }
     // Fabric path i carries each side's path i at its first port.
     if (auto w = peer_->conn_wire(peer_conn_))
         for (unsigned i = 0; i < w->paths.size(); ++i) fab_->pin(w->paths[i].port, i);
@@ -379,6 +385,35 @@ void case_exec::collect() {
     p.moves_after = dut_cfg_.moves_after;
     p.grant_idle = dut_cfg_.grant_idle;
     p.inbound_rate_bps = dut_cfg_.inbound_rate_bps;
+}
+
+void case_exec::fail_handshake(case_result& r, const std::string& why) {
+    // What each side sent of the handshake, as evidence: CTRL frames by type.
+    std::map<std::string, unsigned> from_dut, to_dut;
+    unsigned dropped = 0;
+    assertion_result ar;
+    for (const auto& rec : tr_->frames) {
+        if (!rec.ok() || rec.f().bth.opcode != static_cast<std::uint8_t>(wire::opcode::ctrl)) continue;
+        ++(rec.d == trace::dir::from_dut ? from_dut : to_dut)[std::string(wire::ctrl_type_name(rec.f().ctrlh.type))];
+        dropped += rec.dropped ? 1 : 0;
+        ar.o.frames.push_back(rec.index);
+    }
+    auto list = [](const std::map<std::string, unsigned>& m) {
+        std::string s;
+        for (const auto& [name, n] : m) s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+        return s.empty() ? std::string("no CTRL frame") : s;
+    };
+    ar.name = "handshake";
+    ar.clauses = c_.clauses;
+    ar.at = c_.handshake.front().at;
+    ar.o.v = verdict::fail;
+    ar.o.expected = "the connection opens despite the handshake's filters";
+    ar.o.actual = "from the DUT: " + list(from_dut) + "; to the DUT: " + list(to_dut) + " (" + std::to_string(dropped) +
+                  " dropped by the filters)";
+    ar.o.message = why + " with the handshake's filters in force; " + ar.o.actual;
+    r.asserts.push_back(ar);
+    r.v = verdict::fail;
+    r.reason = ar.name + ": " + ar.o.message;
 }
 
 void case_exec::evaluate(case_result& r) {

@@ -531,6 +531,32 @@ TEST_CASE("hasty-ctrl: an unanswered CTRL is repeated every initial RTO / 4 (MR-
     CHECK(interval(ep::bug::hasty_ctrl) == 250us);
 }
 
+TEST_CASE("connect-once: a lost ACCEPT is answered by no second CONNECT (MR-CONN-1)") {
+    struct outcome {
+        std::vector<core::nanos> connects;
+        bool established;
+    };
+    auto after_lost_accept = [](ep::bug b) {
+        pair_rig r({}, with(b, 1), with(ep::bug::none, 1), 1, false, /*connect_now=*/false);
+        auto fail_b_to_a = [&r](bool f) {  // every path: the ACCEPT's port is not pinned yet
+            for (unsigned p = 0; p < r.fab->size(); ++p) r.fab->at(fabric::direction::b_to_a, p).set_failed(f);
+        };
+        fail_b_to_a(true);  // the ACCEPT is lost
+        r.conn_a = r.a->connect(r.addr_b);
+        r.run_for(100us);
+        fail_b_to_a(false);
+        r.run_for(3ms);
+        return outcome{r.ctrls(wire::ctrl_type::connect), r.a->established(r.conn_a)};
+    };
+    const auto ref = after_lost_accept(ep::bug::none);
+    REQUIRE(ref.connects.size() == 2);  // answered the second time
+    CHECK(ref.connects[1] - ref.connects[0] >= 1ms);  // the initial RTO
+    CHECK(ref.established);
+    const auto bad = after_lost_accept(ep::bug::connect_once);
+    CHECK(bad.connects.size() == 1);
+    CHECK_FALSE(bad.established);
+}
+
 // accept-own-minor and rnr-kept are tested in receiver_test.cpp, which writes
 // the frames (a CONNECT of an older minor version; an RNR_QUERY) itself.
 TEST_CASE("every bug profile has a name, a clause and a test above") {
@@ -540,7 +566,7 @@ TEST_CASE("every bug profile has a name, a clause and a test above") {
         CHECK(b.clauses.starts_with("MR-"));
         CHECK(ep::bug_by_name(b.name).ok());
     }
-    CHECK(names.size() == 34);
+    CHECK(names.size() == 35);
     CHECK_FALSE(ep::bug_by_name("nonsense").ok());
     CHECK(ep::bug_by_name("none").ok());
     CHECK_FALSE(ep::bug_by_name("").ok());  // an unset variable, not the reference

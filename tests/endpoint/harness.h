@@ -119,13 +119,14 @@ struct pair_rig {
             a->receive(wire::build(forged_ack(w->paths[0].next_ppsn)));
         }
     }
-    // When A sent each CLOSE.
-    std::vector<core::nanos> closes() const {
+    // When A sent each CTRL of type `type`.
+    std::vector<core::nanos> ctrls(wire::ctrl_type type) const {
         std::vector<core::nanos> v;
         for (const auto& t : frames(fabric::direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::ctrl)))
-            if (t.f().ctrlh.type == static_cast<std::uint8_t>(wire::ctrl_type::close)) v.push_back(t.t);
+            if (t.f().ctrlh.type == static_cast<std::uint8_t>(type)) v.push_back(t.t);
         return v;
     }
+    std::vector<core::nanos> closes() const { return ctrls(wire::ctrl_type::close); }
     std::vector<tapped> frames(fabric::direction dir, std::uint8_t opcode) const {
         std::vector<tapped> v;
         for (const auto& t : tap)

@@ -286,6 +286,46 @@ TEST_CASE("handshake: filters act on the wire before the connection opens") {
     CHECK_THAT(v.err().message, Catch::Contains("hsbad.yaml:7:21: drop: dir must be one of from_dut, to_dut, got 'sideways'"));
 }
 
+TEST_CASE("handshake: a connection that does not open through the handshake's filters fails the case; otherwise it is an error") {
+    // A DUT that never repeats CONNECT (connect-once) loses the same ACCEPT
+    // twice: to a `handshake:` filter, which says the case tests the
+    // handshake's recovery, and to a fabric impairment, which does not.
+    auto s = load("hslost.yaml", R"(cases:
+  - id: LOST-ACCEPT
+    title: the first ACCEPT is lost by the handshake's filter
+    clauses: [MR-CONN-1]
+    handshake:
+      - drop: {dir: to_dut, match: {ctrl: ACCEPT}, count: 1}
+    expect: [wire_format: {}]
+  - id: IMPAIRED
+    title: the first ACCEPT is lost by the fabric
+    clauses: [MR-CONN-1]
+    topology:
+      impair:
+        - match_drop: {path: all, dir: to_dut, opcode: CTRL, count: 1}
+    expect: [wire_format: {}]
+)");
+    REQUIRE(run::validate(s).ok());
+    auto r = run::run_suite(s, *run::parse_dut("sim:bug=connect-once"), {});
+    REQUIRE(r.size() == 2);
+    CHECK(r[0].v == verdict::fail);
+    REQUIRE(r[0].asserts.size() == 1);  // in place of the expectations, which had no connection to check
+    const auto& a = r[0].asserts[0];
+    CHECK(a.name == "handshake");
+    CHECK(a.clauses == std::vector<std::string>{"MR-CONN-1"});
+    CHECK(a.at.line == 6);  // the handshake's first filter
+    CHECK(a.o.message ==
+          "the connection between DUT and peer was not established within 20 ms with the handshake's filters in force; "
+          "from the DUT: 1 CONNECT; to the DUT: 1 ACCEPT (1 dropped by the filters)");
+    CHECK(a.o.frames.size() == 2);
+    CHECK(r[1].v == verdict::error);
+    CHECK(r[1].reason == "the connection between DUT and peer was not established within 20 ms");
+    // The reference repeats its CONNECT and passes both.
+    auto ok = run::run_suite(s, *run::parse_dut("sim"), {});
+    CHECK(ok[0].v == verdict::pass);
+    CHECK(ok[1].v == verdict::pass);
+}
+
 TEST_CASE("lift: a step ends another step's filters") {
     auto s = load("lift.yaml", R"(cases:
   - id: LIFT
