@@ -82,12 +82,30 @@ TEST_CASE("WRITE places every byte at its address and completes once (MR-OOO-1, 
     for (const auto& t : r.frames(direction::a_to_b, k_write)) {
         paths.insert(t.f().mrh.path_id);
         ports.insert(t.f().udp.sport);
-        CHECK(t.f().ipv4.df);
+        CHECK(t.f().ipv4.df);  // MR-HDR-6
         CHECK(t.f().ipv4.identification == 0);
-        CHECK(t.f().ipv4.ecn == wire::k_ecn_ect0);
+        CHECK(t.f().ipv4.ecn == wire::k_ecn_ect0);  // MR-HDR-4
     }
     CHECK(paths.size() == 8);
     CHECK(ports.size() == 8);
+}
+
+TEST_CASE("queues that overflow cost resends, never a PAUSE frame (MR-CC-5)") {
+    fabric::fabric_config fc;
+    for (unsigned p = 0; p < 8; ++p)  // 10 Gb/s per path, a 16 KiB buffer: the first windows overflow it
+        fc.path_stages_ab[p] = {{"delay", {{"delay", "2us"}}}, {"queue", {{"rate", "10Gbps"}, {"buffer", "16384"}}}};
+    pair_rig r(fc);
+    auto rk = r.b->register_mr(1 << 20);
+    const auto data = pattern(1 << 20);
+    REQUIRE(r.a->post_write(r.conn_a, 0, data, r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(50ms);
+    std::uint64_t tail_drops = 0;
+    for (unsigned p = 0; p < 8; ++p) tail_drops += r.fab->at(direction::a_to_b, p).find("queue")->counters().dropped;
+    CHECK(tail_drops > 0);
+    REQUIRE(r.a->poll().size() == 1);
+    CHECK(std::equal(data.begin(), data.end(), r.b->mr_bytes(rk).begin()));
+    // Both sides sent MetaRoCE over IPv4 only, never PAUSE (EtherType 0x8808).
+    CHECK(std::count_if(r.tap.begin(), r.tap.end(), [](const auto& t) { return t.f().eth.ethertype != 0x0800; }) == 0);
 }
 
 TEST_CASE("SEND lands at receive(tag, RecvIdx) + offset; completions on both sides (MR-OOO-2)") {

@@ -257,7 +257,7 @@ TEST_CASE("paths are identified by PathID, never by source port (MR-PATH-3)") {
     CHECK(acks[1].bth.psn == 1002);  // one sequence across both ports
 }
 
-TEST_CASE("NAK codes: 0x0E unknown connection, 0x20 invalid PathID, 0x0B outside the window, 0x0F mismatch, 0x02 bounds") {
+TEST_CASE("NAK codes: 0x0E unknown connection (MR-CONN-2), 0x20 invalid PathID (MR-CONN-4), 0x0B outside the window, 0x0F mismatch (MR-HDR-5), 0x02 bounds (MR-OOO-4)") {
     raw_rig r;
     auto unknown = r.write(0, 1000);
     unknown.bth.dest_qp = 0x123456;
@@ -293,6 +293,69 @@ TEST_CASE("NAK codes: 0x0E unknown connection, 0x20 invalid PathID, 0x0B outside
     REQUIRE(naks.size() == 1);
     CHECK(naks[0].nakh.code == 0x02);
     CHECK(std::all_of(r.b->mr_bytes(r.rkey).end() - 100, r.b->mr_bytes(r.rkey).end(), [](auto x) { return x == 0; }));
+}
+
+TEST_CASE("reserved opcodes (a RoCEv2 CNP among them), unknown versions and broken frames are dropped silently and counted (MR-HDR-3, MR-CC-5)") {
+    raw_rig r;
+    r.take_all();
+    auto drops = [&r](drop_reason why) { return r.b->stats().drops[static_cast<int>(why)]; };
+
+    auto cnp = r.base(static_cast<opcode>(0x81));  // RoCEv2 CNP: BTH and 16 reserved bytes
+    cnp.bth.dest_qp = r.conn;
+    cnp.payload.assign(16, 0);
+    r.inject(cnp);
+    auto reserved = r.write(0, 1000);
+    reserved.bth.opcode = 0xC4;  // next to WRITE..SEND_IMM, not listed in §2
+    r.inject(reserved);
+    CHECK(drops(drop_reason::reserved_opcode) == 2);
+
+    auto v2 = r.write(0, 1000);
+    v2.mrh->ver = 2;
+    r.inject(v2);
+    CHECK(drops(drop_reason::bad_version) == 1);
+
+    auto cut = build(r.write(0, 1000));
+    cut.resize(60);  // ends inside the BTH
+    r.b->receive(cut);
+    r.d.run_until(r.s.now() + 1us);
+    CHECK(drops(drop_reason::truncated) == 1);
+
+    r.d.run_until(r.s.now() + 100us);  // past every ACK timer
+    CHECK(r.take_all().empty());       // silently: no NAK, no ACK, nothing
+    // None of them was placed or moved the window: PPSN 1000 is still new.
+    CHECK(std::all_of(r.b->mr_bytes(r.rkey).begin(), r.b->mr_bytes(r.rkey).begin() + 256, [](auto x) { return x == 0; }));
+    auto ok = r.write(0, 1000);
+    ok.bth.ack_req = true;
+    r.inject(ok);
+    auto acks = r.take(opcode::ack);
+    REQUIRE(acks.size() == 1);
+    CHECK(acks[0].bth.psn == 1001);  // CumAck: the next PPSN expected
+    CHECK(r.b->mr_bytes(r.rkey)[0] == 0x5A);
+}
+
+TEST_CASE("reserved bits are ignored on receipt and sent as 0 (MR-HDR-1)") {
+    raw_rig r;
+    r.take_all();
+    auto w = r.write(0, 1000);
+    w.bth.ack_req = true;
+    w.bth.resv6 = 0x3F;
+    w.bth.resv7 = 0x7F;
+    w.mrh->flags |= k_flag_reserved_mask;
+    w.mrh->resv = 0xF;
+    r.inject(w);
+    auto acks = r.take(opcode::ack);
+    REQUIRE(acks.size() == 1);  // taken like any WRITE
+    CHECK(acks[0].bth.psn == 1001);
+    CHECK(r.b->mr_bytes(r.rkey)[0] == 0x5A);
+    const auto& a = acks[0];
+    CHECK(a.bth.resv6 == 0);
+    CHECK(a.bth.resv7 == 0);
+    CHECK((a.ackh.flags & k_ack_flag_reserved_mask) == 0);
+    CHECK(a.ackh.resv == 0);
+    CHECK(a.ackh.resv2 == 0);
+    CHECK(a.udp.dport == k_udp_port);
+    CHECK(a.bth.tver == 0);
+    CHECK(a.ackh.ver == 1);
 }
 
 TEST_CASE("RNR: one per rejected message and Attempt, counted in RnrCount before the ACK (MR-RNR-1/6)") {
