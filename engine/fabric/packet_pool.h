@@ -1,10 +1,12 @@
 // Packet storage for the fabric: buffers addressed by handles.
 //
 // Stages and delay lines hold handles, never copies of the payload; the pool
-// grows in blocks, so steady-state forwarding allocates nothing per packet
-// (the same stages are meant to run on DPDK mbufs later).
+// grows in blocks and a buffer grows at once to the longest frame the pool
+// has carried, so once warm, forwarding allocates nothing (the same stages
+// are meant to run on DPDK mbufs later; tests/fabric/alloc_test.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <cstring>
@@ -50,6 +52,7 @@ public:
     handle adopt(core::byte_buffer& frame) {
         if (frame.size() <= k_copy_up_to) return alloc(frame);
         assert(frame.size() <= k_capacity);
+        longest_ = std::max(longest_, frame.size());
         const handle h = take();
         bufs_[h].swap(frame);
         meta_[h].len = static_cast<std::uint32_t>(bufs_[h].size());
@@ -70,6 +73,10 @@ public:
     core::bytes_view view(handle h) { return {buf(h), meta_[h].len}; }
     packet_meta& meta(handle h) { return meta_[h]; }
     std::size_t in_use() const { return in_use_; }
+    // Allocations the pool made so far (tests): a buffer given more storage,
+    // or the pool's own vectors grown when more packets are in flight than
+    // ever before. Once warm, neither happens.
+    std::uint64_t allocations() const { return allocations_; }
 
 private:
     static constexpr std::size_t k_block = 256;
@@ -84,22 +91,34 @@ private:
     void fill(handle h, core::bytes_view frame) {
         assert(frame.size() <= k_capacity);
         auto& b = bufs_[h];
-        if (b.size() < frame.size()) b.resize(frame.size());
+        if (b.size() < frame.size()) {
+            // Straight to the longest frame yet: a buffer that carried only
+            // ACKs would otherwise allocate again the first time data lands
+            // in it, long after the pool is warm.
+            longest_ = std::max(longest_, frame.size());
+            allocations_ += b.capacity() < longest_;
+            b.resize(longest_);
+        }
         if (!frame.empty()) std::memcpy(b.data(), frame.data(), frame.size());
         meta_[h].len = static_cast<std::uint32_t>(frame.size());
     }
-    // Buffers keep their capacity across uses, so steady-state forwarding
-    // allocates nothing; a buffer only ever holds one frame (<= k_capacity).
+    // Buffers keep their capacity across uses; a buffer only ever holds one
+    // frame (<= k_capacity).
     void grow() {
+        const std::size_t caps[3] = {bufs_.capacity(), meta_.capacity(), free_.capacity()};
         const auto base = static_cast<handle>(bufs_.size());
         bufs_.resize(bufs_.size() + k_block);
         meta_.resize(meta_.size() + k_block);
+        free_.reserve(bufs_.size());  // so that release() never allocates
         for (std::size_t i = k_block; i-- > 0;) free_.push_back(base + static_cast<handle>(i));
+        allocations_ += (bufs_.capacity() != caps[0]) + (meta_.capacity() != caps[1]) + (free_.capacity() != caps[2]);
     }
     std::vector<core::byte_buffer> bufs_;
     std::vector<packet_meta> meta_;
     std::vector<handle> free_;
     std::size_t in_use_ = 0;
+    std::size_t longest_ = 0;  // the longest frame filled or adopted so far
+    std::uint64_t allocations_ = 0;
 };
 
 }  // namespace mrct::fabric

@@ -74,6 +74,11 @@ public:
     }
     // Keys that went to the small heap of early keys so far (tests, diagnostics).
     std::uint64_t early_pushes() const { return early_pushes_; }
+    // Times one of the queue's vectors had to grow (allocate) so far: a
+    // bucket holding more keys than it ever held. A radix heap's buckets
+    // follow the clock's bits, so a long run still meets a new high-water
+    // mark now and then (tests: the fabric allocates nothing else).
+    std::uint64_t growths() const { return growths_; }
     void pop() {
         --size_;
         if (!early_.empty()) {
@@ -91,7 +96,10 @@ private:
     static constexpr unsigned k_buckets = 65;  // 1..64: the highest differing time bit is i - 1 (0 is now_)
 
     static std::uint64_t time_of(key_type k) { return static_cast<std::uint64_t>(k >> 64); }
-    static void heap_push(std::vector<key_type>& h, key_type k) {
+    // Counts the allocation a push into `v` is about to make, if any.
+    void note_growth(const std::vector<key_type>& v) { growths_ += v.size() == v.capacity(); }
+    void heap_push(std::vector<key_type>& h, key_type k) {
+        note_growth(h);
         h.push_back(k);
         std::push_heap(h.begin(), h.end(), std::greater<>{});
     }
@@ -102,6 +110,7 @@ private:
     void put(key_type k, std::uint64_t t) {
         const std::uint64_t d = t ^ last_;
         if (!d) {
+            note_growth(now_);
             // Almost always the largest yet (sequence numbers rise): an append.
             if (now_.size() == head_ || k >= now_.back()) now_.push_back(k);
             else now_.insert(std::upper_bound(now_.begin() + static_cast<std::ptrdiff_t>(head_), now_.end(), k), k);
@@ -112,6 +121,7 @@ private:
     // Files a key whose time differs from last_ (d = time ^ last_, not 0).
     void to_bucket(key_type k, std::uint64_t d) {
         const unsigned b = 64 - static_cast<unsigned>(__builtin_clzll(d));
+        note_growth(buckets_[b]);
         buckets_[b].push_back(k);
         mask_[b / 64] |= std::uint64_t{1} << (b % 64);
         if (b <= peek_bucket_) peek_bucket_ = k_no_bucket;  // the minimum min_time() found may have changed
@@ -137,8 +147,12 @@ private:
         // Every key lands in now_ or a lower bucket than b, so `from` is not appended to.
         for (key_type k : from) {
             const std::uint64_t d = time_of(k) ^ last_;
-            if (d) to_bucket(k, d);
-            else now_.push_back(k);  // sorted below, once
+            if (d) {
+                to_bucket(k, d);
+            } else {
+                note_growth(now_);
+                now_.push_back(k);  // sorted below, once
+            }
         }
         from.clear();
         std::sort(now_.begin(), now_.end());
@@ -158,6 +172,7 @@ private:
     unsigned peek_bucket_ = k_no_bucket;
     std::uint64_t peek_min_ = 0;
     std::uint64_t early_pushes_ = 0;
+    std::uint64_t growths_ = 0;
 };
 
 }  // namespace mrct::sim

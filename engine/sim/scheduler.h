@@ -57,6 +57,8 @@ public:
     std::size_t size() const { return live_; }
     // Entries filed below the queue's floor so far (radix_queue::early_pushes; tests).
     std::uint64_t queue_early_pushes() const { return queue_.early_pushes(); }
+    // Allocations the queue made so far (radix_queue::growths; tests).
+    std::uint64_t queue_growths() const { return queue_.growths(); }
 
 private:
     // A queue key: the time in the high 64 bits, then the sequence number,
