@@ -60,6 +60,9 @@ int main(int argc, char** argv) {
         "simulate", "Run a transfer between reference endpoints over the fabric in virtual time; print JSON metrics");
     simulate->add_option("--config", sim.config, "YAML file with the options below (docs/simulate.md)");
     simulate->add_flag("--pretty", sim.pretty, "Indent the JSON");
+    simulate->add_flag("--small-pages", sim.small_pages,
+                       "Do not ask for transparent huge pages for the heap (by default the heap is advised "
+                       "MADV_HUGEPAGE: same results, faster; docs/simulate.md)");
     auto kv = [&](const char* name, const char* help) {
         std::string key = name;
         // Every option may be given more than once: the repeatable ones
