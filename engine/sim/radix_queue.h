@@ -34,13 +34,45 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 namespace mrct::sim {
 
+// std::allocator that adds one to a counter at each allocation: the queue
+// counts its own allocations where they happen, not by a test on every push.
+template <class T>
+struct counting_allocator {
+    using value_type = T;
+    using propagate_on_container_move_assignment = std::true_type;
+    std::uint64_t* count = nullptr;
+
+    counting_allocator() = default;
+    explicit counting_allocator(std::uint64_t* c) : count(c) {}
+    template <class U>
+    counting_allocator(const counting_allocator<U>& o) : count(o.count) {}
+    T* allocate(std::size_t n) {
+        if (count) ++*count;
+        return std::allocator<T>{}.allocate(n);
+    }
+    void deallocate(T* p, std::size_t n) { std::allocator<T>{}.deallocate(p, n); }
+    template <class U>
+    bool operator==(const counting_allocator<U>&) const { return true; }  // all free with std::allocator
+};
+
 class radix_queue {
 public:
     __extension__ typedef unsigned __int128 key_type;  // GCC/Clang; __extension__ quiets -Wpedantic
+
+    radix_queue() {
+        for (auto& b : buckets_) b = keys(alloc());
+        now_ = keys(alloc());
+        early_ = keys(alloc());
+    }
+    // The vectors' allocators point at growths_.
+    radix_queue(const radix_queue&) = delete;
+    radix_queue& operator=(const radix_queue&) = delete;
 
     bool empty() const { return size_ == 0; }
     std::size_t size() const { return size_; }
@@ -74,10 +106,10 @@ public:
     }
     // Keys that went to the small heap of early keys so far (tests, diagnostics).
     std::uint64_t early_pushes() const { return early_pushes_; }
-    // Times one of the queue's vectors had to grow (allocate) so far: a
-    // bucket holding more keys than it ever held. A radix heap's buckets
-    // follow the clock's bits, so a long run still meets a new high-water
-    // mark now and then (tests: the fabric allocates nothing else).
+    // Allocations the queue's vectors made so far: a bucket holding more
+    // keys than it ever held. A radix heap's buckets follow the clock's bits,
+    // so a long run still meets a new high-water mark now and then (tests:
+    // the fabric allocates nothing else).
     std::uint64_t growths() const { return growths_; }
     void pop() {
         --size_;
@@ -94,23 +126,21 @@ public:
 
 private:
     static constexpr unsigned k_buckets = 65;  // 1..64: the highest differing time bit is i - 1 (0 is now_)
+    using keys = std::vector<key_type, counting_allocator<key_type>>;
+    counting_allocator<key_type> alloc() { return counting_allocator<key_type>(&growths_); }
 
     static std::uint64_t time_of(key_type k) { return static_cast<std::uint64_t>(k >> 64); }
-    // Counts the allocation a push into `v` is about to make, if any.
-    void note_growth(const std::vector<key_type>& v) { growths_ += v.size() == v.capacity(); }
-    void heap_push(std::vector<key_type>& h, key_type k) {
-        note_growth(h);
+    static void heap_push(keys& h, key_type k) {
         h.push_back(k);
         std::push_heap(h.begin(), h.end(), std::greater<>{});
     }
-    static void heap_pop(std::vector<key_type>& h) {
+    static void heap_pop(keys& h) {
         std::pop_heap(h.begin(), h.end(), std::greater<>{});
         h.pop_back();
     }
     void put(key_type k, std::uint64_t t) {
         const std::uint64_t d = t ^ last_;
         if (!d) {
-            note_growth(now_);
             // Almost always the largest yet (sequence numbers rise): an append.
             if (now_.size() == head_ || k >= now_.back()) now_.push_back(k);
             else now_.insert(std::upper_bound(now_.begin() + static_cast<std::ptrdiff_t>(head_), now_.end(), k), k);
@@ -121,12 +151,11 @@ private:
     // Files a key whose time differs from last_ (d = time ^ last_, not 0).
     void to_bucket(key_type k, std::uint64_t d) {
         const unsigned b = 64 - static_cast<unsigned>(__builtin_clzll(d));
-        note_growth(buckets_[b]);
         buckets_[b].push_back(k);
         mask_[b / 64] |= std::uint64_t{1} << (b % 64);
         if (b <= peek_bucket_) peek_bucket_ = k_no_bucket;  // the minimum min_time() found may have changed
     }
-    static std::uint64_t bucket_min(const std::vector<key_type>& from) {
+    static std::uint64_t bucket_min(const keys& from) {
         std::uint64_t m = time_of(from.front());
         for (key_type k : from) m = std::min(m, time_of(k));
         return m;
@@ -140,30 +169,26 @@ private:
     void settle() {
         if (head_ < now_.size()) return;
         const unsigned b = lowest_bucket();
-        std::vector<key_type>& from = buckets_[b];
+        keys& from = buckets_[b];
         last_ = peek_bucket_ == b ? peek_min_ : bucket_min(from);
         peek_bucket_ = k_no_bucket;
         mask_[b / 64] &= ~(std::uint64_t{1} << (b % 64));
         // Every key lands in now_ or a lower bucket than b, so `from` is not appended to.
         for (key_type k : from) {
             const std::uint64_t d = time_of(k) ^ last_;
-            if (d) {
-                to_bucket(k, d);
-            } else {
-                note_growth(now_);
-                now_.push_back(k);  // sorted below, once
-            }
+            if (d) to_bucket(k, d);
+            else now_.push_back(k);  // sorted below, once
         }
         from.clear();
         std::sort(now_.begin(), now_.end());
     }
 
-    std::array<std::vector<key_type>, k_buckets> buckets_;  // [0] unused
+    std::array<keys, k_buckets> buckets_;  // [0] unused
     std::uint64_t mask_[2] = {0, 0};  // bucket i is not empty
     std::uint64_t last_ = 0;          // the last minimum time found
-    std::vector<key_type> now_;       // keys at time last_, ascending from head_
+    keys now_;       // keys at time last_, ascending from head_
     std::size_t head_ = 0;            // now_[head_] is the smallest
-    std::vector<key_type> early_;     // min-heap of keys before last_
+    keys early_;     // min-heap of keys before last_
     std::size_t size_ = 0;
     // min_time()'s last answer: the smallest time in bucket peek_bucket_,
     // the lowest bucket then (k_no_bucket: none kept). A push into that
