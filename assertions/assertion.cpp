@@ -149,6 +149,23 @@ outcome fail(std::string message, std::string expected, std::string actual, std:
 outcome inconclusive(std::string message) { return {verdict::inconclusive, std::move(message), {}, {}, {}, {}}; }
 outcome error(std::string message) { return {verdict::error, std::move(message), {}, {}, {}, {}}; }
 
+outcome apply_timing(outcome o, const timing_need& need, const trace::timing_figures& tm) {
+    if (o.v != verdict::pass && o.v != verdict::fail) return o;  // nothing judged: nothing to doubt
+    // The worst figure, named by what it measured.
+    std::pair<nanos, std::string> worst{tm.event_late_max, "events (timers, deliveries) ran"};
+    if (tm.step_late_max > worst.first) worst = {tm.step_late_max, "plan steps ran"};
+    if (tm.rx_delay_max > worst.first) worst = {tm.rx_delay_max, "DUT frames were handled"};
+    if (need.completions && tm.poll_rtt_max > worst.first) worst = {tm.poll_rtt_max, "completion times were uncertain by"};
+    o.measured["engine_late_us"] = core::to_micros(worst.first);
+    o.measured["needs_us"] = core::to_micros(need.resolution);
+    if (worst.first <= need.resolution) return o;
+    o.message = worst.second + " up to " + fmt_time(worst.first) + (worst.second.ends_with("by") ? "" : " late") +
+                "; this check needs " + fmt_time(need.resolution) + " (" + need.what + "); it would have said " +
+                std::string(verdict_name(o.v)) + ": " + o.message;
+    o.v = verdict::inconclusive;
+    return o;
+}
+
 const assertion_def* find(std::string_view name) {
     for (const auto& a : builtin())
         if (a.name == name) return &a;
@@ -220,7 +237,10 @@ outcome evaluate(const assertion_def& def, const trace::trace& tr, const std::ma
     for (const auto& [k, v] : args) full[k] = v;
     try {
         context c(tr, full);
-        return def.check(c);
+        auto o = def.check(c);
+        if (tr.timing.realtime && def.needs)
+            if (auto need = def.needs(c)) return apply_timing(std::move(o), *need, tr.timing);
+        return o;
     } catch (const std::exception& e) {
         return error("assertion '" + def.name + "' could not be evaluated: " + e.what());
     }

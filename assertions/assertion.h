@@ -74,12 +74,25 @@ private:
     mutable std::unique_ptr<sender_view> sender_;
 };
 
+// What a timing check needs of the engine in real time (docs/timing.md): the
+// engine's actions and reactions (and, with `completions`, the completion times
+// an agent reports) must be accurate to `resolution`, or the check cannot tell
+// a conforming DUT from a broken one.
+struct timing_need {
+    core::nanos resolution{0};
+    std::string what;  // what the resolution is, e.g. "the resend's deadline (within)"
+    bool completions = false;
+};
+
 struct assertion_def {
     std::string name;
     std::vector<std::string> clauses;  // clause IDs this check tests
     std::string summary;
     std::vector<param_decl> params;
     std::function<outcome(const context&)> check;
+    // Empty for a timing-free check; else what it needs (nullopt: nothing in
+    // this run, e.g. an optional bound not given).
+    std::function<std::optional<timing_need>(const context&)> needs = {};
 };
 
 // Built-in assertions, in a fixed order (no static registration).
@@ -92,8 +105,13 @@ bool is_expression_name(std::string_view name);
 
 // Validates `args` against the declaration (unknown or missing names, types).
 core::status check_args(const assertion_def& def, const std::map<std::string, std::string>& args);
-// Runs one assertion; exceptions inside a check become an error verdict.
+// Runs one assertion; exceptions inside a check become an error verdict. In
+// real time a timing check whose need the engine's measured lateness exceeds
+// is inconclusive, with both figures and what it would have said.
 outcome evaluate(const assertion_def& def, const trace::trace& tr, const std::map<std::string, std::string>& args);
+
+// Applies a timing need to an outcome (what evaluate() does after the check).
+outcome apply_timing(outcome o, const timing_need& need, const trace::timing_figures& tm);
 
 // Helpers for checks.
 std::string fmt_time(core::nanos t);

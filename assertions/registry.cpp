@@ -6,6 +6,37 @@ namespace mrct::assertions {
 
 using T = param_type;
 
+namespace {
+
+// A timing need given by a duration parameter (docs/timing.md): the engine must
+// keep time to within that duration, or the check cannot judge.
+std::function<std::optional<timing_need>(const context&)> need_of(std::string param, std::string what,
+                                                                 bool completions = false) {
+    return [param, what, completions](const context& c) -> std::optional<timing_need> {
+        if (!c.has(param)) return std::nullopt;
+        auto d = c.duration(param);
+        if (!d) return std::nullopt;
+        return timing_need{*d, what + " (" + param + ")", completions};
+    };
+}
+
+// rto_timing: an expiry's tolerance, rel x RTO + abs, at the smallest RTO.
+std::optional<timing_need> rto_tolerance(const context& c) {
+    auto abs = c.duration("abs");
+    if (!abs) return std::nullopt;
+    const auto rel = c.number("rel") * static_cast<double>(c.tr().p.rto_min.count());
+    return timing_need{*abs + core::nanos{static_cast<std::int64_t>(rel)}, "an expiry's tolerance, rel x rto_min + abs"};
+}
+
+// rto_independence: a tenth of the longest allowed timeout.
+std::optional<timing_need> tenth_of_bound(const context& c) {
+    auto b = c.duration("at_most");
+    if (!b) return std::nullopt;
+    return timing_need{*b / 10, "a tenth of the longest allowed timeout (at_most)"};
+}
+
+}  // namespace
+
 const std::vector<assertion_def>& builtin() {
     namespace k = checks;
     static const std::vector<assertion_def> k_all = {
@@ -22,7 +53,7 @@ const std::vector<assertion_def>& builtin() {
         {"fast_retransmit", {"MR-SACK-3"},
          "Each loss (§5 term) is resent once on its path with its PPSN and RETX, without waiting for a timer.",
          {{"within", T::duration, "rto_min / 2", "longest delay from the ACK showing the loss to the resend"}},
-         k::fast_retransmit},
+         k::fast_retransmit, need_of("within", "the resend's deadline")},
         {"no_go_back_n", {"MR-SACK-4"}, "No PPSN covered by an ACK is ever resent.",
          {{"allow_no_resends", T::boolean, "false",
            "pass (not inconclusive) when nothing was resent: for cases whose point is that a covered PPSN stays unsent"}},
@@ -36,12 +67,12 @@ const std::vector<assertion_def>& builtin() {
          {{"rel", T::number, "0.1", "relative tolerance"},
           {"abs", T::duration, "5us", "absolute tolerance"},
           {"paths", T::int_list, "", "paths to check (all if absent)", true}},
-         k::rto_timing},
+         k::rto_timing, rto_tolerance},
         {"rto_independence", {"MR-RTO-1", "MR-RTO-2"},
          "A path's timer follows its own RTT: each first expiry on the path comes within a bound.",
          {{"path", T::integer, "", "the fast path"},
           {"at_most", T::duration, "rto_min + 4 * rtt + 20%", "longest allowed timeout"}},
-         k::rto_independence},
+         k::rto_independence, tenth_of_bound},
         {"port_move_after_rtos", {"MR-PATH-4"},
          "The resend of the 2nd consecutive expiry on a path uses a new source port; a single expiry keeps it.",
          {{"paths", T::int_list, "", "paths to check (all if absent)", true}}, k::port_move_after_rtos},
@@ -50,7 +81,7 @@ const std::vector<assertion_def>& builtin() {
          "PATH_RESET_ACK.",
          {{"path", T::integer, "", "the DUT path expected to fail"},
           {"within", T::duration, "", "longest time from the run's first expiry to PATH_RESET", true}},
-         k::failover},
+         k::failover, need_of("within", "the deadline for PATH_RESET")},
         {"window_limit", {"MR-CC-4", "MR-SACK-5"},
          "At most 256 packets in flight per path, and at most the initial window before the path's first ACK.", {},
          k::window_limit},
@@ -59,13 +90,13 @@ const std::vector<assertion_def>& builtin() {
          {{"path", T::integer, "", "the marked path"},
           {"settle", T::duration, "200us", "time after the first ECE before the bound applies"},
           {"at_most", T::integer, "8", "packets in flight allowed on the marked path"}},
-         k::window_cut_on_ece},
+         k::window_cut_on_ece, need_of("settle", "the time the window has to shrink")},
         {"no_cross_path_cut", {"MR-CC-3"},
          "While one path is marked, every unmarked path still reaches a given inflight.",
          {{"marked", T::integer, "", "the marked path"},
           {"settle", T::duration, "200us", "time after the first ECE before the check"},
           {"at_least", T::integer, "12", "inflight each unmarked path must reach"}},
-         k::no_cross_path_cut},
+         k::no_cross_path_cut, need_of("settle", "the time before the check")},
         {"grant_rate", {"MR-GR-2"},
          "Over any window of max(RTT, 20 packet times) the DUT's IP bytes stay within the latest GrantRate (+slack, +1 "
          "packet).",
@@ -83,7 +114,7 @@ const std::vector<assertion_def>& builtin() {
          "Around an RNR, every busy path keeps at least a fraction of the inflight it had before.",
          {{"span", T::duration, "100us", "window before and after the RNR"},
           {"keep", T::number, "0.5", "fraction of the earlier inflight required after"}},
-         k::rnr_keeps_window},
+         k::rnr_keeps_window, need_of("span", "the window around the RNR")},
         {"close_after_ack", {"MR-CONN-3"}, "CLOSE leaves only when nothing is unacknowledged.", {}, k::close_after_ack},
         {"acks_conform", {"MR-SACK-1", "MR-SACK-2", "MR-CC-1", "MR-GR-1"},
          "The DUT acknowledges at once on AckReq, a new gap or CE (with ECE), every packet within the ACK interval; "
@@ -110,14 +141,14 @@ const std::vector<assertion_def>& builtin() {
          {{"side", T::string, "both", "dut, peer or both"},
           {"status", T::string, "success", "expected status"},
           {"within", T::duration, "", "latest completion after posting", true}},
-         k::all_complete},
+         k::all_complete, need_of("within", "the deadline for completions", true)},
         {"completion_order", {"MR-STR-1"}, "Completions within a stream follow StreamSeq order.",
          {{"side", T::string, "dut", "dut or peer"}}, k::completion_order},
         {"stream_progress", {"MR-STR-2"}, "A stream's messages all complete within a time of the first post.",
          {{"side", T::string, "dut", "dut or peer"},
           {"stream", T::integer, "", "the stream"},
           {"within", T::duration, "", "deadline from the first post"}},
-         k::stream_progress},
+         k::stream_progress, need_of("within", "the deadline for the stream", true)},
         {"data_integrity", {"MR-OOO-1", "MR-OOO-2"},
          "Receiving memory holds exactly the bytes sent, at the right addresses.",
          {{"side", T::string, "both", "whose memory: dut, peer or both"}}, k::data_integrity},

@@ -150,7 +150,11 @@ public:
         if (!r) return {};
         // Completion times: the agent's clock, mapped onto the engine's by age
         // (agent now - completion time) at the moment the response arrived.
+        // The answer spent part of the poll's round trip in flight: each time
+        // may be late by up to that round trip (time_err).
         const core::nanos here = now_ ? now_() : core::nanos{0};
+        const core::nanos rtt = last_rtt_;
+        poll_max_ = std::max(poll_max_, rtt);
         std::vector<endpoint::completion> out;
         try {
             const auto agent_now = (*r)["now_ns"].get<std::int64_t>();
@@ -171,6 +175,7 @@ public:
                 if (j.contains("imm")) wc.imm = j["imm"].get<std::uint32_t>();
                 const auto age = std::max<std::int64_t>(0, agent_now - j["time_ns"].get<std::int64_t>());
                 wc.time = std::max(core::nanos{0}, here - core::nanos{age});
+                wc.time_err = rtt;
                 out.push_back(wc);
             }
         } catch (const std::exception& e) {
@@ -212,10 +217,14 @@ private:
     // (now_ is the runner's clock; it syncs the real-time driver.)
     core::result<json> call(const std::string& op, json args, std::optional<core::bytes_view> in = std::nullopt,
                             core::byte_buffer* out = nullptr) const {
+        const core::nanos sent = now_ ? now_() : core::nanos{0};
         auto r = c_.call(op, std::move(args), o_.timeout, in, out);
         // The call blocked the driver thread: bring the case's clock up to the
         // wall clock, so that what is scheduled next is timed from now.
-        if (now_) now_();
+        if (now_) {
+            last_rtt_ = now_() - sent;
+            rtts_.push_back(last_rtt_);
+        }
         if (!r && fault_.empty()) fault_ = r.err().message;
         return r;
     }
@@ -241,8 +250,25 @@ private:
         return r && r->contains(field) && (*r)[field].is_boolean() && (*r)[field].get<bool>();
     }
 
+public:
+    call_times agent_call_times() const override {
+        call_times t;
+        t.calls = rtts_.size();
+        t.poll_max = poll_max_;
+        if (rtts_.empty()) return t;
+        auto v = rtts_;
+        t.max = *std::max_element(v.begin(), v.end());
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+        t.median = v[v.size() / 2];
+        return t;
+    }
+    bool rx_stamped() const override { return o_.wire != "dpdk"; }
+
+private:
     agent_options o_;
     mutable agent::client c_;
+    mutable std::vector<core::nanos> rtts_;  // every call's round trip, for the case's timing figures
+    mutable core::nanos last_rtt_{0}, poll_max_{0};
     info info_;
     boost::asio::io_context* io_ = nullptr;
     std::function<core::nanos()> now_;

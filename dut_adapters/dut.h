@@ -88,6 +88,17 @@ public:
     virtual std::vector<endpoint::completion> poll() = 0;
     virtual core::result<core::byte_buffer> read_mem(std::uint32_t rkey, std::uint64_t offset, std::size_t len) = 0;
     virtual std::map<std::string, std::uint64_t> counters() const = 0;
+
+    // Real time: round trips of the agent calls made so far (docs/timing.md).
+    struct call_times {
+        std::uint64_t calls = 0;
+        core::nanos max{0}, median{0};
+        core::nanos poll_max{0};  // the slowest completion poll: how late a completion's time may be
+    };
+    virtual call_times agent_call_times() const { return {}; }
+    // Whether DUT frames reach `tx` with the kernel's receive time as their age
+    // (udp, pcap); a port that polls without timestamps (dpdk) gives age 0.
+    virtual bool rx_stamped() const { return true; }
 };
 
 // The reference endpoint in-process; `bug` selects a bug profile ("" = none).

@@ -167,6 +167,17 @@ json case_json(const run::case_result& r, std::size_t order) {
     c["sim_time_us"] = core::to_micros(r.sim_time);
     c["frames"] = r.frames;
     c["wall_s"] = r.wall_s;
+    if (r.tr && r.tr->timing.realtime) {
+        // Real time: how well the engine kept time (docs/timing.md).
+        const auto& tm = r.tr->timing;
+        auto us = [](core::nanos d) { return core::to_micros(d); };
+        c["timing"] = {{"engine_late_us", us(tm.engine_late())},   {"event_late_max_us", us(tm.event_late_max)},
+                       {"event_late_p99_us", us(tm.event_late_p99)}, {"events", tm.events},
+                       {"step_late_max_us", us(tm.step_late_max)}, {"rx_delay_max_us", us(tm.rx_delay_max)},
+                       {"rx_stamped", tm.rx_stamped},              {"agent_calls", tm.agent_calls},
+                       {"agent_call_max_us", us(tm.agent_call_max)}, {"agent_call_median_us", us(tm.agent_call_median)},
+                       {"poll_rtt_max_us", us(tm.poll_rtt_max)}};
+    }
     auto& as = c["assertions"] = json::array();
     for (const auto& a : r.asserts) {
         json aj;

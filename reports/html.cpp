@@ -189,6 +189,12 @@ std::string html(const json& r) {
              num(c["sim_time_us"].get<double>() / 1000) + " ms simulated &middot; " + std::to_string(c["frames"].get<std::size_t>()) +
              " frames";
         if (c.contains("pcap")) o += " &middot; <a href=\"" + esc(c["pcap"].get<std::string>()) + "\">pcap</a>";
+        if (c.contains("timing")) {
+            const auto& tm = c["timing"];
+            o += " &middot; engine late up to " + num(tm["engine_late_us"].get<double>() / 1000) + " ms (events p99 " +
+                 num(tm["event_late_p99_us"].get<double>() / 1000) + " ms) &middot; agent calls up to " +
+                 num(tm["agent_call_max_us"].get<double>() / 1000) + " ms";
+        }
         o += "</div>\n";
         if (!c["reason"].get<std::string>().empty()) o += "<p>" + esc(c["reason"].get<std::string>()) + "</p>\n";
         if (!c["assertions"].empty()) {

@@ -63,6 +63,7 @@ struct completion {
     std::uint32_t length = 0;
     std::optional<std::uint32_t> imm;
     nanos time{0};
+    nanos time_err{0};  // a DUT on a wire: `time` may be late by up to this (trace::completion::t_err)
 };
 
 struct path_stats {

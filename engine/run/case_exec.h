@@ -99,6 +99,7 @@ private:
     static trace::completion convert(const endpoint::completion& wc);
     bool all_done() const;
     void collect();
+    void note_timing();
     void evaluate(case_result& r);
     // The connection did not open while `handshake:` filters were in force:
     // the DUT did not recover its handshake, a failure of the case's clauses.
@@ -137,6 +138,9 @@ private:
     bool in_setup_ = false;     // real time: the setup is being posted
     std::vector<int> deferred_;  // steps that became due meanwhile
     void run_deferred_steps();
+    // Real time: the engine's own lateness (trace::timing_figures).
+    std::map<int, nanos> step_due_;  // when each step should run: its time, or its trigger frame's
+    nanos step_late_max_{0}, rx_delay_max_{0};
     const plan::test_case& c_;
     std::unique_ptr<dut::dut> dut_;
     std::uint64_t seed_;

@@ -45,6 +45,7 @@ case_result case_exec::run() {
     // as evidence of what the DUT did before it went wrong.
     auto observed = [&] {
         if (tr_->end < s_.now()) tr_->end = s_.now();
+        note_timing();
         r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
         r.sim_time = tr_->end;
         r.frames = tr_->frames.size();
@@ -282,6 +283,7 @@ core::status case_exec::execute() {
         auto t = core::parse_duration_ns(st.time->text);
         if (!t) return core::error{st.time->at.str() + ": bad time '" + st.time->text + "'"};
         last_timed = std::max(last_timed, t0_ + nanos{*t});
+        step_due_[static_cast<int>(i)] = t0_ + nanos{*t};
         s_.at(t0_ + nanos{*t}, [this, i] {
             fired_[i] = true;
             run_step(static_cast<int>(i));
@@ -323,7 +325,7 @@ void case_exec::drain() {
 
 trace::completion case_exec::convert(const endpoint::completion& wc) {
     return {wc.wr_id, std::string(endpoint::wc_kind_name(wc.kind)), std::string(endpoint::wc_status_name(wc.status)), wc.stream,
-            wc.tag, wc.stream_seq, wc.length, wc.time};
+            wc.tag, wc.stream_seq, wc.length, wc.time, wc.time_err};
 }
 
 bool case_exec::all_done() const {
@@ -370,7 +372,7 @@ void case_exec::collect() {
         }
         tr_->memory.push_back(std::move(m));
     }
-    if (dut_->realtime()) tr_->crossing = k_realtime_crossing;
+    if (rt_) tr_->crossing = k_realtime_crossing;
     auto& p = tr_->p;
     p.num_paths = std::min(dut_cfg_.num_paths, pcfg_.num_paths);
     p.mtu = std::min(dut_cfg_.mtu, pcfg_.mtu);
@@ -385,6 +387,25 @@ void case_exec::collect() {
     p.moves_after = dut_cfg_.moves_after;
     p.grant_idle = dut_cfg_.grant_idle;
     p.inbound_rate_bps = dut_cfg_.inbound_rate_bps;
+}
+
+// Real time: how well the engine kept time (trace::timing_figures, docs/timing.md).
+void case_exec::note_timing() {
+    if (!rt_) return;
+    auto& tm = tr_->timing;
+    tm.realtime = true;
+    tm.rx_stamped = dut_->rx_stamped();
+    const auto late = rt_->lateness_since();
+    tm.events = late.events;
+    tm.event_late_max = late.max;
+    tm.event_late_p99 = late.p99;
+    tm.step_late_max = step_late_max_;
+    tm.rx_delay_max = rx_delay_max_;
+    const auto calls = dut_->agent_call_times();
+    tm.agent_calls = calls.calls;
+    tm.agent_call_max = calls.max;
+    tm.agent_call_median = calls.median;
+    tm.poll_rtt_max = calls.poll_max;
 }
 
 void case_exec::fail_handshake(case_result& r, const std::string& why) {

@@ -11,6 +11,7 @@ namespace mrct::run::detail {
 // Frames: recording, step filters, triggers.
 void case_exec::on_frame(trace::dir d, core::bytes_view fr, bool injected, nanos age) {
     nanos t = s_.now();
+    rx_delay_max_ = std::max(rx_delay_max_, age);
     if (age > nanos{0}) t = std::max(t - age, tr_->frames.empty() ? nanos{0} : tr_->frames.back().t);
     auto& rec = tr_->add(t, d, fr);
     rec.injected = injected;
@@ -101,6 +102,7 @@ void case_exec::check_triggers(const trace::record& r) {
         // Actions run right after this frame is handled (same time); they
         // may refer to it (inject template rnr).
         trigger_rec_[i] = r.index;
+        step_due_[static_cast<int>(i)] = r.t;
         s_.after(0ns, [this, i] { run_step(static_cast<int>(i)); });
     }
 }
@@ -121,6 +123,8 @@ void case_exec::run_step(int i) {
         return;
     }
     tr_->step_times[i] = s_.now();
+    if (auto due = step_due_.find(i); due != step_due_.end())
+        step_late_max_ = std::max(step_late_max_, s_.now() - due->second);
     for (const auto& a : c_.steps[static_cast<std::size_t>(i)].actions)
         if (auto st = act(a, i); !st && error_.empty()) error_ = a.at.str() + ": " + st.err().message;
 }

@@ -31,8 +31,18 @@ struct realtime_driver::impl {
     std::chrono::steady_clock::time_point origin_wall;
     nanos origin_sim{0};
     bool anchored = false;
-    std::vector<std::int64_t> lateness_ns;  // bounded sample of how late events ran
+    struct late_sample {
+        nanos due, late;
+    };
+    std::vector<late_sample> lateness;  // how late events ran: the first k_max_samples, then the worst kept
     static constexpr std::size_t k_max_samples = 1 << 20;
+
+    // Past k_max_samples a late event replaces the sample it is later than
+    // (the last one): the maximum is never lost, the percentile is approximate.
+    void note_late(nanos due, nanos late) {
+        if (lateness.size() < k_max_samples) lateness.push_back({due, late});
+        else if (late > lateness.back().late) lateness.back() = {due, late};
+    }
 
     nanos sim_now() const {
         return origin_sim + std::chrono::duration_cast<nanos>(std::chrono::steady_clock::now() - origin_wall);
@@ -113,7 +123,7 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
         while (true) {
             nanos due = s_.next_time();
             if (due > t) break;
-            if (m.lateness_ns.size() < impl::k_max_samples) m.lateness_ns.push_back((t - due).count());
+            m.note_late(due, t - due);
             s_.run_one(t);
         }
         run_ready(m.io);
@@ -139,9 +149,18 @@ bool realtime_driver::run_while_waiting(const bool& done, nanos d) {
            core::k_never, &done);
     return done;
 }
-std::uint64_t realtime_driver::late_events(nanos threshold) const {
-    return static_cast<std::uint64_t>(std::count_if(impl_->lateness_ns.begin(), impl_->lateness_ns.end(),
-                                                    [&](std::int64_t l) { return l > threshold.count(); }));
+realtime_driver::lateness realtime_driver::lateness_since(nanos since) const {
+    std::vector<nanos> l;
+    for (const auto& x : impl_->lateness)
+        if (x.due >= since) l.push_back(x.late);
+    lateness out;
+    out.events = l.size();
+    if (l.empty()) return out;
+    out.max = *std::max_element(l.begin(), l.end());
+    const auto k = (99 * l.size() + 99) / 100 - 1;  // the 99th percentile: ceil(0.99 n)-th smallest
+    std::nth_element(l.begin(), l.begin() + static_cast<std::ptrdiff_t>(k), l.end());
+    out.p99 = l[k];
+    return out;
 }
 
 }  // namespace mrct::sim

@@ -55,8 +55,14 @@ public:
     void post(callback cb);
     // Thread-safe: make run_for return soon.
     void stop();
-    // Events that ran later than their time by more than this are counted.
-    std::uint64_t late_events(nanos threshold) const;
+    // How late events ran after their time (timers, deliveries, timed steps):
+    // the engine's own lateness in real time (docs/timing.md). `since`: only
+    // events due at or after that scheduler time.
+    struct lateness {
+        std::uint64_t events = 0;
+        nanos max{0}, p99{0};
+    };
+    lateness lateness_since(nanos since = nanos{0}) const;
 
 private:
     void run_to(std::chrono::steady_clock::time_point end_wall, nanos end_sim, const bool* done = nullptr);

@@ -5,6 +5,7 @@
 // in-process DUT and for a DUT on a real wire.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -54,6 +55,11 @@ struct completion {
     std::uint16_t stream = 0, tag = 0;
     std::uint32_t stream_seq = 0, length = 0;
     nanos t{0};
+    // Real time: the completion happened in [t - t_err, t]. An agent reports
+    // its completions' ages at the moment it answered a poll; the engine
+    // maps them onto its clock when the answer arrives, so t is late by the
+    // answer's flight time, at most the poll's round trip (t_err).
+    nanos t_err{0};
 };
 
 // A work request the plan posted on a side.
@@ -92,6 +98,24 @@ struct params {
     double inbound_rate_bps = 400e9;  // the DUT's, for its grants
 };
 
+// Real time: how well the engine itself kept time during the case (docs/timing.md).
+// Zero in virtual time, where nothing is ever late.
+struct timing_figures {
+    bool realtime = false;
+    bool rx_stamped = true;      // DUT frames carry the kernel's receive time (not dpdk)
+    std::uint64_t events = 0;    // scheduler events run (timers, fabric deliveries, timed steps)
+    nanos event_late_max{0}, event_late_p99{0};  // how late they ran after their time
+    nanos step_late_max{0};      // a plan step after its time (timed) or its trigger frame
+    nanos rx_delay_max{0};       // a DUT frame's age when the engine handled it
+    std::uint64_t agent_calls = 0;
+    nanos agent_call_max{0}, agent_call_median{0};  // agent round trips (all operations)
+    nanos poll_rtt_max{0};       // round trip of a completion poll: the uncertainty of completion times
+
+    // The most any action or reaction of the engine ran behind its time, the
+    // figure every timing check compares with what it needs.
+    nanos engine_late() const { return std::max({event_late_max, step_late_max, rx_delay_max}); }
+};
+
 struct trace {
     std::vector<record> frames;
     side_obs dut, peer;
@@ -106,6 +130,7 @@ struct trace {
     // that ACK (the two crossed on the wire). 0 in virtual time, where a
     // to_dut record is the moment of arrival.
     nanos crossing{0};
+    timing_figures timing;
 
     record& add(nanos t, dir d, core::bytes_view bytes);
 };

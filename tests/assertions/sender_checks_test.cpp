@@ -454,3 +454,58 @@ TEST_CASE("spraying: every path carries its share") {
     for (std::uint32_t i = 0; i < 40; ++i) one.data(0us, D::from_dut, {.path = 0, .ppsn = 100 + i});
     CHECK(one.check("spraying").v == verdict::fail);
 }
+
+// ---- timing honesty (docs/timing.md): a timing check judged in real time
+// with the engine later than the check's resolution is inconclusive, with
+// the figures and what it would have said; within it, the figures are kept.
+TEST_CASE("timing: fast_retransmit in real time with the engine 7.3 ms late is inconclusive, not pass") {
+    auto b = lost_100();
+    b.data(11us, D::from_dut, {.path = 0, .ppsn = 100, .retx = true, .msg_len = 4096});
+    b.tr.timing.realtime = true;
+    b.tr.timing.step_late_max = 7300us;
+    auto o = b.check("fast_retransmit");
+    CHECK(o.v == verdict::inconclusive);
+    CHECK(o.message.find("plan steps ran up to 7.300 ms late; this check needs 50.000 us") != std::string::npos);
+    CHECK(o.message.find("it would have said pass") != std::string::npos);
+    CHECK(o.measured.at("engine_late_us") == 7300);
+    CHECK(o.measured.at("needs_us") == 50);
+}
+
+TEST_CASE("timing: a fail the engine's lateness may explain is inconclusive; within the resolution it stays a fail") {
+    auto late_resend = [](nanos engine_late) {
+        auto b = lost_100();
+        b.data(500us, D::from_dut, {.path = 0, .ppsn = 100, .retx = true, .msg_len = 4096});  // by a timer, not the SACK
+        b.tr.timing.realtime = true;
+        b.tr.timing.rx_delay_max = engine_late;
+        return b.check("fast_retransmit");
+    };
+    auto doubtful = late_resend(2ms);
+    CHECK(doubtful.v == verdict::inconclusive);
+    CHECK(doubtful.message.find("DUT frames were handled up to 2.000 ms late") != std::string::npos);
+    CHECK(doubtful.message.find("it would have said fail") != std::string::npos);
+    auto sure = late_resend(20us);
+    CHECK(sure.v == verdict::fail);
+    CHECK(sure.measured.at("engine_late_us") == 20);
+    // Virtual time: no figures, no doubt.
+    auto b = lost_100();
+    b.data(500us, D::from_dut, {.path = 0, .ppsn = 100, .retx = true, .msg_len = 4096});
+    b.tr.timing.event_late_max = 2ms;  // ignored: not a real-time trace
+    CHECK(b.check("fast_retransmit").v == verdict::fail);
+}
+
+TEST_CASE("timing: rto_timing needs rel x rto_min + abs; a timing-free check ignores lateness") {
+    auto b = four_on_path_1(0ns);
+    b.tr.timing.realtime = true;
+    b.tr.timing.event_late_max = 15us;  // under 10% of 100 us + 5 us
+    resend(b, 1ms, 100);
+    auto o = b.check("rto_timing");
+    CHECK(o.measured.at("needs_us") == 15);
+    CHECK(o.v != verdict::inconclusive);
+    b.tr.timing.event_late_max = 16us;
+    auto late = b.check("rto_timing");
+    CHECK(late.v == verdict::inconclusive);
+    CHECK(late.message.find("events (timers, deliveries) ran up to 16.000 us late") != std::string::npos);
+    // no_go_back_n judges PPSNs, not times.
+    b.tr.timing.event_late_max = 50ms;
+    CHECK(b.check("no_go_back_n").measured.count("engine_late_us") == 0);
+}

@@ -195,6 +195,24 @@ TEST_CASE("realtime driver runs due events while an I/O handler keeps itself rea
     CHECK(ran_at < 100ms);  // with io.poll() draining everything it ran after the 300 ms spin
 }
 
+// The engine's own lateness (docs/timing.md): an I/O handler that holds the
+// driver's thread for 20 ms makes the event due at 1 ms run about 19 ms late,
+// and lateness_since() says so. Lower bounds only: a loaded machine is later.
+TEST_CASE("realtime driver measures how late events ran") {
+    scheduler s;
+    realtime_driver rt(s);
+    boost::asio::post(rt.io(), [] { std::this_thread::sleep_for(20ms); });
+    s.after(1ms, [] {});
+    s.after(30ms, [] {});
+    rt.run_for(40ms);
+    const auto all = rt.lateness_since();
+    CHECK(all.events == 2);
+    CHECK(all.max >= 18ms);
+    CHECK(all.p99 == all.max);  // 2 samples: the 99th percentile is the larger
+    const auto later = rt.lateness_since(10ms);  // only the event due at 30 ms
+    CHECK(later.events == 1);
+}
+
 TEST_CASE("re-arming later keeps the order of cancel-and-schedule; moving is not an event") {
     scheduler s;
     virtual_driver d(s);
