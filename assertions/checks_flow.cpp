@@ -6,6 +6,7 @@
 #include <set>
 
 #include "assertions/checks.h"
+#include "assertions/ctrl_requests.h"
 #include "assertions/sender_view.h"
 #include "wire/ctrl.h"
 #include "wire/protocol.h"
@@ -408,61 +409,6 @@ outcome spraying(const context& c) {
 
 namespace mrct::assertions::checks {
 
-namespace {
-
-// A CTRL request that waits for an answer (§4): one far end and type, plus
-// the SRC_CONN_ID for CONNECT and the PATH_ID and INITIAL_PPSN for PATH_RESET.
-struct ctrl_request {
-    std::string far;  // the peer's IP address bytes
-    ctrl_type type{};
-    std::uint64_t disc = 0;
-    auto operator<=>(const ctrl_request&) const = default;
-};
-
-std::string far_end(const trace::record& r) {
-    const auto& f = r.f();
-    const bool out = r.d == trace::dir::from_dut;
-    if (f.has(has_ipv4)) {
-        const auto& a = out ? f.ipv4.dst : f.ipv4.src;
-        return {a.begin(), a.end()};
-    }
-    const auto& a = out ? f.ipv6.dst : f.ipv6.src;
-    return {a.begin(), a.end()};
-}
-
-// The request a DUT's CTRL frame makes, or the one a CTRL frame to the DUT
-// answers (ACCEPT/REJECT to the SRC_CONN_ID, CLOSE_ACK, RNR_SYNC,
-// PATH_RESET_ACK echoing both fields); nullopt for any other CTRL.
-std::optional<ctrl_request> request_of(const trace::record& r) {
-    const auto& f = r.f();
-    const bool from_dut = r.d == trace::dir::from_dut;
-    const auto t = static_cast<ctrl_type>(f.ctrlh.type);
-    std::optional<ctrl_type> req;  // the request type this frame makes or answers
-    if (from_dut) {
-        if (t == ctrl_type::connect || t == ctrl_type::close || t == ctrl_type::rnr_query || t == ctrl_type::path_reset) req = t;
-    } else {
-        switch (t) {
-        case ctrl_type::accept:
-        case ctrl_type::reject: req = ctrl_type::connect; break;
-        case ctrl_type::close_ack: req = ctrl_type::close; break;
-        case ctrl_type::rnr_sync: req = ctrl_type::rnr_query; break;
-        case ctrl_type::path_reset_ack: req = ctrl_type::path_reset; break;
-        default: break;
-        }
-    }
-    if (!req) return std::nullopt;
-    const auto v = read_ctrl_tlvs(f.tlvs);
-    ctrl_request k{far_end(r), *req};
-    if (*req == ctrl_type::connect) k.disc = from_dut ? v.src_conn_id.value_or(0) : f.bth.dest_qp;
-    if (*req == ctrl_type::path_reset) {
-        const bool full = v.path_id && v.initial_ppsn && !v.initial_ppsn->empty();
-        if (!from_dut && !full) return std::nullopt;  // an ACK echoing nothing ends nothing
-        k.disc = (std::uint64_t{v.path_id.value_or(0)} << 32) | (full ? v.initial_ppsn->front() : 0);
-    }
-    return k;
-}
-
-}  // namespace
 
 // §4: CONNECT, CLOSE, RNR_QUERY and PATH_RESET are repeated every max(initial
 // RTO, the largest RTO among the paths in service) until answered, up to the
@@ -473,52 +419,27 @@ outcome ctrl_repeat(const context& c) {
     auto gap = c.duration("at_least");
     if (!gap) return error(gap.err().message);
     const unsigned limit = c.tr().p.retry_limit;
-    struct state {
-        nanos last{0};
-        std::size_t last_rec = 0;
-        unsigned sent = 0;  // since the request began or was last answered
-    };
-    std::map<ctrl_request, state> open;
+    ctrl_book book;
     std::size_t requests = 0, repeats = 0;
     nanos shortest = nanos::max();
     for (const auto& r : c.tr().frames) {
         if (!r.is(opcode::ctrl)) continue;
-        if (r.d == trace::dir::to_dut) {
-            if (!r.reached_dut()) continue;  // an answer dropped on its way never ended anything
-            if (r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::probe_reply)) {
-                // After the retry limit a PATH_RESET waits for the next PROBE_REPLY, which
-                // starts a new round of it (§4: "failed until the next PROBE_REPLY").
-                const auto path = read_ctrl_tlvs(r.f().tlvs).path_id;
-                if (!path) continue;
-                const auto far = far_end(r);
-                std::erase_if(open, [&](const auto& kv) {
-                    return kv.first.far == far && kv.first.type == ctrl_type::path_reset && (kv.first.disc >> 32) == *path;
-                });
-            } else if (auto k = request_of(r)) {
-                open.erase(*k);
-            }
-            continue;
-        }
-        const auto k = request_of(r);
-        if (!k) continue;
-        const auto name = ctrl_type_name(static_cast<std::uint8_t>(k->type));
-        auto [it, fresh] = open.try_emplace(*k);
-        auto& s = it->second;
-        if (fresh) ++requests;
+        const auto st = book.take(r);
+        if (!st) continue;
+        const auto name = ctrl_type_name(static_cast<std::uint8_t>(st->type));
+        if (!st->repeat) ++requests;
         else {
             ++repeats;
-            const auto d = r.t - s.last;
+            const auto d = r.t - st->before.last;
             shortest = std::min(shortest, d);
             if (d < *gap)
                 return fail(std::string(name) + " repeated " + fmt_time(d) + " after the previous one, unanswered",
                             ">= " + fmt_time(*gap) + " between repeats (max(initial RTO, largest RTO))", fmt_time(d),
-                            {s.last_rec, r.index});
+                            {st->before.last_rec, r.index});
         }
-        if (++s.sent > limit)
-            return fail(std::string(name) + " sent " + std::to_string(s.sent) + " times unanswered",
-                        "<= the retry limit, " + std::to_string(limit), std::to_string(s.sent), {r.index});
-        s.last = r.t;
-        s.last_rec = r.index;
+        if (st->now.sent > limit)
+            return fail(std::string(name) + " sent " + std::to_string(st->now.sent) + " times unanswered",
+                        "<= the retry limit, " + std::to_string(limit), std::to_string(st->now.sent), {r.index});
     }
     if (!repeats) return inconclusive("no CTRL request was repeated (" + std::to_string(requests) + " sent)");
     return pass(std::to_string(repeats) + " repeats of " + std::to_string(requests) + " CTRL requests, at least " +

@@ -18,6 +18,7 @@
 #include "run/actions.h"
 #include "run/runner.h"
 #include "sim/drivers.h"
+#include "assertions/ctrl_requests.h"
 
 namespace mrct::run::detail {
 
@@ -141,6 +142,12 @@ private:
     // Real time: the engine's own lateness (trace::timing_figures).
     std::map<int, nanos> step_due_;  // when each step should run: its time, or its trigger frame's
     nanos step_late_max_{0}, rx_delay_max_{0};
+    // The DUT's CTRL requests (§4): a case is not over while one may still be
+    // repeated, that is, unanswered, under the retry limit, and its last copy
+    // less than rto_max ago (the longest repeat interval §4 allows).
+    assertions::ctrl_book ctrl_;
+    std::size_t ctrl_fed_ = 0;  // trace records the book has taken
+    bool ctrl_pending();
     const plan::test_case& c_;
     std::unique_ptr<dut::dut> dut_;
     std::uint64_t seed_;

@@ -305,7 +305,7 @@ core::status case_exec::execute() {
         drain();
         if (!error_.empty()) return core::error{error_};
         if (auto f = dut_->fault(); !f.empty()) return core::error{"DUT: " + f};
-        const bool done = s_.now() >= last_timed && all_done();
+        const bool done = s_.now() >= last_timed && all_done() && !ctrl_pending();
         if (done && !quiet_since) quiet_since = s_.now();
         if (!done) quiet_since.reset();
         if (quiet_since && s_.now() >= *quiet_since + settle) break;
@@ -314,6 +314,12 @@ core::status case_exec::execute() {
     drain();
     tr_->end = s_.now();
     return core::ok_status();
+}
+
+bool case_exec::ctrl_pending() {
+    for (; ctrl_fed_ < tr_->frames.size(); ++ctrl_fed_) (void)ctrl_.take(tr_->frames[ctrl_fed_]);
+    const auto last = ctrl_.may_repeat(dut_cfg_.retry_limit);
+    return last && s_.now() < *last + dut_cfg_.rto_max;
 }
 
 void case_exec::drain() {

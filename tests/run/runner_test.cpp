@@ -736,3 +736,34 @@ cases:
     REQUIRE(r[0].frames >= 2);  // the peer's CONNECT and its retries, unanswered
     for (const auto& f : r[0].tr->frames) CHECK(f.d == trace::dir::to_dut);
 }
+
+// CONN-032 on a real wire (issue 19): §4 lets an unanswered CLOSE be repeated
+// max(initial RTO, largest RTO) after the first, up to rto_max. A case that
+// stopped watching `settle` after the transfer ended before a slow DUT's
+// repeat and failed it. Here the DUT's initial RTO (40 ms) is far beyond the
+// settle (1 ms): the case must watch until the repeat comes and is answered.
+TEST_CASE("a case goes on while the DUT's unanswered CTRL request may still be repeated") {
+    auto s = load("ctrl_watch.yaml", R"(suite: {name: T}
+cases:
+  - id: CLOSE-1
+    title: a lost CLOSE, repeated by a slow timer
+    clauses: [MR-CONN-3]
+    dut: {rto_initial: 40ms, rto_max: 100ms}
+    limits: {duration: 500ms, settle: 1ms}
+    setup:
+      - post_write: {side: dut, stream: 0, size: 8192, count: 1}
+      - drop: {dir: from_dut, match: {ctrl: CLOSE}, count: 1}
+    steps:
+      - {at: 5us, do: [close: {side: dut}]}
+    expect:
+      - ctrl_repeat: {}
+      - frame_count: {match: {ctrl: CLOSE}, at_least: 2, at_most: 2}
+      - frame_count: {dir: to_dut, match: {ctrl: CLOSE_ACK}, at_least: 1}
+)");
+    REQUIRE(run::validate(s).ok());
+    auto r = run::run_suite(s, *run::parse_dut("sim"), {});
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].v == verdict::pass);
+    CHECK(r[0].sim_time > std::chrono::milliseconds(40));  // it waited for the repeat
+    CHECK(r[0].sim_time < std::chrono::milliseconds(60));  // and stopped once it was answered
+}

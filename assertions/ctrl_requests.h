@@ -1,0 +1,55 @@
+// The DUT's CTRL requests that wait for an answer (§4): CONNECT, CLOSE,
+// RNR_QUERY and PATH_RESET, each repeated every max(initial RTO, the largest
+// RTO among the paths in service) until answered, up to the retry limit.
+// Fed the trace's CTRL records in order, the book knows which requests are
+// open, when each last went out and how often. `ctrl_repeat` judges the
+// spacing from it; the runner keeps a case going while a request may still be
+// repeated (docs/testplan.md, CONN-032).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "trace/trace.h"
+#include "wire/protocol.h"
+
+namespace mrct::assertions {
+
+// One request: the far end and type, plus the SRC_CONN_ID for CONNECT and the
+// PATH_ID and INITIAL_PPSN for PATH_RESET.
+struct ctrl_request {
+    std::string far;  // the peer's IP address bytes
+    wire::ctrl_type type{};
+    std::uint64_t disc = 0;
+    auto operator<=>(const ctrl_request&) const = default;
+};
+
+class ctrl_book {
+public:
+    struct entry {
+        core::nanos last{0};
+        std::size_t last_rec = 0;
+        unsigned sent = 0;  // since the request began or was last answered
+    };
+    // What one record did to a request of the DUT's.
+    struct step {
+        wire::ctrl_type type{};
+        bool repeat = false;  // another copy of an open request
+        entry before;         // the request's entry before this copy (repeat only)
+        entry now;            // after it
+    };
+    // Takes one record. A DUT request is counted and returned; an answer that
+    // reached the DUT (or a PROBE_REPLY, which starts a failed path's
+    // PATH_RESET anew) closes what it answers and returns nullopt.
+    std::optional<step> take(const trace::record& r);
+    const std::map<ctrl_request, entry>& open() const { return open_; }
+    // The latest copy of a request still open that has gone out fewer than
+    // `limit` times: the DUT may still repeat it. nullopt when none.
+    std::optional<core::nanos> may_repeat(unsigned limit) const;
+
+private:
+    std::map<ctrl_request, entry> open_;
+};
+
+}  // namespace mrct::assertions
