@@ -128,6 +128,7 @@ outcome no_cross_path_cut(const context& c) {
 // below the latest GrantRate + 5 % (one packet of slack for the window edge).
 outcome grant_rate(const context& c) {
     const auto& sv = c.sender();
+    const auto& tm = c.tr().timing;
     const double slack = c.number("slack");
     std::optional<nanos> rtt;
     for (const auto& [p, _] : sv.paths)
@@ -153,31 +154,86 @@ outcome grant_rate(const context& c) {
     }
     if (sv.tx.empty()) return inconclusive("the DUT sent no data");
     mean /= static_cast<double>(sv.tx.size());
-    std::size_t windows = 0;
+    // A sender is unpaced until it accepts its first ACK (§5, grant edges).
+    // When that was, the wire shows only from the other side: at the latest
+    // when a path sends past its initial window, which needs an ACK (MR-CC-4).
+    // On a real wire a DUT busy with an agent call takes its first ACKs late,
+    // and its first window leaves unpaced after they were recorded.
+    nanos paced_from = core::k_never;
+    {
+        std::map<unsigned, unsigned> firsts;
+        for (const auto& e : sv.tx)
+            if (e.kind == tx_kind::first && ++firsts[e.path] > c.tr().p.cwnd_initial) {
+                paced_from = e.t;
+                break;
+            }
+        if (!tm.realtime && !grants.empty()) paced_from = std::min(paced_from, grants.front().first);
+    }
+    std::size_t windows = 0, unresolved = 0;
     double worst = 0;
+    std::optional<outcome> doubtful;  // an excess in a window the engine could not resolve
     for (std::size_t i = 0; i < sv.tx.size(); ++i) {
         const nanos t0 = sv.tx[i].t;
+        if (t0 < paced_from) continue;
         auto g = grant_at(t0);
         if (!g || *g == k_grant_unlimited) continue;
         const double bps = *g * static_cast<double>(k_grant_unit_bps);
         const nanos w = std::max(*rtt, nanos{static_cast<std::int64_t>(20 * mean * 8e9 / bps)});
-        if (t0 + w > c.tr().end) break;
-        if (grant_at(t0 + w) != g) continue;  // the grant changed inside: not a window of one grant
+        // A window the run ends inside holds at most what a whole one would:
+        // it can still show an excess (a DUT that ignores its grant may be done
+        // within one window), never a pass.
+        const bool cut = t0 + w > c.tr().end;
+        if (!cut && grant_at(t0 + w) != g) continue;  // the grant changed inside: not a window of one grant
         double bytes = 0;
         for (std::size_t j = i; j < sv.tx.size() && sv.tx[j].t < t0 + w; ++j) bytes += sv.tx[j].ip_bytes;
         const double allowed = bps * (1 + slack) * core::to_seconds(w) / 8 + max_pkt;
+        if (cut && bytes <= allowed) continue;
+        // Real time: the window's tolerance as time (slack of it, plus one
+        // packet at the grant) is what the host may shift frames by. Where the
+        // engine ran later than that inside the window, frames may be
+        // bunched by the host, not by the DUT's pacer: not judged (D59).
+        const nanos tolerance{static_cast<std::int64_t>(slack * static_cast<double>(w.count()) + max_pkt * 8e9 / bps)};
+        const nanos late = tm.realtime ? tm.late_between(t0, t0 + w) : nanos{0};
+        const double frac = bytes * 8 / core::to_seconds(w) / bps;
+        if (late > tolerance) {
+            ++unresolved;
+            if (bytes > allowed && !doubtful) {
+                doubtful = inconclusive("an excess at " + fmt_time(t0) + " (" + std::to_string(frac * 100) +
+                                        " % of the grant over " + fmt_time(w) + ") fell where the engine ran " +
+                                        fmt_time(late) + " late; the window's tolerance is " + fmt_time(tolerance));
+                doubtful->frames = {sv.tx[i].rec};
+            }
+            continue;
+        }
         ++windows;
-        worst = std::max(worst, bytes * 8 / core::to_seconds(w) / bps);
+        worst = std::max(worst, frac);
         if (bytes > allowed)
             return fail("the DUT sent " + std::to_string(static_cast<long long>(bytes)) + " IP bytes in " + fmt_time(w) +
-                            " from " + fmt_time(t0) + " (" + std::to_string(bytes * 8 / core::to_seconds(w) / 1e9) +
+                            " from " + fmt_time(t0) + " (" + std::to_string(frac * bps / 1e9) +
                             " Gb/s) under a grant of " + std::to_string(bps / 1e9) + " Gb/s",
                         "<= grant + " + std::to_string(static_cast<int>(slack * 100)) + "%",
-                        std::to_string(bytes * 8 / core::to_seconds(w) / 1e9) + " Gb/s", {sv.tx[i].rec});
+                        std::to_string(frac * bps / 1e9) + " Gb/s", {sv.tx[i].rec});
     }
-    if (!windows) return inconclusive("no window ran under a limited grant");
-    outcome o = pass(std::to_string(windows) + " windows, the fullest at " + std::to_string(worst * 100) + " % of the grant");
+    if (doubtful) {
+        doubtful->measured["max_grant_fraction"] = worst;
+        doubtful->measured["unresolved_windows"] = static_cast<double>(unresolved);
+        return *doubtful;
+    }
+    if (!windows) return inconclusive("no window ran under a limited grant" +
+                                      (unresolved ? " that the engine could resolve (" + std::to_string(unresolved) + " not)"
+                                                  : std::string()));
+    // A DUT that never came near its grant shows nothing about its pacer: one
+    // that overshoots would pass too (a slow DUT on a real wire under a grant
+    // meant for silicon).
+    const double near = c.number("near");
+    outcome o = worst < near ? inconclusive("the DUT never came near its grant: the fullest of " + std::to_string(windows) +
+                                            " windows reached " + std::to_string(worst * 100) + " % of it (at least " +
+                                            std::to_string(near * 100) + " % needed to judge its pacing)")
+                             : pass(std::to_string(windows) + " windows, the fullest at " + std::to_string(worst * 100) +
+                                    " % of the grant" +
+                                    (unresolved ? "; " + std::to_string(unresolved) + " not judged (engine late)" : ""));
     o.measured["max_grant_fraction"] = worst;
+    o.measured["unresolved_windows"] = static_cast<double>(unresolved);
     return o;
 }
 
@@ -227,6 +283,9 @@ outcome rnr_pause(const context& c) {
     const auto& sv = c.sender();
     auto grace = c.duration("grace");
     if (!grace) return error(grace.err().message);
+    // Real time: the RNR is recorded when the engine sends it; a packet of the
+    // tag the DUT sent while the RNR was still on its way crossed it (D50).
+    *grace += c.tr().crossing;
     auto ps = pauses(c);
     if (ps.empty()) return inconclusive("the DUT received no RNR for a current Attempt");
     // The tag stays paused until the latest-ending timer on it.

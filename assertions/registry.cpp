@@ -100,7 +100,10 @@ const std::vector<assertion_def>& builtin() {
         {"grant_rate", {"MR-GR-2"},
          "Over any window of max(RTT, 20 packet times) the DUT's IP bytes stay within the latest GrantRate (+slack, +1 "
          "packet).",
-         {{"slack", T::number, "0.05", "allowed excess, a fraction"}}, k::grant_rate},
+         {{"slack", T::number, "0.05", "allowed excess, a fraction"},
+          {"near", T::number, "0.5",
+           "fraction of the grant the fullest window must reach, else inconclusive (the pacer was never tested)"}},
+         k::grant_rate},
         {"rnr_pause", {"MR-RNR-2"},
          "After an RNR for its current Attempt, no packet of that tag goes out for the first time before the RNR time.",
          {{"grace", T::duration, "0ns", "processing time allowed after the RNR arrives"}}, k::rnr_pause},

@@ -177,6 +177,12 @@ json case_json(const run::case_result& r, std::size_t order) {
                        {"rx_stamped", tm.rx_stamped},              {"agent_calls", tm.agent_calls},
                        {"agent_call_max_us", us(tm.agent_call_max)}, {"agent_call_median_us", us(tm.agent_call_median)},
                        {"poll_rtt_max_us", us(tm.poll_rtt_max)}};
+        // The worst moments, for the report: when the engine fell behind and by how much.
+        auto spans = tm.late;
+        std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.late > b.late; });
+        if (spans.size() > 10) spans.resize(10);
+        auto& w = c["timing"]["worst"] = json::array();
+        for (const auto& l : spans) w.push_back({{"at_us", us(l.due)}, {"late_us", us(l.late)}});
     }
     auto& as = c["assertions"] = json::array();
     for (const auto& a : r.asserts) {

@@ -142,6 +142,10 @@ private:
     // Real time: the engine's own lateness (trace::timing_figures).
     std::map<int, nanos> step_due_;  // when each step should run: its time, or its trigger frame's
     nanos step_late_max_{0}, rx_delay_max_{0};
+    std::vector<trace::timing_figures::late_span> late_;  // steps and DUT frames handled late (above the floor)
+    void note_late(nanos due, nanos late) {
+        if (late > trace::timing_figures::k_late_floor && late_.size() < (1u << 18)) late_.push_back({due, late});
+    }
     // The DUT's CTRL requests (§4): a case is not over while one may still be
     // repeated, that is, unanswered, under the retry limit, and its last copy
     // less than rto_max ago (the longest repeat interval §4 allows).

@@ -412,6 +412,9 @@ void case_exec::note_timing() {
     tm.agent_call_max = calls.max;
     tm.agent_call_median = calls.median;
     tm.poll_rtt_max = calls.poll_max;
+    tm.late = late_;
+    for (const auto& [due, late] : rt_->late_events(trace::timing_figures::k_late_floor)) tm.late.push_back({due, late});
+    std::sort(tm.late.begin(), tm.late.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
 }
 
 void case_exec::fail_handshake(case_result& r, const std::string& why) {

@@ -13,6 +13,7 @@ void case_exec::on_frame(trace::dir d, core::bytes_view fr, bool injected, nanos
     nanos t = s_.now();
     rx_delay_max_ = std::max(rx_delay_max_, age);
     if (age > nanos{0}) t = std::max(t - age, tr_->frames.empty() ? nanos{0} : tr_->frames.back().t);
+    note_late(t, age);
     auto& rec = tr_->add(t, d, fr);
     rec.injected = injected;
     if (d == trace::dir::from_dut) pin_dut_port(rec);
@@ -123,8 +124,10 @@ void case_exec::run_step(int i) {
         return;
     }
     tr_->step_times[i] = s_.now();
-    if (auto due = step_due_.find(i); due != step_due_.end())
+    if (auto due = step_due_.find(i); due != step_due_.end()) {
         step_late_max_ = std::max(step_late_max_, s_.now() - due->second);
+        note_late(due->second, s_.now() - due->second);
+    }
     for (const auto& a : c_.steps[static_cast<std::size_t>(i)].actions)
         if (auto st = act(a, i); !st && error_.empty()) error_ = a.at.str() + ": " + st.err().message;
 }

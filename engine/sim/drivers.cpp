@@ -149,6 +149,13 @@ bool realtime_driver::run_while_waiting(const bool& done, nanos d) {
            core::k_never, &done);
     return done;
 }
+std::vector<std::pair<nanos, nanos>> realtime_driver::late_events(nanos floor) const {
+    std::vector<std::pair<nanos, nanos>> out;
+    for (const auto& x : impl_->lateness)
+        if (x.late > floor) out.emplace_back(x.due, x.late);
+    return out;
+}
+
 realtime_driver::lateness realtime_driver::lateness_since(nanos since) const {
     std::vector<nanos> l;
     for (const auto& x : impl_->lateness)

@@ -63,6 +63,8 @@ public:
         nanos max{0}, p99{0};
     };
     lateness lateness_since(nanos since = nanos{0}) const;
+    // Each event that ran more than `floor` late: (due, how late), in order.
+    std::vector<std::pair<nanos, nanos>> late_events(nanos floor) const;
 
 private:
     void run_to(std::chrono::steady_clock::time_point end_wall, nanos end_sim, const bool* done = nullptr);

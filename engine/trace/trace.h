@@ -111,9 +111,26 @@ struct timing_figures {
     nanos agent_call_max{0}, agent_call_median{0};  // agent round trips (all operations)
     nanos poll_rtt_max{0};       // round trip of a completion poll: the uncertainty of completion times
 
+    // Every moment the engine ran more than k_late_floor behind (an event, a
+    // step, a DUT frame handled late): when it was due and by how much, in
+    // the order recorded. A check can ask how late the engine was around the
+    // span it judges (late_between), not only over the whole case.
+    static constexpr nanos k_late_floor{20'000};
+    struct late_span {
+        nanos due, late;
+    };
+    std::vector<late_span> late;
+
     // The most any action or reaction of the engine ran behind its time, the
     // figure every timing check compares with what it needs.
     nanos engine_late() const { return std::max({event_late_max, step_late_max, rx_delay_max}); }
+    // The worst lateness whose span [due, due + late] meets [from, to].
+    nanos late_between(nanos from, nanos to) const {
+        nanos worst{0};
+        for (const auto& l : late)
+            if (l.due <= to && l.due + l.late >= from) worst = std::max(worst, l.late);
+        return worst;
+    }
 };
 
 struct trace {

@@ -1,0 +1,100 @@
+"""The kill matrix on a real wire (issue 19): every built-in bug profile in
+mrct-refnic, driven over agent+udp on a veth between two network namespaces.
+
+For each profile the cases citing a clause it breaks run against
+mrct-refnic --bug PROFILE; the profile is caught when one of them fails.
+Cases the wire cannot run are skipped with their reason (a capability), and
+counted. The output is a table, one row per profile, and
+wire-kill-matrix.json in --workdir; docs/testplan.md shows the result beside
+the simulated matrix.
+
+    /usr/bin/python3 tests/tools/wire_kill_matrix.py --mrct build/mrct \\
+        --refnic build/mrct-refnic --plan testplans/metaroce-1.2/plan.yaml --workdir /tmp/wkm
+
+Exit status: 0 when every profile is caught, or when the only profiles that
+escape are listed in --known-escapes (each must still escape: a profile that
+is caught again is reported so the list shrinks); 1 otherwise; 77 without
+root (ctest: skipped).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from wire_lab import Netns, Refnic, dut_spec, run_mrct
+
+
+def profiles(args, work):
+    """Bug profiles and the clauses each breaks, from the simulated selftest's kill matrix."""
+    out = os.path.join(work, "selftest")
+    subprocess.run([args.mrct, "-q", "selftest", "--plan", args.plan, "--jobs", "2", "--out", out], capture_output=True)
+    km = json.load(open(os.path.join(out, "kill-matrix.json")))
+    return {name: v["clauses"] for name, v in km.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mrct", required=True)
+    ap.add_argument("--refnic", required=True)
+    ap.add_argument("--plan", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--only", default="", help="comma-separated profiles (default: all)")
+    ap.add_argument("--known-escapes", default="", help="comma-separated profiles expected to escape on the wire")
+    args = ap.parse_args()
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        print("SKIP: needs root and iproute2 (network namespaces)")
+        return 77
+    work = os.path.join(args.workdir, "wire-kill-matrix")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    bugs = profiles(args, work)
+    if args.only:
+        bugs = {k: v for k, v in bugs.items() if k in args.only.split(",")}
+    known = set(filter(None, args.known_escapes.split(",")))
+    rows = {}
+    with Netns() as ns:
+        for bug, clauses in bugs.items():
+            nic = Refnic(args, ns, bug, log=os.path.join(work, f"{bug}.refnic.log"))
+            try:
+                extra = [x for c in clauses for x in ("--clause", c)]
+                rc, res, out = run_mrct(args, os.path.join(work, bug), dut_spec("udp", ns), ns, extra)
+            finally:
+                nic.stop()
+            cases = res["cases"] if res else []
+            failed = [c["id"] for c in cases if c["verdict"] == "fail"]
+            rows[bug] = {
+                "clauses": clauses,
+                "caught": bool(failed),
+                "failing_cases": failed,
+                "ran": sum(c["verdict"] != "skipped" for c in cases),
+                "skipped": sum(c["verdict"] == "skipped" for c in cases),
+                "inconclusive": [c["id"] for c in cases if c["verdict"] == "inconclusive"],
+                "errors": [f"{c['id']}: {c['reason'][:120]}" for c in cases if c["verdict"] == "error"],
+            }
+            if res is None:
+                rows[bug]["errors"].append(f"no results (exit {rc}): {out[-300:]}")
+    json.dump(rows, open(os.path.join(args.workdir, "wire-kill-matrix.json"), "w"), indent=2)
+
+    print("wire kill matrix (agent+udp; bug profile -> failing cases citing its clauses)")
+    problems = []
+    for bug, r in rows.items():
+        state = "caught" if r["caught"] else "ESCAPED"
+        cases = " ".join(r["failing_cases"][:6]) + (f" (+{len(r['failing_cases']) - 6})" if len(r["failing_cases"]) > 6 else "")
+        print(f"  {bug:<18} {', '.join(r['clauses']):<34} {state:<8} ran {r['ran']:>2}, skipped {r['skipped']:>2}  {cases}")
+        for e in r["errors"]:
+            problems.append(f"{bug}: error {e}")
+        if not r["caught"] and bug not in known:
+            problems.append(f"{bug} escapes on the wire ({r['ran']} cases ran, {r['skipped']} skipped)")
+        if r["caught"] and bug in known:
+            problems.append(f"{bug} is caught on the wire now: take it off --known-escapes")
+    caught = sum(r["caught"] for r in rows.values())
+    print(f"wire kill matrix: {caught} of {len(rows)} profiles caught")
+    for p in problems:
+        print("PROBLEM:", p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
