@@ -141,20 +141,28 @@ std::string fmt_time(core::nanos t) {
     return buf;
 }
 
-outcome pass(std::string message) { return {verdict::pass, std::move(message), {}, {}, {}, {}}; }
+outcome pass(std::string message) { return {verdict::pass, std::move(message), {}, {}, {}, {}, {}}; }
+outcome over(outcome o, core::nanos from, core::nanos to) {
+    o.span = {from, to};
+    return o;
+}
 outcome fail(std::string message, std::string expected, std::string actual, std::vector<std::size_t> frames) {
     if (frames.size() > 16) frames.resize(16);
-    return {verdict::fail, std::move(message), std::move(expected), std::move(actual), std::move(frames), {}};
+    return {verdict::fail, std::move(message), std::move(expected), std::move(actual), std::move(frames), {}, {}};
 }
-outcome inconclusive(std::string message) { return {verdict::inconclusive, std::move(message), {}, {}, {}, {}}; }
-outcome error(std::string message) { return {verdict::error, std::move(message), {}, {}, {}, {}}; }
+outcome inconclusive(std::string message) { return {verdict::inconclusive, std::move(message), {}, {}, {}, {}, {}}; }
+outcome error(std::string message) { return {verdict::error, std::move(message), {}, {}, {}, {}, {}}; }
 
 outcome apply_timing(outcome o, const timing_need& need, const trace::timing_figures& tm) {
     if (o.v != verdict::pass && o.v != verdict::fail) return o;  // nothing judged: nothing to doubt
-    // The worst figure, named by what it measured.
+    // The worst figure, named by what it measured: over the span a failure
+    // rests on where the check gave one, else over the whole case.
     std::pair<nanos, std::string> worst{tm.event_late_max, "events (timers, deliveries) ran"};
     if (tm.step_late_max > worst.first) worst = {tm.step_late_max, "plan steps ran"};
     if (tm.rx_delay_max > worst.first) worst = {tm.rx_delay_max, "DUT frames were handled"};
+    if (o.v == verdict::fail && o.span)
+        worst = {tm.late_between(o.span->first, o.span->second),
+                 "the engine ran, between " + fmt_time(o.span->first) + " and " + fmt_time(o.span->second) + ","};
     if (need.completions && tm.poll_rtt_max > worst.first) worst = {tm.poll_rtt_max, "completion times were uncertain by"};
     o.measured["engine_late_us"] = core::to_micros(worst.first);
     o.measured["needs_us"] = core::to_micros(need.resolution);

@@ -40,6 +40,10 @@ struct outcome {
     std::string expected, actual;
     std::vector<std::size_t> frames;  // trace indices of the frames involved
     std::map<std::string, double> measured;
+    // The time span a failure rests on, where the check knows it: in real
+    // time the engine's lateness is then taken over that span only, not over
+    // the whole case (docs/timing.md).
+    std::optional<std::pair<core::nanos, core::nanos>> span;
 };
 
 class sender_view;    // sender_view.h
@@ -118,6 +122,8 @@ std::string fmt_time(core::nanos t);
 outcome pass(std::string message);
 outcome fail(std::string message, std::string expected, std::string actual, std::vector<std::size_t> frames = {});
 outcome inconclusive(std::string message);
+// `o` with the time span its verdict rests on.
+outcome over(outcome o, core::nanos from, core::nanos to);
 // The check could not be evaluated (a parameter with no value in this run, ...).
 outcome error(std::string message);
 

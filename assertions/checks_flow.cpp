@@ -85,9 +85,10 @@ outcome window_cut_on_ece(const context& c) {
     if (!span.lasts_beyond(*settle)) return no_sustained_ece(p);
     const unsigned most = sv.max_inflight(p, span.first + *settle, span.last);
     if (most > at_most)
-        return fail("path " + std::to_string(p) + " kept " + std::to_string(most) + " packets in flight under sustained ECE",
-                    "<= " + std::to_string(at_most) + " after " + fmt_time(*settle) + " of marks",
-                    std::to_string(most), {span.first_rec});
+        return over(fail("path " + std::to_string(p) + " kept " + std::to_string(most) + " packets in flight under sustained ECE",
+                         "<= " + std::to_string(at_most) + " after " + fmt_time(*settle) + " of marks",
+                         std::to_string(most), {span.first_rec}),
+                    span.first, span.last);
     outcome o = pass("under ECE path " + std::to_string(p) + "'s inflight stayed <= " + std::to_string(most));
     o.measured["max_inflight_marked"] = most;
     return o;
@@ -114,9 +115,10 @@ outcome no_cross_path_cut(const context& c) {
         const unsigned most = sv.max_inflight(q, span.first + *settle, span.last);
         o.measured["max_inflight_path" + std::to_string(q)] = most;
         if (most < at_least)
-            return fail("path " + std::to_string(q) + " (never marked) held at most " + std::to_string(most) +
-                            " packets in flight while path " + std::to_string(p) + " was marked",
-                        ">= " + std::to_string(at_least), std::to_string(most), {span.first_rec});
+            return over(fail("path " + std::to_string(q) + " (never marked) held at most " + std::to_string(most) +
+                                 " packets in flight while path " + std::to_string(p) + " was marked",
+                             ">= " + std::to_string(at_least), std::to_string(most), {span.first_rec}),
+                        span.first, span.last);
     }
     if (!others) return inconclusive("no unmarked path carried data");
     o.v = verdict::pass;
@@ -358,6 +360,21 @@ outcome other_tags_flow(const context& c) {
     const auto min_packets = static_cast<std::size_t>(c.integer("min_packets"));
     auto ps = pauses(c);
     if (ps.empty()) return inconclusive("the DUT received no RNR for a current Attempt");
+    // When the DUT had each message: its post returned (real time: a post
+    // takes milliseconds, and a message posted after the pause could not
+    // flow during it). The k-th message the plan posted on a stream is the
+    // k-th StreamSeq the DUT used on it.
+    std::map<std::uint16_t, std::vector<nanos>> posted;  // stream -> when each message was there
+    for (const auto& w : c.tr().dut.posted)
+        if (w.kind != "recv") posted[w.stream].push_back(w.done);
+    std::map<std::uint16_t, std::map<std::uint32_t, nanos>> had;  // stream -> seq -> when the DUT had it
+    for (const auto& e : sv.tx) {
+        auto& seqs = had[e.stream];
+        if (seqs.count(e.stream_seq)) continue;
+        const auto k = seqs.size();
+        const auto& list = posted[e.stream];
+        seqs[e.stream_seq] = k < list.size() ? list[k] : nanos{0};
+    }
     std::size_t total = 0, judged = 0;
     for (const auto& p : ps) {
         std::size_t during = 0, after = 0;
@@ -365,7 +382,7 @@ outcome other_tags_flow(const context& c) {
         for (const auto& e : sv.tx) {
             if (e.kind != tx_kind::first || e.tag == p.tag || e.t <= p.at) continue;
             if (e.t < p.until) ++during;
-            else if (!after++) first_after = e.rec;
+            else if (had[e.stream][e.stream_seq] < p.until && !after++) first_after = e.rec;  // waiting during the pause
         }
         if (!during && !after) continue;  // nothing of other tags was left to send
         ++judged;
@@ -406,10 +423,11 @@ outcome rnr_keeps_window(const context& c) {
             // The second half of the span: packets already in flight at the RNR have drained by then.
             const unsigned after = sv.max_inflight(path, p.at + *span / 2, p.at + *span);
             if (after < keep * before)
-                return fail("path " + std::to_string(path) + "'s inflight fell from " + std::to_string(before) + " to " +
-                                std::to_string(after) + " after an RNR on tag " + std::to_string(p.tag),
-                            ">= " + std::to_string(static_cast<int>(keep * 100)) + "% of " + std::to_string(before),
-                            std::to_string(after), {p.rec});
+                return over(fail("path " + std::to_string(path) + "'s inflight fell from " + std::to_string(before) + " to " +
+                                     std::to_string(after) + " after an RNR on tag " + std::to_string(p.tag),
+                                 ">= " + std::to_string(static_cast<int>(keep * 100)) + "% of " + std::to_string(before),
+                                 std::to_string(after), {p.rec}),
+                            p.at - *span, p.at + *span);
         }
     }
     if (!judged) return inconclusive("no path was busy around an RNR");

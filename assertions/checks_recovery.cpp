@@ -61,10 +61,11 @@ outcome fast_retransmit(const context& c) {
         const auto& r = c.tr().frames[*d.resend_rec];
         const nanos delay = r.t - d.t;
         if (delay > *within)
-            return fail("PPSN " + ppsn_str(d.ppsn) + " on path " + std::to_string(d.path) + " was resent " + fmt_time(delay) +
-                            " after the ACK that showed it lost (a timer, not the SACK, recovered it)",
-                        "resend within " + fmt_time(*within), "resend after " + fmt_time(delay),
-                        {d.tx_rec, d.ack_rec, *d.resend_rec});
+            return over(fail("PPSN " + ppsn_str(d.ppsn) + " on path " + std::to_string(d.path) + " was resent " + fmt_time(delay) +
+                                 " after the ACK that showed it lost (a timer, not the SACK, recovered it)",
+                             "resend within " + fmt_time(*within), "resend after " + fmt_time(delay),
+                             {d.tx_rec, d.ack_rec, *d.resend_rec}),
+                        d.t, r.t);
         if (!(r.f().mrh.flags & k_flag_retx))
             return fail("the resend of PPSN " + ppsn_str(d.ppsn) + " on path " + std::to_string(d.path) + " lacks RETX",
                         "RETX set", "RETX clear", {*d.resend_rec});
@@ -197,11 +198,12 @@ outcome rto_independence(const context& c) {
     };
     auto overdue = [&](nanos now, std::size_t rec) -> std::optional<outcome> {
         if (start && now - *start > allowed())
-            return fail("path " + std::to_string(p) + " had packets unacknowledged from " + fmt_time(*start) + " for " +
-                            fmt_time(now - *start) + " without a timeout: its timer is not its own",
-                        "an expiry within " + c.str("at_most") + (backoff ? " x 2^" + std::to_string(backoff) : "") + " = " +
-                            fmt_time(allowed()),
-                        "none for " + fmt_time(now - *start), {start_rec, rec});
+            return over(fail("path " + std::to_string(p) + " had packets unacknowledged from " + fmt_time(*start) + " for " +
+                                 fmt_time(now - *start) + " without a timeout: its timer is not its own",
+                             "an expiry within " + c.str("at_most") + (backoff ? " x 2^" + std::to_string(backoff) : "") +
+                                 " = " + fmt_time(allowed()),
+                             "none for " + fmt_time(now - *start), {start_rec, rec}),
+                        *start, now);
         return std::nullopt;
     };
     for (const auto& e : evs) {

@@ -223,6 +223,7 @@ core::status case_exec::post(const plan::action& a) {
             }
             if (!st) return st;
         }
+        p.done = s_.now();
         obs.posted.push_back(p);
     }
     return core::ok_status();

@@ -69,6 +69,7 @@ struct posted_wr {
     std::uint16_t stream = 0, tag = 0;
     std::uint32_t length = 0;
     nanos t{0};
+    nanos done{0};  // when the post call returned: the DUT has the message from then at the latest
 };
 
 // Memory the plan expects on the receiving side after the run.

@@ -477,11 +477,12 @@ TEST_CASE("timing: a fail the engine's lateness may explain is inconclusive; wit
         b.data(500us, D::from_dut, {.path = 0, .ppsn = 100, .retx = true, .msg_len = 4096});  // by a timer, not the SACK
         b.tr.timing.realtime = true;
         b.tr.timing.rx_delay_max = engine_late;
+        b.tr.timing.late = {{200us, engine_late}};  // a DUT frame handled late while the resend was due
         return b.check("fast_retransmit");
     };
     auto doubtful = late_resend(2ms);
     CHECK(doubtful.v == verdict::inconclusive);
-    CHECK(doubtful.message.find("DUT frames were handled up to 2.000 ms late") != std::string::npos);
+    CHECK(doubtful.message.find("up to 2.000 ms late; this check needs 50.000 us") != std::string::npos);
     CHECK(doubtful.message.find("it would have said fail") != std::string::npos);
     auto sure = late_resend(20us);
     CHECK(sure.v == verdict::fail);
@@ -508,4 +509,29 @@ TEST_CASE("timing: rto_timing needs rel x rto_min + abs; a timing-free check ign
     // no_go_back_n judges PPSNs, not times.
     b.tr.timing.event_late_max = 50ms;
     CHECK(b.check("no_go_back_n").measured.count("engine_late_us") == 0);
+}
+
+TEST_CASE("timing: a failure is doubted only for lateness within the span it rests on") {
+    auto late_resend = [](nanos due, nanos late) {
+        auto b = lost_100();  // the ACK showing the loss at 10 us
+        b.data(500us, D::from_dut, {.path = 0, .ppsn = 100, .retx = true, .msg_len = 4096});
+        b.tr.timing.realtime = true;
+        b.tr.timing.event_late_max = late;  // the whole case's worst
+        b.tr.timing.late = {{due, late}};
+        return b.check("fast_retransmit");
+    };
+    // A 3 ms stall long before the ACK (the setup's posts): the failure stands.
+    auto before = late_resend(-5ms, 3ms);
+    CHECK(before.v == verdict::fail);
+    // The same stall while the resend was due: inconclusive, naming the span.
+    auto inside = late_resend(100us, 3ms);
+    CHECK(inside.v == verdict::inconclusive);
+    CHECK_THAT(inside.message, Catch::Contains("the engine ran, between 10.000 us and 500.000 us, up to 3.000 ms late"));
+    // A pass still answers to the whole case.
+    auto b = lost_100();
+    b.data(11us, D::from_dut, {.path = 0, .ppsn = 100, .retx = true, .msg_len = 4096});
+    b.tr.timing.realtime = true;
+    b.tr.timing.event_late_max = 3ms;
+    b.tr.timing.late = {{-5ms, 3ms}};
+    CHECK(b.check("fast_retransmit").v == verdict::inconclusive);
 }
