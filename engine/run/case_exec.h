@@ -36,6 +36,9 @@ inline constexpr core::nanos k_realtime_min_duration{2'000'000'000};
 // timer (rto_min 100 us doubles before a second expiry, and a first RTO is
 // rto_initial, 1 ms), so a timer's resend of an acknowledged PPSN is still caught.
 inline constexpr core::nanos k_realtime_crossing{200'000};
+// Real time: how many times a case whose connection did not open is set up
+// again with a fresh DUT before it ends as error (a busy host, not a clause).
+inline constexpr unsigned k_setup_attempts = 3;
 
 inline std::string text(const plan::args& a, const std::string& k, const std::string& def = "") {
     auto it = a.find(k);
@@ -105,6 +108,19 @@ private:
     // The connection did not open while `handshake:` filters were in force:
     // the DUT did not recover its handshake, a failure of the case's clauses.
     void fail_handshake(case_result& r, const std::string& why);
+    struct handshake_evidence {
+        std::string text;  // "from the DUT: 7 CONNECT; to the DUT: 3 ACCEPT (the first answer 6.1 ms after ...)"
+        std::vector<std::size_t> frames;
+        unsigned dropped = 0;
+    };
+    handshake_evidence handshake_seen() const;
+    bool setup_failed_ = false;
+
+public:
+    // The connection did not open (set-up, not a clause): run_case may try again.
+    bool setup_failed() const { return setup_failed_; }
+
+private:
 
 
 

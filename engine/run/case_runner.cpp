@@ -231,7 +231,16 @@ core::status case_exec::setup() {
             for (unsigned i = 0; i < w->paths.size(); ++i) x.fab->pin(w->paths[i].port, i);
     if (!(dut_->established(dut_conn_) || (!dut_sends && !dut_->accepted().empty()))) {
         handshake_lost_ = !c_.handshake.empty();
-        return core::error{"the connection between DUT and peer was not established within " + std::string(rt_ ? "2 s" : "20 ms")};
+        setup_failed_ = true;
+        // The cause as far as the wire shows it: what each side sent, how long
+        // the engine took to answer, whether the DUT gave up.
+        std::string why = "the connection between DUT and peer was not established within " + std::string(rt_ ? "2 s" : "20 ms");
+        if (c_.handshake.empty()) {
+            why += ": " + handshake_seen().text;
+            if (dut_sends && dut_->in_error(dut_conn_)) why += "; the DUT gave up on its CONNECT (connection in error)";
+            if (rt_) why += "; the engine ran up to " + assertions::fmt_time(rt_->lateness_since().max) + " late";
+        }
+        return core::error{why};
     }
     // Fabric path i carries each side's path i at its first port.
     if (auto w = peer_->conn_wire(peer_conn_))
@@ -417,29 +426,44 @@ void case_exec::note_timing() {
     std::sort(tm.late.begin(), tm.late.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
 }
 
-void case_exec::fail_handshake(case_result& r, const std::string& why) {
-    // What each side sent of the handshake, as evidence: CTRL frames by type.
+// What each side sent of the handshake, as evidence: CTRL frames by type, and
+// how long the first answer took after the first request.
+case_exec::handshake_evidence case_exec::handshake_seen() const {
     std::map<std::string, unsigned> from_dut, to_dut;
-    unsigned dropped = 0;
-    assertion_result ar;
+    handshake_evidence h;
+    std::optional<nanos> first_out, first_in;
     for (const auto& rec : tr_->frames) {
         if (!rec.ok() || rec.f().bth.opcode != static_cast<std::uint8_t>(wire::opcode::ctrl)) continue;
-        ++(rec.d == trace::dir::from_dut ? from_dut : to_dut)[std::string(wire::ctrl_type_name(rec.f().ctrlh.type))];
-        dropped += rec.dropped ? 1 : 0;
-        ar.o.frames.push_back(rec.index);
+        const bool out = rec.d == trace::dir::from_dut;
+        ++(out ? from_dut : to_dut)[std::string(wire::ctrl_type_name(rec.f().ctrlh.type))];
+        h.dropped += rec.dropped ? 1 : 0;
+        h.frames.push_back(rec.index);
+        if (!rec.dropped) (out ? first_out : first_in) = (out ? first_out : first_in).value_or(rec.t);
     }
     auto list = [](const std::map<std::string, unsigned>& m) {
         std::string s;
         for (const auto& [name, n] : m) s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + name;
         return s.empty() ? std::string("no CTRL frame") : s;
     };
+    h.text = "from the DUT: " + list(from_dut) + "; to the DUT: " + list(to_dut);
+    if (first_out && first_in)
+        h.text += " (the first " + std::string(*first_in > *first_out ? "answer " + assertions::fmt_time(*first_in - *first_out) +
+                                                                         " after the first request"
+                                                                   : "request came from the peer");
+    if (first_out && first_in) h.text += ")";
+    return h;
+}
+
+void case_exec::fail_handshake(case_result& r, const std::string& why) {
+    const auto h = handshake_seen();
+    assertion_result ar;
+    ar.o.frames = h.frames;
     ar.name = "handshake";
     ar.clauses = c_.clauses;
     ar.at = c_.handshake.front().at;
     ar.o.v = verdict::fail;
     ar.o.expected = "the connection opens despite the handshake's filters";
-    ar.o.actual = "from the DUT: " + list(from_dut) + "; to the DUT: " + list(to_dut) + " (" + std::to_string(dropped) +
-                  " dropped by the filters)";
+    ar.o.actual = h.text + " (" + std::to_string(h.dropped) + " dropped by the filters)";
     ar.o.message = why + " with the handshake's filters in force; " + ar.o.actual;
     r.asserts.push_back(ar);
     r.v = verdict::fail;
@@ -493,12 +517,25 @@ case_result run_case(const plan::test_case& c, const dut_factory& make, std::uin
         r.reason = std::move(why);
         return r;
     };
-    auto d = make();
-    if (!d) return error("DUT: " + d.err().message);
-    try {
-        return case_exec(c, std::move(*d), seed).run();
-    } catch (const std::exception& e) {
-        return error(std::string("internal error: ") + e.what());
+    // Real time: a connection that did not open (an engine or DUT stalled
+    // on a busy host while the DUT's CONNECTs ran out) is set up again with a
+    // fresh DUT, at most k_setup_attempts times; each attempt's cause is kept.
+    std::string earlier;
+    for (unsigned attempt = 1;; ++attempt) {
+        auto d = make();
+        if (!d) return error("DUT: " + d.err().message);
+        const bool realtime = (*d)->realtime();
+        try {
+            case_exec x(c, std::move(*d), seed);
+            auto r = x.run();
+            if (!(realtime && x.setup_failed() && r.v == verdict::error && attempt < detail::k_setup_attempts)) {
+                if (!earlier.empty()) r.reason += " (set-up attempts before: " + earlier + ")";
+                return r;
+            }
+            earlier += (earlier.empty() ? "" : "; ") + std::to_string(attempt) + ": " + r.reason;
+        } catch (const std::exception& e) {
+            return error(std::string("internal error: ") + e.what());
+        }
     }
 }
 

@@ -30,6 +30,14 @@ from wire_lab import DPDK_SET, Netns, Refnic, dut_spec, run_mrct, sh  # noqa: F4
 BUGS = {"frozen-rnr": ["MR-RNR-4"], "shared-rto": ["MR-RTO-1", "MR-RTO-2"]}
 
 
+def measured(case):
+    """An inconclusive verdict the engine explains with what it measured: its own
+    lateness against what a check needs, or a DUT that never reached what the
+    check needs (a grant it never came near)."""
+    r = case["reason"]
+    return case["verdict"] == "inconclusive" and ("late" in r or "never came near" in r or "could resolve" in r)
+
+
 def verdicts(res):
     return {c["id"]: c for c in res["cases"]}
 
@@ -73,7 +81,7 @@ def main():
                 rc, res, out = run_mrct(args, os.path.join(work, name), spec, ns, extra)
                 if res is not None:
                     for i, c in enumerate(res["cases"]):
-                        if c["verdict"] in ("skipped", simv[c["id"]]["verdict"]):
+                        if c["verdict"] in ("skipped", simv[c["id"]]["verdict"]) or measured(c):
                             continue
                         for attempt in (1, 2):
                             _, again, _ = run_mrct(args, os.path.join(work, f"{name}-retry"), spec, ns,
@@ -101,9 +109,19 @@ def main():
             for k, c in got.items():
                 if c["verdict"] == "skipped" and "lacks capability" not in c["reason"] and "peer addresses" not in c["reason"]:
                     problems.append(f"{name}: {k} skipped without a capability reason: {c['reason']}")
+            doubts = []
             for k, c in ran.items():
+                if c["verdict"] == "inconclusive" and measured(c):
+                    doubts.append(k)  # the engine could not resolve it: said so, with figures (docs/timing.md)
+                    continue
                 if c["verdict"] != simv[k]["verdict"]:
                     problems.append(f"{name}: {k} is {c['verdict']} on the wire, {simv[k]['verdict']} simulated: {c['reason']}")
+            if doubts:
+                print(f"{name}: inconclusive with measured figures: {sorted(doubts)}")
+            # agent+dpdk has no receive timestamps (frames are stamped when
+            # polled): more checks are beyond its resolution; reported, not bounded.
+            if len(doubts) > 0.05 * len(ran) and not name.startswith("dpdk"):
+                problems.append(f"{name}: {len(doubts)} of {len(ran)} runs inconclusive (at most 5 %)")
             passed = [k for k, c in ran.items() if c["verdict"] == "pass"]
             failed = sorted(k for k, c in ran.items() if c["verdict"] == "fail")
             return got, ran, passed, failed
