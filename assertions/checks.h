@@ -13,6 +13,7 @@ outcome negotiated(const context& c);
 
 // DUT as sender: loss recovery and timers (checks_recovery.cpp)
 outcome fast_retransmit(const context& c);
+outcome resend_identity(const context& c);
 outcome no_go_back_n(const context& c);
 outcome retry_limit(const context& c);
 outcome rto_timing(const context& c);

@@ -79,6 +79,56 @@ outcome fast_retransmit(const context& c) {
     return o;
 }
 
+// MR-SACK-3 and MR-RTO-4 without timing: a packet sent again while its path is
+// in service goes out on the same PathID with the same PPSN and RETX set (a
+// port move keeps both). Only a failed path's packets move, with new PPSNs,
+// to other paths (§5, failed path): the DUT's PATH_RESET for the path shows
+// the failure. A re-send after RNR (Attempt + 1) is a new attempt, not a
+// resend. Applied to every case where the DUT sends (plan defaults).
+outcome resend_identity(const context& c) {
+    const auto& sv = c.sender();
+    std::map<unsigned, std::vector<nanos>> resets;  // path -> when the DUT sent PATH_RESET for it
+    for (const auto& r : c.tr().frames)
+        if (r.d == trace::dir::from_dut && r.is(opcode::ctrl) &&
+            r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::path_reset))
+            if (auto p = read_ctrl_tlvs(r.f().tlvs).path_id) resets[*p].push_back(r.t);
+    auto failed_after = [&](unsigned path, nanos t) {
+        auto it = resets.find(path);
+        return it != resets.end() && std::any_of(it->second.begin(), it->second.end(), [&](nanos x) { return x >= t; });
+    };
+    using key = std::tuple<std::uint16_t, std::uint32_t, std::uint32_t, std::uint8_t>;  // stream, seq, offset, attempt
+    std::map<key, const tx_event*> first;
+    std::size_t same = 0, moved = 0;
+    for (const auto& e : sv.tx) {
+        auto [it, fresh] = first.try_emplace(key{e.stream, e.stream_seq, e.offset, e.attempt}, &e);
+        if (fresh) continue;
+        const tx_event& o = *it->second;
+        if (e.path == o.path && e.gen == o.gen && e.ppsn == o.ppsn) {
+            ++same;
+            if (!e.retx_flag)
+                return fail("a resend of PPSN " + ppsn_str(e.ppsn) + " on path " + std::to_string(e.path) + " lacks RETX",
+                            "RETX set on every retransmission", "RETX clear", {o.rec, e.rec});
+            continue;
+        }
+        if (failed_after(o.path, o.t)) {  // failover: the original path was failed
+            ++moved;
+            it->second = &e;               // later resends follow the new PPSN
+            continue;
+        }
+        return fail("stream " + std::to_string(e.stream) + " seq " + std::to_string(e.stream_seq) + " offset " +
+                        std::to_string(e.offset) + ", first sent on path " + std::to_string(o.path) + " as PPSN " +
+                        ppsn_str(o.ppsn) + ", was sent again on path " + std::to_string(e.path) + " as PPSN " +
+                        ppsn_str(e.ppsn) + " while path " + std::to_string(o.path) + " was in service",
+                    "the resend on path " + std::to_string(o.path) + " with PPSN " + ppsn_str(o.ppsn) + " and RETX",
+                    "path " + std::to_string(e.path) + ", PPSN " + ppsn_str(e.ppsn), {o.rec, e.rec});
+    }
+    auto out = pass(std::to_string(same) + " resends on their own path and PPSN, " + std::to_string(moved) +
+                    " moved off failed paths");
+    out.measured["resends"] = static_cast<double>(same);
+    out.measured["failover_resends"] = static_cast<double>(moved);
+    return out;
+}
+
 // MR-SACK-4
 outcome no_go_back_n(const context& c) {
     const auto& sv = c.sender();

@@ -10,13 +10,16 @@ namespace {
 
 // A timing need given by a duration parameter (docs/timing.md): the engine must
 // keep time to within that duration, or the check cannot judge.
+// `divisor`: the need is that part of the duration (a window's dynamics are
+// disturbed by a stall much shorter than the window).
 std::function<std::optional<timing_need>(const context&)> need_of(std::string param, std::string what,
-                                                                 bool completions = false) {
-    return [param, what, completions](const context& c) -> std::optional<timing_need> {
+                                                                 bool completions = false, int divisor = 1) {
+    return [param, what, completions, divisor](const context& c) -> std::optional<timing_need> {
         if (!c.has(param)) return std::nullopt;
         auto d = c.duration(param);
         if (!d) return std::nullopt;
-        return timing_need{*d, what + " (" + param + ")", completions};
+        return timing_need{*d / divisor, what + " (" + (divisor > 1 ? param + " / " + std::to_string(divisor) : param) + ")",
+                           completions};
     };
 }
 
@@ -54,6 +57,10 @@ const std::vector<assertion_def>& builtin() {
          "Each loss (§5 term) is resent once on its path with its PPSN and RETX, without waiting for a timer.",
          {{"within", T::duration, "rto_min / 2", "longest delay from the ACK showing the loss to the resend"}},
          k::fast_retransmit, need_of("within", "the resend's deadline")},
+        {"resend_identity", {"MR-SACK-3", "MR-RTO-4"},
+         "Timing-free: a packet sent again while its path is in service reuses its PathID and PPSN with RETX; only a failed "
+         "path's packets move to other paths.",
+         {}, k::resend_identity},
         {"no_go_back_n", {"MR-SACK-4"}, "No PPSN covered by an ACK is ever resent.",
          {{"allow_no_resends", T::boolean, "false",
            "pass (not inconclusive) when nothing was resent: for cases whose point is that a covered PPSN stays unsent"}},
@@ -117,7 +124,7 @@ const std::vector<assertion_def>& builtin() {
          "Around an RNR, every busy path keeps at least a fraction of the inflight it had before.",
          {{"span", T::duration, "100us", "window before and after the RNR"},
           {"keep", T::number, "0.5", "fraction of the earlier inflight required after"}},
-         k::rnr_keeps_window, need_of("span", "the window around the RNR")},
+         k::rnr_keeps_window, need_of("span", "a tenth of the window around the RNR", false, 10)},
         {"close_after_ack", {"MR-CONN-3"}, "CLOSE leaves only when nothing is unacknowledged.", {}, k::close_after_ack},
         {"acks_conform", {"MR-SACK-1", "MR-SACK-2", "MR-CC-1", "MR-GR-1"},
          "The DUT acknowledges at once on AckReq, a new gap or CE (with ECE), every packet within the ACK interval; "
