@@ -155,12 +155,12 @@ outcome error(std::string message) { return {verdict::error, std::move(message),
 
 outcome apply_timing(outcome o, const timing_need& need, const trace::timing_figures& tm) {
     if (o.v != verdict::pass && o.v != verdict::fail) return o;  // nothing judged: nothing to doubt
-    // The worst figure, named by what it measured: over the span a failure
+    // The worst figure, named by what it measured: over the span the verdict
     // rests on where the check gave one, else over the whole case.
     std::pair<nanos, std::string> worst{tm.event_late_max, "events (timers, deliveries) ran"};
     if (tm.step_late_max > worst.first) worst = {tm.step_late_max, "plan steps ran"};
     if (tm.rx_delay_max > worst.first) worst = {tm.rx_delay_max, "DUT frames were handled"};
-    if (o.v == verdict::fail && o.span)
+    if (o.span)
         worst = {tm.late_between(o.span->first, o.span->second),
                  "the engine ran, between " + fmt_time(o.span->first) + " and " + fmt_time(o.span->second) + ","};
     if (need.completions && tm.poll_rtt_max > worst.first) worst = {tm.poll_rtt_max, "completion times were uncertain by"};

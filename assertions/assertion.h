@@ -40,7 +40,7 @@ struct outcome {
     std::string expected, actual;
     std::vector<std::size_t> frames;  // trace indices of the frames involved
     std::map<std::string, double> measured;
-    // The time span a failure rests on, where the check knows it: in real
+    // The time span the verdict rests on, where the check knows it: in real
     // time the engine's lateness is then taken over that span only, not over
     // the whole case (docs/timing.md).
     std::optional<std::pair<core::nanos, core::nanos>> span;

@@ -171,11 +171,30 @@ outcome grant_rate(const context& c) {
             }
         if (!tm.realtime && !grants.empty()) paced_from = std::min(paced_from, grants.front().first);
     }
+    // Real time: a packet the host held back (its gap before is long, its gap
+    // after short, each by half a packet time at the grant or more) is counted
+    // at its slot, one packet time after the one before: the host, not the
+    // pacer, moved it next to the following packet (D59). A burst by design
+    // is not repaired past its first packet: its other gaps follow short gaps.
+    std::vector<nanos> at(sv.tx.size());
+    std::size_t repaired = 0;
+    for (std::size_t i = 0; i < sv.tx.size(); ++i) {
+        at[i] = sv.tx[i].t;
+        if (!tm.realtime || i == 0 || i + 1 >= sv.tx.size() || sv.tx[i].t < paced_from) continue;
+        const auto g = grant_at(sv.tx[i].t);
+        if (!g || *g == k_grant_unlimited) continue;
+        const nanos slot{static_cast<std::int64_t>(sv.tx[i].ip_bytes * 8e9 / (*g * static_cast<double>(k_grant_unit_bps)))};
+        const nanos before = sv.tx[i].t - at[i - 1], after = sv.tx[i + 1].t - sv.tx[i].t;
+        if (before > slot + slot / 2 && after < slot / 2) {
+            at[i] = at[i - 1] + slot;
+            ++repaired;
+        }
+    }
     std::size_t windows = 0, unresolved = 0;
     double worst = 0;
     std::optional<outcome> doubtful;  // an excess in a window the engine could not resolve
     for (std::size_t i = 0; i < sv.tx.size(); ++i) {
-        const nanos t0 = sv.tx[i].t;
+        const nanos t0 = at[i];
         if (t0 < paced_from) continue;
         auto g = grant_at(t0);
         if (!g || *g == k_grant_unlimited) continue;
@@ -187,7 +206,8 @@ outcome grant_rate(const context& c) {
         const bool cut = t0 + w > c.tr().end;
         if (!cut && grant_at(t0 + w) != g) continue;  // the grant changed inside: not a window of one grant
         double bytes = 0;
-        for (std::size_t j = i; j < sv.tx.size() && sv.tx[j].t < t0 + w; ++j) bytes += sv.tx[j].ip_bytes;
+        for (std::size_t j = i; j < sv.tx.size() && at[j] < t0 + w; ++j)
+            if (at[j] >= t0) bytes += sv.tx[j].ip_bytes;
         const double allowed = bps * (1 + slack) * core::to_seconds(w) / 8 + max_pkt;
         if (cut && bytes <= allowed) continue;
         // Real time: the window's tolerance as time (slack of it, plus one
@@ -197,7 +217,10 @@ outcome grant_rate(const context& c) {
         const nanos tolerance{static_cast<std::int64_t>(slack * static_cast<double>(w.count()) + max_pkt * 8e9 / bps)};
         const nanos late = tm.realtime ? tm.late_between(t0, t0 + w) : nanos{0};
         const double frac = bytes * 8 / core::to_seconds(w) / bps;
-        if (late > tolerance) {
+        // A stall of `late` moves at most what the grant sends in that time into
+        // the window: an excess beyond that is the pacer's, stall or not.
+        const bool beyond_stall = bytes > allowed + bps * core::to_seconds(late) / 8;
+        if (late > tolerance && !beyond_stall) {
             ++unresolved;
             if (bytes > allowed && !doubtful) {
                 doubtful = inconclusive("an excess at " + fmt_time(t0) + " (" + std::to_string(frac * 100) +
@@ -236,6 +259,7 @@ outcome grant_rate(const context& c) {
                                     (unresolved ? "; " + std::to_string(unresolved) + " not judged (engine late)" : ""));
     o.measured["max_grant_fraction"] = worst;
     o.measured["unresolved_windows"] = static_cast<double>(unresolved);
+    if (repaired) o.measured["held_back_packets"] = static_cast<double>(repaired);
     return o;
 }
 
@@ -431,7 +455,9 @@ outcome rnr_keeps_window(const context& c) {
         }
     }
     if (!judged) return inconclusive("no path was busy around an RNR");
-    return pass(std::to_string(judged) + " paths kept their windows across RNRs");
+    // The verdict rests on the windows around the RNRs only.
+    return over(pass(std::to_string(judged) + " paths kept their windows across RNRs"), ps.front().at - *span,
+                ps.back().at + *span);
 }
 
 // MR-CONN-3: CLOSE only once everything is acknowledged.

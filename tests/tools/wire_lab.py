@@ -80,9 +80,12 @@ class Refnic:
 
 # agent+dpdk: every area, leaving out the port-move, failover and RTO cases
 # whose verdicts count consecutive expiries at 1 ms timers (net_af_packet gives
-# no receive timestamps: frames are stamped when polled).
-DPDK_SET = ["HDR-*", "CONN-*", "PATH-001*", "PATH-006", "OOO-*", "SACK-*", "RTO-006", "RTO-007", "RNR-*", "CC-*",
-            "GR-*", "STR-*"]
+# no receive timestamps: frames are stamped when polled), and SACK-020..022,
+# whose DUT gives up its CONNECTs after about 2 ms (300 us timers): over
+# net_af_packet the engine's first ACCEPT left 3.4-7.1 ms after the first
+# CONNECT under load (2026-12-02, three set-up attempts each; issue 24).
+DPDK_SET = ["HDR-*", "CONN-*", "PATH-001*", "PATH-006", "OOO-*", "SACK-00*", "SACK-01*", "SACK-03*", "SACK-05*",
+            "RTO-006", "RTO-007", "RNR-*", "CC-*", "GR-*", "STR-*"]
 
 
 def dut_spec(wire, ns, token="s3cret", timeout="2s", v6=False):
