@@ -217,3 +217,67 @@ TEST_CASE("every built-in assertion has clauses or is a generic observation, and
         for (const auto& p : a.params) CHECK_FALSE(p.help.empty());
     }
 }
+
+// Issue 19: on a real wire a completion's time is late by up to its poll's
+// round trip. Early for sure when recorded before the last byte; shown to be
+// on time only when the last bytes came later than the rest by more than that.
+TEST_CASE("completion_after_placement in real time: sensitive only when the last bytes were held long enough") {
+    auto held = [](nanos gap, nanos t_err) {
+        trace_builder b;
+        b.tr.timing.realtime = true;
+        b.data(0us, D::to_dut, {.ppsn = 101, .opcode = 0xC2, .offset = 1024, .len = 1024, .msg_len = 2048});
+        b.data(gap, D::to_dut, {.ppsn = 100, .opcode = 0xC2, .offset = 0, .len = 1024, .msg_len = 2048});
+        trace::completion wc{1, "recv", "success", 0, 0, 0, 2048, gap + 300us};
+        wc.t_err = t_err;
+        b.tr.dut.completions.push_back(wc);
+        return b.check("completion_after_placement");
+    };
+    CHECK(held(5ms, 400us).v == verdict::pass);
+    auto blind = held(100us, 400us);  // an early completion at 0 us would have been recorded after the last byte
+    CHECK(blind.v == verdict::inconclusive);
+    CHECK_THAT(blind.message, Catch::Contains("poll round trip up to 400.000 us"));
+}
+
+TEST_CASE("acks_conform in real time: a late answer in order, a stall, and ECE without timing") {
+    SECTION("late but before anything acknowledged the packet: the DUT was working through a burst") {
+        trace_builder b;
+        b.tr.timing.realtime = true;
+        b.data(0us, D::to_dut, {.ppsn = 100});
+        b.data(1us, D::to_dut, {.ppsn = 101, .ack_req = true});
+        b.ack(9us, D::from_dut, 0, 101, {}, 100, false, 4000);  // answers 100 (not 101) first
+        b.ack(12us, D::from_dut, 0, 102, {}, 101, false, 4000);  // 101's own, 11 us later
+        auto o = b.check("acks_conform");
+        CHECK(o.v == verdict::pass);
+        CHECK(o.measured.at("late_in_order") == 1);
+        b.tr.timing.realtime = false;  // the same trace in virtual time: not at once
+        CHECK(b.check("acks_conform").v == verdict::fail);
+    }
+    SECTION("acknowledged by another ACK first: lazy, also in real time") {
+        trace_builder b;
+        b.tr.timing.realtime = true;
+        b.data(0us, D::to_dut, {.ppsn = 100, .ack_req = true});
+        b.data(1us, D::to_dut, {.ppsn = 101});
+        b.ack(9us, D::from_dut, 0, 102, {}, 101, false, 4000);  // covers 100, triggered by 101
+        b.ack(12us, D::from_dut, 0, 102, {}, 100, false, 4000);
+        CHECK(b.check("acks_conform").v == verdict::fail);
+    }
+    SECTION("an answer late where the engine stalled is not judged") {
+        trace_builder b;
+        b.tr.timing.realtime = true;
+        b.tr.timing.late = {{0us, 50us}};
+        b.data(0us, D::to_dut, {.ppsn = 100, .ack_req = true});
+        b.ack(30us, D::from_dut, 0, 101, {}, 99, false, 4000);   // covers 100, another trigger
+        b.ack(31us, D::from_dut, 0, 101, {}, 100, false, 4000);
+        auto o = b.check("acks_conform");
+        CHECK(o.v == verdict::inconclusive);
+        CHECK_THAT(o.message, Catch::Contains("the engine ran up to 50.000 us late"));
+    }
+    SECTION("ECE is judged without timing") {
+        trace_builder b;
+        b.tr.timing.realtime = true;
+        b.tr.timing.late = {{0us, 50us}};
+        b.data(0us, D::to_dut, {.ppsn = 100, .ce = true});
+        b.ack(8us, D::from_dut, 0, 101, {}, 100, false, 4000);
+        CHECK_THAT(b.check("acks_conform").message, Catch::Contains("lacks ECE"));
+    }
+}

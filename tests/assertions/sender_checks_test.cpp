@@ -535,3 +535,53 @@ TEST_CASE("timing: a failure is doubted only for lateness within the span it res
     b.tr.timing.late = {{-5ms, 3ms}};
     CHECK(b.check("fast_retransmit").v == verdict::inconclusive);
 }
+
+TEST_CASE("grant_rate: a DUT that never came near its grant is inconclusive; an excess in a stalled window is doubted") {
+    auto run = [](nanos gap, std::uint16_t grant) {
+        trace_builder b;
+        b.data(0us, D::from_dut, {.ppsn = 100, .len = 4096});
+        b.ack(2us, D::to_dut, 0, 101, {}, 100, false, grant);
+        for (std::uint32_t i = 1; i < 200; ++i) b.data(2us + gap * i, D::from_dut, {.ppsn = 100 + i, .len = 4096});
+        b.tr.end = 2us + gap * 250;
+        return b;
+    };
+    auto slow = run(34us, 100).check("grant_rate");  // 1 Gb/s under a 10 Gb/s grant
+    CHECK(slow.v == verdict::inconclusive);
+    CHECK_THAT(slow.message, Catch::Contains("never came near its grant"));
+    // 33 Gb/s under 10: a stall of 5 us could move at most ~6 KB into a window, far less than the excess.
+    auto fast = run(1000ns, 100);
+    fast.tr.timing.realtime = true;
+    fast.tr.timing.late = {{0us, 5us}, {100us, 5us}};
+    CHECK(fast.check("grant_rate").v == verdict::fail);
+    // 11 Gb/s under 10 where the engine stalled 50 us throughout: doubted, not failed.
+    auto close = run(3000ns, 100);
+    close.tr.timing.realtime = true;
+    for (int k = 0; k < 100; ++k) close.tr.timing.late.push_back({nanos{k * 10'000}, 50us});
+    auto d = close.check("grant_rate");
+    CHECK(d.v == verdict::inconclusive);
+    CHECK_THAT(d.message, Catch::Contains("fell where the engine ran"));
+    close.tr.timing.late.clear();  // no stall: the excess is the pacer's
+    CHECK(close.check("grant_rate").v == verdict::fail);
+}
+
+TEST_CASE("resend_identity: a resend keeps its path and PPSN unless the path failed") {
+    trace_builder b;
+    b.data(0us, D::from_dut, {.path = 1, .ppsn = 100, .msg_len = 4096});
+    b.data(5us, D::from_dut, {.path = 1, .ppsn = 100, .retx = true, .msg_len = 4096});
+    CHECK(b.check("resend_identity").v == verdict::pass);
+    auto no_retx = b;
+    no_retx.data(9us, D::from_dut, {.path = 1, .ppsn = 100, .msg_len = 4096});
+    CHECK_THAT(no_retx.check("resend_identity").message, Catch::Contains("lacks RETX"));
+    auto moved = b;
+    moved.data(9us, D::from_dut, {.path = 2, .ppsn = 700, .retx = true, .msg_len = 4096});
+    auto o = moved.check("resend_identity");
+    CHECK(o.v == verdict::fail);
+    CHECK_THAT(o.message, Catch::Contains("while path 1 was in service"));
+    // The same move after the DUT failed path 1 (its PATH_RESET): a failover re-send.
+    moved.ctrl(10us, D::from_dut, wire::ctrl_type::path_reset, {wire::tlv_spec{8, {1}}});
+    CHECK(moved.check("resend_identity").v == verdict::pass);
+    // A re-send after RNR is the next Attempt: a new message attempt, not a resend.
+    auto rnr = b;
+    rnr.data(9us, D::from_dut, {.path = 2, .ppsn = 700, .rnr_resend = true, .msg_len = 4096, .attempt = 1});
+    CHECK(rnr.check("resend_identity").v == verdict::pass);
+}
