@@ -281,3 +281,17 @@ TEST_CASE("acks_conform in real time: a late answer in order, a stall, and ECE w
         CHECK_THAT(b.check("acks_conform").message, Catch::Contains("lacks ECE"));
     }
 }
+
+// Issue 19: on a wire posting takes milliseconds; the deadline counts from the
+// moment the DUT had the stream's last message, not from the first post.
+TEST_CASE("stream_progress counts from the last post's return") {
+    trace_builder b;
+    auto& o = b.tr.dut;
+    trace::posted_wr first{1, "write", 2, 0, 100, 0us}, second{2, "write", 2, 0, 100, 0us};
+    first.done = 2ms;   // the agent took 2 ms for the first post
+    second.done = 4ms;  // and as long for the second
+    o.posted = {first, second};
+    o.completions = {{1, "write", "success", 2, 0, 0, 100, 4100us}, {2, "write", "success", 2, 0, 1, 100, 4200us}};
+    CHECK(b.check("stream_progress", {{"stream", "2"}, {"within", "500us"}}).v == verdict::pass);
+    CHECK(b.check("stream_progress", {{"stream", "2"}, {"within", "150us"}}).v == verdict::fail);
+}
