@@ -86,6 +86,9 @@ struct timing_need {
     core::nanos resolution{0};
     std::string what;  // what the resolution is, e.g. "the resend's deadline (within)"
     bool completions = false;
+    // Only a failure can come from the engine's lateness (a pass rests on
+    // the DUT's own frames, stamped by the kernel: ctrl_repeat's spacing).
+    bool fails_only = false;
 };
 
 struct assertion_def {

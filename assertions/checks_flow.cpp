@@ -322,11 +322,13 @@ outcome rnr_pause(const context& c) {
         for (const auto& e : sv.tx) {
             if (e.t <= p.at + *grace || e.t >= until) continue;
             if (e.tag != p.tag || !is_send_opcode(e.opcode) || e.kind != tx_kind::first || e.retx_flag) continue;
-            return fail("tag " + std::to_string(p.tag) + " sent a new packet " + fmt_time(e.t - p.at) +
-                            " into a pause of " + fmt_time(p.time),
-                        "no new packet on tag " + std::to_string(p.tag) + " until " + fmt_time(until),
-                        "stream " + std::to_string(e.stream) + " seq " + std::to_string(e.stream_seq) + " at " + fmt_time(e.t),
-                        {p.rec, e.rec});
+            return over(fail("tag " + std::to_string(p.tag) + " sent a new packet " + fmt_time(e.t - p.at) +
+                                 " into a pause of " + fmt_time(p.time),
+                             "no new packet on tag " + std::to_string(p.tag) + " until " + fmt_time(until),
+                             "stream " + std::to_string(e.stream) + " seq " + std::to_string(e.stream_seq) + " at " +
+                                 fmt_time(e.t),
+                             {p.rec, e.rec}),
+                        p.at, e.t);
         }
     }
     return pass(std::to_string(ps.size()) + " RNR pauses honoured");
@@ -536,9 +538,10 @@ outcome ctrl_repeat(const context& c) {
             const auto d = r.t - st->before.last;
             shortest = std::min(shortest, d);
             if (d < *gap)
-                return fail(std::string(name) + " repeated " + fmt_time(d) + " after the previous one, unanswered",
-                            ">= " + fmt_time(*gap) + " between repeats (max(initial RTO, largest RTO))", fmt_time(d),
-                            {st->before.last_rec, r.index});
+                return over(fail(std::string(name) + " repeated " + fmt_time(d) + " after the previous one, unanswered",
+                                 ">= " + fmt_time(*gap) + " between repeats (max(initial RTO, largest RTO))", fmt_time(d),
+                                 {st->before.last_rec, r.index}),
+                            st->before.last, r.t);
         }
         if (st->now.sent > limit)
             return fail(std::string(name) + " sent " + std::to_string(st->now.sent) + " times unanswered",

@@ -35,9 +35,30 @@ outcome acks_conform(const context& c) {
     const nanos interval = c.tr().p.ack_delay;
     std::map<unsigned, std::uint32_t> highest;  // highest PPSN received per path
     std::map<unsigned, std::uint16_t> last_ce;
-    std::size_t checked = 0, unresolved = 0, in_order = 0;
+    std::size_t checked = 0, unresolved = 0, in_order = 0, busy = 0;
     const auto& tm = c.tr().timing;
-    nanos worst_late{0};
+    nanos worst_late{0}, most_behind{0};
+    // Real time: how far behind its wire the DUT was when it sent each ACK:
+    // the ACK's time minus its trigger packet's arrival. A DUT starved of its
+    // CPU on a shared host answers everything late, in order (D59).
+    std::vector<std::pair<std::size_t, nanos>> lag_at;  // (record, lag) of the DUT's ACKs
+    if (tm.realtime) {
+        std::map<std::pair<unsigned, std::uint32_t>, nanos> arrived;
+        for (const auto& r : fr) {
+            if (r.reached_dut() && r.data() && r.f().icrc_ok()) arrived[{r.f().mrh.path_id, r.f().bth.psn}] = r.t;
+            else if (r.d == trace::dir::from_dut && r.is(opcode::ack))
+                if (auto it = arrived.find({r.f().ackh.path_id, r.f().ackh.trig_ppsn.ppsn()}); it != arrived.end())
+                    lag_at.push_back({r.index, r.t - it->second});
+        }
+    }
+    // The least lag of the DUT's ACKs in records (from, to]: every ACK it sent
+    // then answered a packet that had waited at least that long.
+    auto behind = [&](std::size_t from, std::size_t to) {
+        std::optional<nanos> least;
+        for (const auto& [i, l] : lag_at)
+            if (i > from && i <= to) least = least ? std::min(*least, l) : l;
+        return least;
+    };
     for (const auto& r : fr) {
         if (r.d == trace::dir::from_dut && r.is(opcode::ack)) {
             const auto& a = r.f().ackh;
@@ -72,7 +93,10 @@ outcome acks_conform(const context& c) {
         const trace::record* trig = nullptr;  // the first ACK this packet triggered
         const trace::record* any = nullptr;
         bool nak = false;
-        for (std::size_t j = r.index + 1; j < fr.size() && fr[j].t <= r.t + interval + *within; ++j) {
+        // Real time: the answers are looked for beyond the deadline too (a late
+        // one may still be in order, below).
+        const nanos horizon = r.t + interval + *within + (tm.realtime ? nanos{1'000'000'000} : nanos{0});
+        for (std::size_t j = r.index + 1; j < fr.size() && fr[j].t <= horizon && !(trig && any); ++j) {
             const auto& q = fr[j];
             if (q.d != trace::dir::from_dut || !q.ok()) continue;
             if (q.is(opcode::nak) || q.is(opcode::rnr)) {
@@ -119,13 +143,25 @@ outcome acks_conform(const context& c) {
                             (f.bth.ack_req ? "AckReq" : ce ? "CE-marked" : "a new gap") + ") was not acknowledged at once",
                         "an ACK with TrigPPSN " + std::to_string(x) + " within " + fmt_time(*within), "none", {r.index});
         }
-        if (!any && r.t + interval + *within <= c.tr().end) {
+        const bool in_interval = any && any->t <= r.t + interval + *within;
+        if (!in_interval && r.t + interval + *within <= c.tr().end) {
             if (unresolvable(interval + *within)) continue;
+            // Real time: acknowledged late, but every ACK the DUT sent until
+            // then answered a packet that had waited longer than `within`:
+            // the DUT was behind its wire (starved of CPU), not lazy.
+            if (auto b = any ? behind(r.index, any->index) : std::nullopt; b && *b > *within) {
+                ++busy;
+                most_behind = std::max(most_behind, *b);
+                continue;
+            }
             return fail("PPSN " + std::to_string(x) + " on path " + std::to_string(p) + " was not acknowledged within the ACK interval",
                         "an ACK covering it within " + fmt_time(interval + *within), "none", {r.index});
         }
     }
     if (!checked) return inconclusive("the DUT received no data");
+    if (busy + unresolved == checked && busy)
+        return inconclusive("every late answer came while the DUT was behind its wire by at least " +
+                            fmt_time(most_behind) + "; this check needs " + fmt_time(*within));
     if (unresolved == checked)
         return inconclusive("every late answer fell where the engine ran up to " + fmt_time(worst_late) +
                             " late; this check needs " + fmt_time(*within));
@@ -134,6 +170,11 @@ outcome acks_conform(const context& c) {
                                     fmt_time(worst_late) + " late around them)"
                               : std::string()));
     o.measured["unresolved"] = static_cast<double>(unresolved);
+    if (busy) {
+        o.message += "; " + std::to_string(busy) + " acknowledged late while the DUT was behind its wire (up to " +
+                     fmt_time(most_behind) + ", not judged)";
+        o.measured["dut_behind"] = static_cast<double>(busy);
+    }
     if (in_order) {
         o.message += "; " + std::to_string(in_order) + " answered later than " + fmt_time(*within) +
                      " but before anything acknowledged them (the DUT working through a burst)";

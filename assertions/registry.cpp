@@ -38,6 +38,24 @@ std::optional<timing_need> tenth_of_bound(const context& c) {
     return timing_need{*b / 10, "a tenth of the longest allowed timeout (at_most)"};
 }
 
+// ctrl_repeat: a quarter of the shortest allowed spacing, for a failure only
+// (two copies recorded too close together may be the host's doing; copies far
+// enough apart are the DUT's own spacing, stamped by the kernel).
+std::optional<timing_need> spacing_need(const context& c) {
+    auto d = c.duration("at_least");
+    if (!d) return std::nullopt;
+    return timing_need{*d / 4, "a quarter of the shortest allowed spacing (at_least / 4)", false, true};
+}
+
+// rnr_pause: a failure is a packet of the tag after the RNR; where the host
+// held the engine (and, sharing it, the DUT) longer than the crossing window
+// between the two, the DUT may not have had the RNR yet. Failures only.
+std::optional<timing_need> pause_need(const context& c) {
+    auto g = c.duration("grace");
+    if (!g) return std::nullopt;
+    return timing_need{*g + c.tr().crossing, "the RNR's crossing window (grace + 200 us)", false, true};
+}
+
 }  // namespace
 
 const std::vector<assertion_def>& builtin() {
@@ -113,7 +131,7 @@ const std::vector<assertion_def>& builtin() {
          k::grant_rate},
         {"rnr_pause", {"MR-RNR-2"},
          "After an RNR for its current Attempt, no packet of that tag goes out for the first time before the RNR time.",
-         {{"grace", T::duration, "0ns", "processing time allowed after the RNR arrives"}}, k::rnr_pause},
+         {{"grace", T::duration, "0ns", "processing time allowed after the RNR arrives"}}, k::rnr_pause, pause_need},
         {"rnr_resume", {"MR-RNR-4"},
          "After the pause the DUT re-sends the rejected message unprompted: Attempt+1, RNR_RESEND, new PPSNs.",
          {{"within", T::duration, "rnr_time + 10% + 50us", "latest resume, from the RNR's arrival"}}, k::rnr_resume},
@@ -166,7 +184,7 @@ const std::vector<assertion_def>& builtin() {
          "An unanswered CONNECT, CLOSE, RNR_QUERY or PATH_RESET is repeated no sooner than max(initial RTO, largest RTO) "
          "after the previous copy, and at most retry-limit times (§4).",
          {{"at_least", T::duration, "rto_initial - 20%", "shortest allowed time between two copies of one request"}},
-         k::ctrl_repeat},
+         k::ctrl_repeat, spacing_need},
         {"frame_count", {},
          "Counts frames on the DUT's wire that match decoded fields (match.opcode, match.ctrl, match.nak_code, ...).",
          {{"dir", T::string, "from_dut", "from_dut or to_dut"},

@@ -12,7 +12,14 @@ namespace mrct::run::detail {
 void case_exec::on_frame(trace::dir d, core::bytes_view fr, bool injected, nanos age) {
     nanos t = s_.now();
     rx_delay_max_ = std::max(rx_delay_max_, age);
-    if (age > nanos{0}) t = std::max(t - age, tr_->frames.empty() ? nanos{0} : tr_->frames.back().t);
+    if (age > nanos{0}) {
+        // Recorded at its stamp, but never before the last record: a frame
+        // stamped before something the engine recorded meanwhile is moved up
+        // to it, and its time is then late by that much (kept as lateness).
+        const nanos stamped = t - age;
+        t = std::max(stamped, tr_->frames.empty() ? nanos{0} : tr_->frames.back().t);
+        note_late(stamped, t - stamped);
+    }
     note_late(t, age);
     auto& rec = tr_->add(t, d, fr);
     rec.injected = injected;

@@ -295,3 +295,20 @@ TEST_CASE("stream_progress counts from the last post's return") {
     CHECK(b.check("stream_progress", {{"stream", "2"}, {"within", "500us"}}).v == verdict::pass);
     CHECK(b.check("stream_progress", {{"stream", "2"}, {"within", "150us"}}).v == verdict::fail);
 }
+
+TEST_CASE("acks_conform in real time: a DUT behind its wire is not judged on its interval") {
+    trace_builder b;
+    b.tr.timing.realtime = true;
+    b.data(0us, D::to_dut, {.ppsn = 100});
+    b.data(1us, D::to_dut, {.ppsn = 101});
+    // Its first ACK, 300 us later, answers packet 100, which had waited 300 us:
+    // everything it sent until 101 was covered was that far behind.
+    b.ack(300us, D::from_dut, 0, 101, {}, 100, false, 4000);
+    b.ack(301us, D::from_dut, 0, 102, {}, 101, false, 4000);
+    auto o = b.check("acks_conform");
+    CHECK(o.v == verdict::inconclusive);
+    CHECK_THAT(o.message, Catch::Contains("behind its wire by at least 300.000 us"));
+    // The same trace in virtual time: nothing is behind, packet 100's interval is judged and failed.
+    b.tr.timing.realtime = false;
+    CHECK(b.check("acks_conform").v == verdict::fail);
+}
