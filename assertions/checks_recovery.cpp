@@ -137,9 +137,10 @@ outcome no_go_back_n(const context& c) {
         if (e.kind == tx_kind::first) continue;
         ++resends;
         if (e.acked_before)
-            return fail("PPSN " + ppsn_str(e.ppsn) + " on path " + std::to_string(e.path) +
-                            " was resent although an ACK had already covered it",
-                        "no resend of acknowledged PPSNs", "resend at " + fmt_time(e.t), {e.covering_ack, e.rec});
+            return over(fail("PPSN " + ppsn_str(e.ppsn) + " on path " + std::to_string(e.path) +
+                                 " was resent although an ACK had already covered it",
+                             "no resend of acknowledged PPSNs", "resend at " + fmt_time(e.t), {e.covering_ack, e.rec}),
+                        c.tr().frames[e.covering_ack].t, e.t);
     }
     if (!resends) {
         if (c.boolean("allow_no_resends")) return pass("the DUT resent nothing, so nothing acknowledged");

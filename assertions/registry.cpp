@@ -47,6 +47,13 @@ std::optional<timing_need> spacing_need(const context& c) {
     return timing_need{*d / 4, "a quarter of the shortest allowed spacing (at_least / 4)", false, true};
 }
 
+// no_go_back_n: a resend of a covered PPSN crossed the ACK on its way when the
+// host held the DUT (sharing it with the engine) longer than the crossing
+// window between the two (D50). Failures only; nothing in virtual time.
+std::optional<timing_need> crossing_need(const context& c) {
+    return timing_need{c.tr().crossing, "the crossing window between the ACK and the resend", false, true};
+}
+
 // rnr_pause: a failure is a packet of the tag after the RNR; where the host
 // held the engine (and, sharing it, the DUT) longer than the crossing window
 // between the two, the DUT may not have had the RNR yet. Failures only.
@@ -82,7 +89,7 @@ const std::vector<assertion_def>& builtin() {
         {"no_go_back_n", {"MR-SACK-4"}, "No PPSN covered by an ACK is ever resent.",
          {{"allow_no_resends", T::boolean, "false",
            "pass (not inconclusive) when nothing was resent: for cases whose point is that a covered PPSN stays unsent"}},
-         k::no_go_back_n},
+         k::no_go_back_n, crossing_need},
         {"retry_limit", {"MR-SACK-6"},
          "No packet is sent more than the retry limit of times; reaching it fails the message and the connection.", {},
          k::retry_limit},

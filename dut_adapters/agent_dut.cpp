@@ -155,6 +155,7 @@ public:
         const core::nanos here = now_ ? now_() : core::nanos{0};
         const core::nanos rtt = last_rtt_;
         poll_max_ = std::max(poll_max_, rtt);
+        polls_.push_back({here - rtt, rtt});
         std::vector<endpoint::completion> out;
         try {
             const auto agent_now = (*r)["now_ns"].get<std::int64_t>();
@@ -255,6 +256,7 @@ public:
         call_times t;
         t.calls = rtts_.size();
         t.poll_max = poll_max_;
+        t.polls = polls_;
         if (rtts_.empty()) return t;
         auto v = rtts_;
         t.max = *std::max_element(v.begin(), v.end());
@@ -269,6 +271,7 @@ private:
     mutable agent::client c_;
     mutable std::vector<core::nanos> rtts_;  // every call's round trip, for the case's timing figures
     mutable core::nanos last_rtt_{0}, poll_max_{0};
+    std::vector<std::pair<core::nanos, core::nanos>> polls_;  // (sent, round trip) of each poll
     info info_;
     boost::asio::io_context* io_ = nullptr;
     std::function<core::nanos()> now_;

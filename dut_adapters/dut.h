@@ -94,6 +94,10 @@ public:
         std::uint64_t calls = 0;
         core::nanos max{0}, median{0};
         core::nanos poll_max{0};  // the slowest completion poll: how late a completion's time may be
+        // Each poll: when it was sent and its round trip. An agent that serves
+        // the DUT's wire on the same host answers late while the host holds the
+        // DUT: its slow polls show when the DUT was behind (docs/timing.md).
+        std::vector<std::pair<core::nanos, core::nanos>> polls;
     };
     virtual call_times agent_call_times() const { return {}; }
     // Whether DUT frames reach `tx` with the kernel's receive time as their age

@@ -426,6 +426,16 @@ void case_exec::note_timing() {
     tm.poll_rtt_max = calls.poll_max;
     tm.late = late_;
     for (const auto& [due, late] : rt_->late_events(trace::timing_figures::k_late_floor)) tm.late.push_back({due, late});
+    // A poll answered later than usual: the agent, and with it the DUT it
+    // serves on this host, was held for the difference (D59).
+    if (!calls.polls.empty()) {
+        std::vector<nanos> rtts;
+        for (const auto& [_, r] : calls.polls) rtts.push_back(r);
+        std::nth_element(rtts.begin(), rtts.begin() + static_cast<std::ptrdiff_t>(rtts.size() / 2), rtts.end());
+        const nanos usual = rtts[rtts.size() / 2];
+        for (const auto& [sent, r] : calls.polls)
+            if (r - usual > trace::timing_figures::k_late_floor) tm.late.push_back({sent, r - usual});
+    }
     std::sort(tm.late.begin(), tm.late.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
 }
 

@@ -113,8 +113,9 @@ struct timing_figures {
     nanos poll_rtt_max{0};       // round trip of a completion poll: the uncertainty of completion times
 
     // Every moment the engine ran more than k_late_floor behind (an event, a
-    // step, a DUT frame handled late): when it was due and by how much, in
-    // the order recorded. A check can ask how late the engine was around the
+    // step, a DUT frame handled late), and every poll the agent answered
+    // slower than its median (the host holding the agent, and the DUT beside
+    // it): when it was due and by how much, sorted by time. A check can ask how late the engine was around the
     // span it judges (late_between), not only over the whole case.
     static constexpr nanos k_late_floor{20'000};
     struct late_span {
