@@ -96,8 +96,15 @@ outcome acks_conform(const context& c) {
         // Real time: the answers are looked for beyond the deadline too (a late
         // one may still be in order, below).
         const nanos horizon = r.t + interval + *within + (tm.realtime ? nanos{1'000'000'000} : nanos{0});
+        bool superseded = false;  // another copy of the packet reached the DUT before any answer to this one
         for (std::size_t j = r.index + 1; j < fr.size() && fr[j].t <= horizon && !(trig && any); ++j) {
             const auto& q = fr[j];
+            if (!trig && q.reached_dut() && q.data() && q.f().mrh.path_id == p && q.f().bth.psn == x) {
+                // From here an ACK may answer either copy (this one may have been
+                // lost in the DUT's host): the later copy is judged on its own.
+                superseded = true;
+                break;
+            }
             if (q.d != trace::dir::from_dut || !q.ok()) continue;
             if (q.is(opcode::nak) || q.is(opcode::rnr)) {
                 if ((q.is(opcode::nak) && q.f().nakh.nak_ppsn.ppsn() == x) || (q.is(opcode::rnr) && q.f().rnrh.ppsn.ppsn() == x))
@@ -109,6 +116,10 @@ outcome acks_conform(const context& c) {
             if (covers(q.f(), x) && !any) any = &q;
         }
         if (nak) continue;  // answered by NAK (0x0B etc.): a different clause
+        if (superseded) {
+            --checked;
+            continue;
+        }
         // ECE on the ACK a CE-marked packet triggered: no timing involved.
         if (ce && trig && !trig->f().ackh.ece())
             return fail("the ACK for CE-marked PPSN " + std::to_string(x) + " lacks ECE", "ECE set", "ECE clear",

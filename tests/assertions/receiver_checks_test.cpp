@@ -312,3 +312,18 @@ TEST_CASE("acks_conform in real time: a DUT behind its wire is not judged on its
     b.tr.timing.realtime = false;
     CHECK(b.check("acks_conform").v == verdict::fail);
 }
+
+// Seen under load (CC-052 over pcap, IPv6): the CE-marked copy of a packet was
+// lost in the DUT's host, the peer resent it twice (one copy CE-marked), and
+// the DUT's first ACK triggered by that PPSN answered the unmarked copy.
+TEST_CASE("acks_conform: an answer after a later copy of the packet is the later copy's") {
+    trace_builder b;
+    b.tr.timing.realtime = true;  // in virtual time nothing is lost in a host: the first copy is late
+    b.data(0us, D::to_dut, {.ppsn = 100, .ce = true});   // lost before the DUT saw it
+    b.data(50us, D::to_dut, {.ppsn = 100, .retx = true});  // unmarked copy
+    b.ack(51us, D::from_dut, 0, 101, {}, 100, false, 4000);
+    CHECK(b.check("acks_conform").v == verdict::pass);  // no "lacks ECE" for the first copy
+    b.data(60us, D::to_dut, {.ppsn = 101, .ce = true});
+    b.ack(61us, D::from_dut, 0, 102, {}, 101, false, 4000);  // a CE packet's own ACK without ECE
+    CHECK_THAT(b.check("acks_conform").message, Catch::Contains("lacks ECE"));
+}

@@ -506,9 +506,9 @@ TEST_CASE("timing: rto_timing needs rel x rto_min + abs; a timing-free check ign
     auto late = b.check("rto_timing");
     CHECK(late.v == verdict::inconclusive);
     CHECK(late.message.find("events (timers, deliveries) ran up to 16.000 us late") != std::string::npos);
-    // no_go_back_n judges PPSNs, not times.
+    // resend_identity judges paths, PPSNs and flags, not times.
     b.tr.timing.event_late_max = 50ms;
-    CHECK(b.check("no_go_back_n").measured.count("engine_late_us") == 0);
+    CHECK(b.check("resend_identity").measured.count("engine_late_us") == 0);
 }
 
 TEST_CASE("timing: a failure is doubted only for lateness within the span it rests on") {

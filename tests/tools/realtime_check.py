@@ -20,13 +20,11 @@ Needs root (namespaces); exits 77 (ctest: skipped) without it.
 import argparse
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
 import time
 
-from wire_lab import DPDK_SET, Netns, Refnic, dut_spec, run_mrct, sh  # noqa: F401
+from wire_lab import DPDK_SET, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct
 
 BUGS = {"frozen-rnr": ["MR-RNR-4"], "shared-rto": ["MR-RTO-1", "MR-RTO-2"]}
 
@@ -45,22 +43,16 @@ def verdicts(res):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mrct", required=True)
-    ap.add_argument("--refnic", required=True)
-    ap.add_argument("--plan", required=True)
-    ap.add_argument("--workdir", required=True)
+    lab_args(ap)
     ap.add_argument("--wires", default="udp,pcap")
     ap.add_argument("--dpdk", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--retry", action=argparse.BooleanOptionalAction, default=True,
                     help="run a case that disagrees with the simulation again (the loaded runs count first verdicts)")
     ap.add_argument("--summary", help="write first-run counts per wire run to this JSON file")
     args = ap.parse_args()
-    if os.geteuid() != 0 or not shutil.which("ip"):
-        print("SKIP: needs root and iproute2 (network namespaces)")
+    work = lab_workdir(args, "realtime")
+    if work is None:
         return 77
-    work = os.path.join(args.workdir, "realtime")
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
     problems = []
     first_runs = {}  # name -> first-run counts (before any retry), for --summary
 

@@ -19,11 +19,10 @@ root (ctest: skipped).
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 
-from wire_lab import Netns, Refnic, dut_spec, run_mrct
+from wire_lab import Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct
 
 
 def profiles(args, work):
@@ -36,19 +35,13 @@ def profiles(args, work):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mrct", required=True)
-    ap.add_argument("--refnic", required=True)
-    ap.add_argument("--plan", required=True)
-    ap.add_argument("--workdir", required=True)
+    lab_args(ap)
     ap.add_argument("--only", default="", help="comma-separated profiles (default: all)")
     ap.add_argument("--known-escapes", default="", help="comma-separated profiles expected to escape on the wire")
     args = ap.parse_args()
-    if os.geteuid() != 0 or not shutil.which("ip"):
-        print("SKIP: needs root and iproute2 (network namespaces)")
+    work = lab_workdir(args, "wire-kill-matrix")
+    if work is None:
         return 77
-    work = os.path.join(args.workdir, "wire-kill-matrix")
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
     bugs = profiles(args, work)
     if args.only:
         bugs = {k: v for k, v in bugs.items() if k in args.only.split(",")}

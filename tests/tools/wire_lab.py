@@ -3,9 +3,30 @@ two network namespaces joined by a veth pair (addresses only inside them),
 mrct-refnic in one, the engine in the other."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
+
+
+def lab_args(ap):
+    """The arguments every lab script takes: the binaries, the plan, a work folder."""
+    ap.add_argument("--mrct", required=True)
+    ap.add_argument("--refnic", required=True)
+    ap.add_argument("--plan", required=True)
+    ap.add_argument("--workdir", required=True)
+
+
+def lab_workdir(args, name):
+    """A fresh folder under --workdir, or None without root and iproute2
+    (network namespaces need both: the caller exits 77, ctest's skipped)."""
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        print("SKIP: needs root and iproute2 (network namespaces)")
+        return None
+    work = os.path.join(args.workdir, name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    return work
 
 
 def sh(*cmd, check=True):
