@@ -164,11 +164,18 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
         worst = {tm.late_between(o.span->first, o.span->second),
                  "the engine ran, between " + fmt_time(o.span->first) + " and " + fmt_time(o.span->second) + ","};
     if (need.completions && tm.poll_rtt_max > worst.first) worst = {tm.poll_rtt_max, "completion times were uncertain by"};
+    nanos resolution = need.resolution;
+    std::string what = need.what;
+    if (need.lag_explains_span && o.span) {
+        resolution = std::max(nanos{0}, o.span->second - o.span->first - need.resolution);
+        what = "a hold of the host as long as the " + fmt_time(o.span->second - o.span->first) + " between the frames, less " +
+               need.what;
+    }
     o.measured["engine_late_us"] = core::to_micros(worst.first);
-    o.measured["needs_us"] = core::to_micros(need.resolution);
-    if (worst.first <= need.resolution || (need.fails_only && o.v == verdict::pass)) return o;
+    o.measured["needs_us"] = core::to_micros(resolution);
+    if (worst.first <= resolution || (need.fails_only && o.v == verdict::pass)) return o;
     o.message = worst.second + " up to " + fmt_time(worst.first) + (worst.second.ends_with("by") ? "" : " late") +
-                "; this check needs " + fmt_time(need.resolution) + " (" + need.what + "); it would have said " +
+                "; this check needs " + fmt_time(resolution) + " (" + what + "); it would have said " +
                 std::string(verdict_name(o.v)) + ": " + o.message;
     o.v = verdict::inconclusive;
     return o;

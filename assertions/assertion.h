@@ -89,6 +89,12 @@ struct timing_need {
     // Only a failure can come from the engine's lateness (a pass rests on
     // the DUT's own frames, stamped by the kernel: ctrl_repeat's spacing).
     bool fails_only = false;
+    // The failure is a frame of the DUT's that came `span` after one of the
+    // engine's (a resend after the ACK covering it, a packet after the RNR):
+    // only a hold of the host at least that long, less `resolution` (the
+    // crossing window), can have kept the DUT from seeing the engine's frame
+    // first. The needed resolution is then span - resolution.
+    bool lag_explains_span = false;
 };
 
 struct assertion_def {

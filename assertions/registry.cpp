@@ -47,20 +47,20 @@ std::optional<timing_need> spacing_need(const context& c) {
     return timing_need{*d / 4, "a quarter of the shortest allowed spacing (at_least / 4)", false, true};
 }
 
-// no_go_back_n: a resend of a covered PPSN crossed the ACK on its way when the
-// host held the DUT (sharing it with the engine) longer than the crossing
-// window between the two (D50). Failures only; nothing in virtual time.
+// no_go_back_n: a resend of a covered PPSN crossed the ACK on its way only if
+// the host held the DUT (sharing it with the engine) about as long as the
+// time between the two, less the crossing window (D50). Failures only.
 std::optional<timing_need> crossing_need(const context& c) {
-    return timing_need{c.tr().crossing, "the crossing window between the ACK and the resend", false, true};
+    return timing_need{c.tr().crossing, "the crossing window", false, true, true};
 }
 
-// rnr_pause: a failure is a packet of the tag after the RNR; where the host
-// held the engine (and, sharing it, the DUT) longer than the crossing window
-// between the two, the DUT may not have had the RNR yet. Failures only.
+// rnr_pause: a failure is a packet of the tag after the RNR; only a hold of
+// the host about as long as the time between the two, less grace and the
+// crossing window, can have kept the RNR from the DUT. Failures only.
 std::optional<timing_need> pause_need(const context& c) {
     auto g = c.duration("grace");
     if (!g) return std::nullopt;
-    return timing_need{*g + c.tr().crossing, "the RNR's crossing window (grace + 200 us)", false, true};
+    return timing_need{*g + c.tr().crossing, "grace and the crossing window", false, true, true};
 }
 
 }  // namespace

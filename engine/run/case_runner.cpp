@@ -459,11 +459,8 @@ case_exec::handshake_evidence case_exec::handshake_seen() const {
         return s.empty() ? std::string("no CTRL frame") : s;
     };
     h.text = "from the DUT: " + list(from_dut) + "; to the DUT: " + list(to_dut);
-    if (first_out && first_in)
-        h.text += " (the first " + std::string(*first_in > *first_out ? "answer " + assertions::fmt_time(*first_in - *first_out) +
-                                                                         " after the first request"
-                                                                   : "request came from the peer");
-    if (first_out && first_in) h.text += ")";
+    if (first_out && first_in && *first_in > *first_out)
+        h.text += " (the first answer " + assertions::fmt_time(*first_in - *first_out) + " after the first request)";
     return h;
 }
 

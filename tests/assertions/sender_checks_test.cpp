@@ -585,3 +585,20 @@ TEST_CASE("resend_identity: a resend keeps its path and PPSN unless the path fai
     rnr.data(9us, D::from_dut, {.path = 2, .ppsn = 700, .rnr_resend = true, .msg_len = 4096, .attempt = 1});
     CHECK(rnr.check("resend_identity").v == verdict::pass);
 }
+
+// A resend of a covered PPSN can have crossed its ACK only if the host held
+// the DUT about as long as the time between them (less the crossing window).
+TEST_CASE("timing: no_go_back_n doubts a failure only for a hold as long as the ACK-to-resend time") {
+    auto go_back = [](nanos hold) {
+        auto b = four_on_path_1(200us);
+        b.ack(10us, D::to_dut, 1, 104, {}, 103);  // covers 100..103
+        resend(b, 3010us, 101);                    // 3 ms later: no crossing
+        b.tr.timing.realtime = true;
+        b.tr.timing.late = {{1ms, hold}};
+        return b.check("no_go_back_n");
+    };
+    CHECK(go_back(700us).v == verdict::fail);  // a 0.7 ms stall cannot explain 3 ms
+    auto held = go_back(2900us);
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("this check needs 2.800 ms"));
+}

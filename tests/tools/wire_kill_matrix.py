@@ -25,12 +25,18 @@ import sys
 from wire_lab import Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct
 
 
-def profiles(args, work):
-    """Bug profiles and the clauses each breaks, from the simulated selftest's kill matrix."""
-    out = os.path.join(work, "selftest")
-    subprocess.run([args.mrct, "-q", "selftest", "--plan", args.plan, "--jobs", "2", "--out", out], capture_output=True)
-    km = json.load(open(os.path.join(out, "kill-matrix.json")))
-    return {name: v["clauses"] for name, v in km.items()}
+def profiles(args):
+    """Bug profiles and the clauses each breaks: the table `mrct docs bugs` prints
+    (docs/bug-profiles.md), rows "| `name` | MR-X-1, MR-Y-2 | behaviour |"."""
+    out = subprocess.run([args.mrct, "docs", "bugs"], capture_output=True, text=True, check=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].startswith("`") and cells[1].startswith("MR-"):
+            rows[cells[0].strip("`")] = [c.strip() for c in cells[1].split(",")]
+    if not rows:
+        raise RuntimeError("`mrct docs bugs` listed no bug profile")
+    return rows
 
 
 def main():
@@ -42,7 +48,7 @@ def main():
     work = lab_workdir(args, "wire-kill-matrix")
     if work is None:
         return 77
-    bugs = profiles(args, work)
+    bugs = profiles(args)
     if args.only:
         bugs = {k: v for k, v in bugs.items() if k in args.only.split(",")}
     known = set(filter(None, args.known_escapes.split(",")))
