@@ -602,3 +602,15 @@ TEST_CASE("timing: no_go_back_n doubts a failure only for a hold as long as the 
     CHECK(held.v == verdict::inconclusive);
     CHECK_THAT(held.message, Catch::Contains("this check needs 2.800 ms"));
 }
+
+TEST_CASE("timing: no_go_back_n reports the violation no hold of the host explains") {
+    auto b = four_on_path_1(200us);
+    b.ack(10us, D::to_dut, 1, 104, {}, 103);  // covers 100..103
+    resend(b, 260us, 101);                     // 250 us after the ACK: a 60 us hold could explain it
+    resend(b, 3010us, 102);                    // 3 ms after: nothing could
+    b.tr.timing.realtime = true;
+    b.tr.timing.late = {{100us, 100us}};
+    auto o = b.check("no_go_back_n");
+    CHECK(o.v == verdict::fail);
+    CHECK_THAT(o.message, Catch::Contains("PPSN 102"));
+}
