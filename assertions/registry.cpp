@@ -11,15 +11,17 @@ namespace {
 // A timing need given by a duration parameter (docs/timing.md): the engine must
 // keep time to within that duration, or the check cannot judge.
 // `divisor`: the need is that part of the duration (a window's dynamics are
-// disturbed by a stall much shorter than the window).
+// disturbed by a stall much shorter than the window). `fails_only`: only a
+// failure can come from the engine's lateness (timing_need::fails_only).
 std::function<std::optional<timing_need>(const context&)> need_of(std::string param, std::string what,
-                                                                 bool completions = false, int divisor = 1) {
-    return [param, what, completions, divisor](const context& c) -> std::optional<timing_need> {
+                                                                 bool completions = false, int divisor = 1,
+                                                                 bool fails_only = false) {
+    return [param, what, completions, divisor, fails_only](const context& c) -> std::optional<timing_need> {
         if (!c.has(param)) return std::nullopt;
         auto d = c.duration(param);
         if (!d) return std::nullopt;
         return timing_need{*d / divisor, what + " (" + (divisor > 1 ? param + " / " + std::to_string(divisor) : param) + ")",
-                           completions};
+                           completions, fails_only};
     };
 }
 
@@ -29,22 +31,6 @@ std::optional<timing_need> rto_tolerance(const context& c) {
     if (!abs) return std::nullopt;
     const auto rel = c.number("rel") * static_cast<double>(c.tr().p.rto_min.count());
     return timing_need{*abs + core::nanos{static_cast<std::int64_t>(rel)}, "an expiry's tolerance, rel x rto_min + abs"};
-}
-
-// rto_independence: a tenth of the longest allowed timeout.
-std::optional<timing_need> tenth_of_bound(const context& c) {
-    auto b = c.duration("at_most");
-    if (!b) return std::nullopt;
-    return timing_need{*b / 10, "a tenth of the longest allowed timeout (at_most)"};
-}
-
-// ctrl_repeat: a quarter of the shortest allowed spacing, for a failure only
-// (two copies recorded too close together may be the host's doing; copies far
-// enough apart are the DUT's own spacing, stamped by the kernel).
-std::optional<timing_need> spacing_need(const context& c) {
-    auto d = c.duration("at_least");
-    if (!d) return std::nullopt;
-    return timing_need{*d / 4, "a quarter of the shortest allowed spacing (at_least / 4)", false, true};
 }
 
 // no_go_back_n: a resend of a covered PPSN crossed the ACK on its way only if
@@ -107,7 +93,7 @@ const std::vector<assertion_def>& builtin() {
          "A path's timer follows its own RTT: each first expiry on the path comes within a bound.",
          {{"path", T::integer, "", "the fast path"},
           {"at_most", T::duration, "rto_min + 4 * rtt + 20%", "longest allowed timeout"}},
-         k::rto_independence, tenth_of_bound},
+         k::rto_independence, need_of("at_most", "a tenth of the longest allowed timeout", false, 10)},
         {"port_move_after_rtos", {"MR-PATH-4"},
          "The resend of the 2nd consecutive expiry on a path uses a new source port; a single expiry keeps it.",
          {{"paths", T::int_list, "", "paths to check (all if absent)", true}}, k::port_move_after_rtos},
@@ -194,7 +180,10 @@ const std::vector<assertion_def>& builtin() {
          "An unanswered CONNECT, CLOSE, RNR_QUERY or PATH_RESET is repeated no sooner than max(initial RTO, largest RTO) "
          "after the previous copy, and at most retry-limit times (§4).",
          {{"at_least", T::duration, "rto_initial - 20%", "shortest allowed time between two copies of one request"}},
-         k::ctrl_repeat, spacing_need},
+         k::ctrl_repeat,
+         // Failures only: copies recorded too close together may be the host's
+         // doing; copies far enough apart are the DUT's own, stamped by the kernel.
+         need_of("at_least", "a quarter of the shortest allowed spacing", false, 4, true)},
         {"frame_count", {},
          "Counts frames on the DUT's wire that match decoded fields (match.opcode, match.ctrl, match.nak_code, ...).",
          {{"dir", T::string, "from_dut", "from_dut or to_dut"},

@@ -154,7 +154,6 @@ public:
         // may be late by up to that round trip (time_err).
         const core::nanos here = now_ ? now_() : core::nanos{0};
         const core::nanos rtt = last_rtt_;
-        poll_max_ = std::max(poll_max_, rtt);
         polls_.push_back({here - rtt, rtt});
         std::vector<endpoint::completion> out;
         try {
@@ -255,8 +254,8 @@ public:
     call_times agent_call_times() const override {
         call_times t;
         t.calls = rtts_.size();
-        t.poll_max = poll_max_;
         t.polls = polls_;
+        for (const auto& [_, rtt] : polls_) t.poll_max = std::max(t.poll_max, rtt);
         if (rtts_.empty()) return t;
         auto v = rtts_;
         t.max = *std::max_element(v.begin(), v.end());
@@ -270,7 +269,7 @@ private:
     agent_options o_;
     mutable agent::client c_;
     mutable std::vector<core::nanos> rtts_;  // every call's round trip, for the case's timing figures
-    mutable core::nanos last_rtt_{0}, poll_max_{0};
+    mutable core::nanos last_rtt_{0};  // the latest call's, for poll()
     std::vector<std::pair<core::nanos, core::nanos>> polls_;  // (sent, round trip) of each poll
     info info_;
     boost::asio::io_context* io_ = nullptr;
