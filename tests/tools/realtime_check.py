@@ -87,7 +87,10 @@ def main():
                         "missed": sorted(c["id"] for c in ran if simv[c["id"]]["verdict"] == "fail" and c["verdict"] != "fail"),
                     }
                     for i, c in enumerate(res["cases"]):
-                        if c["verdict"] in ("skipped", simv[c["id"]]["verdict"]) or measured(c) or not args.retry:
+                        # A measured inconclusive stands in for a pass, not for a
+                        # simulated failure: against a bug profile it is a miss, run again.
+                        if c["verdict"] in ("skipped", simv[c["id"]]["verdict"]) or not args.retry or (
+                                measured(c) and simv[c["id"]]["verdict"] != "fail"):
                             continue
                         for attempt in (1, 2):
                             _, again, _ = run_mrct(args, os.path.join(work, f"{name}-retry"), spec, ns,
