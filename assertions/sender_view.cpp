@@ -18,6 +18,9 @@ struct pkt_state {
     std::uint8_t epoch = 0;
     unsigned tx_count = 0;
     bool acked = false, retransmitted = false;
+    // When the ACK that first covered it came: whether the DUT had a reason
+    // of its own to resend it already (had_reason).
+    bool prompted = false;
     std::optional<std::size_t> pending;  // index into detections
     std::size_t last_tx_rec = 0, acked_by = 0;
 };
@@ -30,6 +33,7 @@ struct path_state {
     unsigned inflight = 0;
     std::uint64_t tx_seq = 0;
     std::map<std::uint8_t, std::uint64_t> hi_by_epoch;
+    std::vector<std::pair<std::size_t, std::uint64_t>> sends;  // (record, PPSN) of every transmission, in order
     nanos last_newack{-1}, empty_start{-1}, last_expiry{-1};
     unsigned consec = 0;
     bool has_rtt = false;
@@ -61,6 +65,48 @@ nanos backed_off(nanos base, unsigned doublings, const trace::params& p) {
     return std::min(base, p.rto_max);
 }
 
+// Whether, before taking the ACK about to be applied, a conforming DUT had a
+// reason of its own to resend `key`: the §5 loss rule had found it lost (a
+// PPSN sent after its latest transmission, in its epoch, was acknowledged), or
+// it was the path's oldest unacknowledged PPSN, the one its timer resends
+// (MR-RTO-4). `hi` is the path's highest acknowledged transmission per epoch
+// before the ACK, `oldest` its oldest unacknowledged PPSN. A DUT that has not
+// yet taken some earlier ACKs has fewer reasons, never more: both only grow
+// with the ACKs taken.
+bool had_reason(const std::map<std::uint8_t, std::uint64_t>& hi, std::optional<std::uint64_t> oldest, std::uint64_t key,
+                const pkt_state& k) {
+    if (oldest && *oldest == key) return true;
+    auto h = hi.find(k.epoch);
+    return h != hi.end() && h->second > k.tx_seq;
+}
+
+// had_reason's loss rule for a DUT that takes ACKs late, however late: the
+// DUT may have found `key` lost before it took the ACK `ack_rec` that covered
+// it if an earlier ACK covered a PPSN the DUT transmitted after `key`'s latest
+// transmission (`since_rec`) and before the resend at `now_rec`: for such a
+// DUT, that ACK acknowledged the later transmission (a timer's resend crossed
+// by the ACK of its first transmission makes every PPSN sent between the two
+// lost, §5). Seen beside stress-ng: mrct-refnic held 0.3 ms took the ACK of
+// PPSN x after its timer resent x, and resent 20 PPSNs the ACKs it had not yet
+// read covered.
+bool lost_for_a_late_dut(const path_state& s, std::uint64_t key, std::size_t since_rec, std::size_t now_rec,
+                         std::size_t ack_rec) {
+    auto it = std::upper_bound(s.sends.begin(), s.sends.end(), std::make_pair(since_rec, ~std::uint64_t{0}));
+    for (; it != s.sends.end() && it->first < now_rec; ++it) {
+        if (it->second == key) continue;
+        auto z = s.pkts.find(it->second);
+        if (z == s.pkts.end()) return true;  // forgotten far below CumAck: acknowledged long ago
+        if (z->second.acked && z->second.acked_by < ack_rec) return true;
+    }
+    return false;
+}
+
+std::optional<std::uint64_t> oldest_unacked(const std::map<std::uint64_t, pkt_state>& pkts) {
+    for (const auto& [key, k] : pkts)
+        if (!k.acked) return key;
+    return std::nullopt;
+}
+
 // Whether an ACK with CumAck `cum` and these SACK bits covers `ppsn`
 // (24-bit serial order: below CumAck, or a set bit above it).
 bool covers(std::uint32_t cum, const wire::sack256& sack, std::uint32_t ppsn) {
@@ -73,12 +119,16 @@ bool covers(std::uint32_t cum, const wire::sack256& sack, std::uint32_t ppsn) {
 // is the trace's order. In real time (tr.crossing > 0) the engine records an
 // ACK when it sends it, and the ACK may still be on its way when the DUT sends
 // a resend. A resend of a PPSN that an ACK recorded at most `crossing` earlier
-// covers is therefore taken as sent before the DUT saw that ACK: the ACK, and
-// every record to the DUT after it, wait until that resend has been taken.
-// Records from the DUT keep their order, and so do records to the DUT; only
-// how the two interleave changes. (Taken in the trace's order, such a resend
-// reads as a resend of an acknowledged PPSN, and it shifts which PPSNs count
-// as sent after which.)
+// covers is therefore taken as sent before the DUT saw that ACK, provided the
+// DUT had a reason of its own to resend it before that ACK (had_reason): the
+// ACK, and every record to the DUT after it, wait until that resend has been
+// taken. Records from the DUT keep their order, and so do records to the DUT;
+// only how the two interleave changes. (Taken in the trace's order, such a
+// resend reads as a resend of an acknowledged PPSN, and it shifts which PPSNs
+// count as sent after which.) A resend nothing but the covering ACK can have
+// prompted (go-back-N's resends of SACKed PPSNs) is no crossing, however soon
+// it came (D62). The reasons are found here on a light replay of the trace in
+// its own order.
 std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<std::size_t>& crossed) {
     const std::size_t n = tr.frames.size();
     std::vector<std::size_t> order;
@@ -94,7 +144,7 @@ std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<st
         wire::sack256 sack;
     };
     std::map<unsigned, std::deque<recent_ack>> acks;  // per path, the last `crossing` of them
-    std::map<unsigned, std::set<std::uint32_t>> sent;
+    std::map<unsigned, path_state> st;                // what was sent and acknowledged, per path
     // (record to the DUT, resend from the DUT it must follow)
     std::vector<std::pair<std::size_t, std::size_t>> waits;
     auto recent = [&](unsigned path, nanos now) -> std::deque<recent_ack>& {  // ACKs within `crossing` of now
@@ -111,18 +161,54 @@ std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<st
             f.ctrlh.type == static_cast<std::uint8_t>(wire::ctrl_type::path_reset)) {
             if (auto fields = wire::read_ctrl_tlvs(f.tlvs); fields.path_id) {
                 acks.erase(*fields.path_id);  // a new PPSN space
-                sent.erase(*fields.path_id);
+                st[*fields.path_id].reset();
             }
             continue;
         }
         if (r.reached_dut() && op == static_cast<std::uint8_t>(wire::opcode::ack)) {
-            recent(f.ackh.path_id, r.t).push_back({i, r.t, f.bth.psn, f.ackh.sack});
+            const unsigned p = f.ackh.path_id;
+            recent(p, r.t).push_back({i, r.t, f.bth.psn, f.ackh.sack});
+            auto& s = st[p];
+            if (!s.any) continue;
+            const std::uint64_t cum = s.unwrap(f.bth.psn);
+            if (cum > s.max_sent + 1) continue;
+            const auto hi_before = s.hi_by_epoch;
+            const auto oldest = oldest_unacked(s.pkts);
+            auto take = [&](std::uint64_t key, pkt_state& k) {
+                if (k.acked) return;
+                k.acked = true;
+                k.acked_by = i;
+                k.prompted = had_reason(hi_before, oldest, key, k);
+                auto& hi = s.hi_by_epoch[k.epoch];
+                hi = std::max(hi, k.tx_seq);
+            };
+            for (auto it = s.pkts.begin(); it != s.pkts.end() && it->first < cum; ++it) take(it->first, it->second);
+            for (unsigned b = 1; b < 256; ++b)
+                if (f.ackh.sack.test(b))
+                    if (auto it = s.pkts.find(cum + b); it != s.pkts.end()) take(it->first, it->second);
+            while (!s.pkts.empty() && s.pkts.begin()->first + 1024 < cum && s.pkts.begin()->second.acked)
+                s.pkts.erase(s.pkts.begin());
             continue;
         }
         if (r.d != trace::dir::from_dut || !wire::is_data_opcode(op)) continue;
         const unsigned p = f.mrh.path_id;
         const std::uint32_t ppsn = f.bth.psn;
-        if (sent[p].insert(ppsn).second) continue;  // a first transmission
+        auto& s = st[p];
+        const std::uint64_t key = s.unwrap(ppsn);
+        auto [it, first] = s.pkts.try_emplace(key);
+        pkt_state& k = it->second;
+        const bool could_cross =
+            !first && k.acked && (k.prompted || lost_for_a_late_dut(s, key, k.last_tx_rec, i, k.acked_by));
+        k.tx_seq = ++s.tx_seq;
+        k.epoch = f.mrh.path_epoch;
+        k.last_tx_rec = i;
+        s.sends.emplace_back(i, key);
+        if (first) {
+            if (!s.any || key > s.max_sent) s.max_sent = key;
+            s.any = true;
+            continue;
+        }
+        if (!could_cross) continue;
         for (const auto& a : recent(p, r.t)) {
             if (!covers(a.cum, a.sack, ppsn)) continue;
             waits.emplace_back(a.index, i);
@@ -216,6 +302,7 @@ sender_view::sender_view(const trace::trace& tr) {
                 if (k.acked) {
                     e.acked_before = true;
                     e.covering_ack = k.acked_by;
+                    e.prompted = k.prompted || lost_for_a_late_dut(s, e.ppsn, k.last_tx_rec, r.index, k.acked_by);
                 }
                 if (k.pending) {
                     e.kind = tx_kind::sack_resend;
@@ -258,6 +345,7 @@ sender_view::sender_view(const trace::trace& tr) {
                 k.epoch = e.epoch;
                 k.retransmitted = true;
                 k.last_tx_rec = r.index;
+                s.sends.emplace_back(r.index, e.ppsn);
             } else {
                 pkt_state k;
                 k.last_tx = r.t;
@@ -265,6 +353,7 @@ sender_view::sender_view(const trace::trace& tr) {
                 k.epoch = e.epoch;
                 k.tx_count = 1;
                 k.last_tx_rec = r.index;
+                s.sends.emplace_back(r.index, e.ppsn);
                 s.pkts.emplace(e.ppsn, k);
                 if (s.inflight == 0) s.empty_start = r.t;
                 ++s.inflight;
@@ -298,10 +387,13 @@ sender_view::sender_view(const trace::trace& tr) {
                 continue;
             }
             const std::uint64_t trig = s.unwrap(f.ackh.trig_ppsn.ppsn());
+            const auto hi_before = s.hi_by_epoch;
+            const auto oldest = oldest_unacked(s.pkts);
             auto ack_one = [&](std::uint64_t key, pkt_state& k) {
                 if (k.acked) return;
                 k.acked = true;
                 k.acked_by = r.index;
+                k.prompted = had_reason(hi_before, oldest, key, k);
                 --s.inflight;
                 ++a.newly;
                 auto& hi = s.hi_by_epoch[k.epoch];

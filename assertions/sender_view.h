@@ -40,6 +40,10 @@ struct tx_event {
     std::uint32_t ip_bytes = 0;  // IP header through ICRC (§5 rates)
     bool acked_before = false;   // an ACK had already covered this PPSN (go-back-N)
     std::size_t covering_ack = 0;
+    // With acked_before: before that ACK the DUT had a reason of its own to
+    // resend the PPSN (found lost, or its path's oldest). Without one, only
+    // the ACK can have prompted the resend, however soon it came (D62).
+    bool prompted = false;
 };
 
 struct ack_event {
