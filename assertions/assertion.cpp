@@ -155,15 +155,24 @@ outcome error(std::string message) { return {verdict::error, std::move(message),
 
 outcome apply_timing(outcome o, const timing_need& need, const trace::timing_figures& tm) {
     if (o.v != verdict::pass && o.v != verdict::fail) return o;  // nothing judged: nothing to doubt
+    if (o.timing_free) return o;
     // The worst figure, named by what it measured: over the span the verdict
     // rests on where the check gave one, else over the whole case.
-    std::pair<nanos, std::string> worst{tm.event_late_max, "events (timers, deliveries) ran"};
-    if (tm.step_late_max > worst.first) worst = {tm.step_late_max, "plan steps ran"};
-    if (tm.rx_delay_max > worst.first) worst = {tm.rx_delay_max, "DUT frames were handled"};
-    if (o.span)
-        worst = {tm.late_between(o.span->first, o.span->second),
-                 "the engine ran, between " + fmt_time(o.span->first) + " and " + fmt_time(o.span->second) + ","};
-    if (need.completions && tm.poll_rtt_max > worst.first) worst = {tm.poll_rtt_max, "completion times were uncertain by"};
+    // (figure, the sentence that states it)
+    auto late = [](nanos d, const std::string& who) { return who + " up to " + fmt_time(d) + " late"; };
+    std::pair<nanos, std::string> worst{tm.event_late_max, late(tm.event_late_max, "events (timers, deliveries) ran")};
+    if (tm.step_late_max > worst.first) worst = {tm.step_late_max, late(tm.step_late_max, "plan steps ran")};
+    if (tm.rx_delay_max > worst.first) worst = {tm.rx_delay_max, late(tm.rx_delay_max, "DUT frames were handled")};
+    const std::string between = o.span ? "between " + fmt_time(o.span->first) + " and " + fmt_time(o.span->second) : "";
+    if (o.span && (need.cumulative || (o.excused_by && o.v == verdict::fail))) {
+        const nanos held = tm.held_between(o.span->first, o.span->second);
+        worst = {held, "the engine or its host was held for " + fmt_time(held) + " in all " + between};
+    } else if (o.span) {
+        const nanos l = tm.late_between(o.span->first, o.span->second);
+        worst = {l, late(l, "the engine or its host ran, " + between + ",")};
+    }
+    if (need.completions && tm.poll_rtt_max > worst.first)
+        worst = {tm.poll_rtt_max, "completion times were uncertain by up to " + fmt_time(tm.poll_rtt_max)};
     nanos resolution = need.resolution;
     std::string what = need.what;
     if (need.lag_explains_span && o.span) {
@@ -171,11 +180,14 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
         what = "a hold of the host as long as the " + fmt_time(o.span->second - o.span->first) + " between the frames, less " +
                need.what;
     }
+    if (o.excused_by && o.span && o.v == verdict::fail) {
+        resolution = *o.excused_by;
+        what = "holds as long in all as the failure's excess over its bound";
+    }
     o.measured["engine_late_us"] = core::to_micros(worst.first);
     o.measured["needs_us"] = core::to_micros(resolution);
     if (worst.first <= resolution || (need.fails_only && o.v == verdict::pass)) return o;
-    o.message = worst.second + " up to " + fmt_time(worst.first) + (worst.second.ends_with("by") ? "" : " late") +
-                "; this check needs " + fmt_time(resolution) + " (" + what + "); it would have said " +
+    o.message = worst.second + "; this check needs " + fmt_time(resolution) + " (" + what + "); it would have said " +
                 std::string(verdict_name(o.v)) + ": " + o.message;
     o.v = verdict::inconclusive;
     return o;

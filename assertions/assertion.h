@@ -44,6 +44,15 @@ struct outcome {
     // time the engine's lateness is then taken over that span only, not over
     // the whole case (docs/timing.md).
     std::optional<std::pair<core::nanos, core::nanos>> span;
+    // The verdict rests on nothing the engine's timing can change (the order
+    // of the DUT's own frames, a rule no lateness can excuse): in real time
+    // it stands whatever the engine's lateness (apply_timing leaves it).
+    bool timing_free = false;
+    // A failure by an amount (an expiry this much later than its bound):
+    // in real time only holds of the engine or of the DUT beside it, within
+    // `span` and at least this long in all, can have caused it; shorter ones
+    // leave it standing, whatever the check's general need (apply_timing).
+    std::optional<core::nanos> excused_by;
 };
 
 class sender_view;    // sender_view.h
@@ -95,6 +104,11 @@ struct timing_need {
     // crossing window), can have kept the DUT from seeing the engine's frame
     // first. The needed resolution is then span - resolution.
     bool lag_explains_span = false;
+    // The verdict needs the span to have run free of holds for long enough:
+    // what counts is how long the host held things in all within the span
+    // (timing_figures::held_between), not the worst single hold. A window's
+    // drain: each hold of the engine or the DUT stretches it.
+    bool cumulative = false;
 };
 
 struct assertion_def {

@@ -84,11 +84,21 @@ outcome window_cut_on_ece(const context& c) {
     auto span = ece_on(sv, p);
     if (!span.lasts_beyond(*settle)) return no_sustained_ece(p);
     const unsigned most = sv.max_inflight(p, span.first + *settle, span.last);
-    if (most > at_most)
+    if (most > at_most) {
+        // The verdict rests on the time from the first ECE to the first moment
+        // past the settle time with too much in flight: the DUT had that long
+        // to end a window and drain it, and every hold there took from it.
+        nanos seen = span.first + *settle;
+        for (const auto& pt : sv.inflight)
+            if (pt.path == p && pt.t >= seen && pt.inflight > at_most) {
+                seen = pt.t;
+                break;
+            }
         return over(fail("path " + std::to_string(p) + " kept " + std::to_string(most) + " packets in flight under sustained ECE",
                          "<= " + std::to_string(at_most) + " after " + fmt_time(*settle) + " of marks",
                          std::to_string(most), {span.first_rec}),
-                    span.first, span.last);
+                    span.first, seen);
+    }
     outcome o = pass("under ECE path " + std::to_string(p) + "'s inflight stayed <= " + std::to_string(most));
     o.measured["max_inflight_marked"] = most;
     return o;

@@ -134,16 +134,27 @@ outcome no_go_back_n(const context& c) {
     const auto& sv = c.sender();
     const auto& tm = c.tr().timing;
     std::size_t resends = 0;
-    // Real time: the failure reported is the first one no hold of the host
-    // explains (a hold as long as the time from the ACK to the resend, less
-    // the crossing window: crossing_need); only if every one may be such a
-    // crossing is the first reported, and doubted (D59).
+    // A resend the covering ACK alone can have prompted (the DUT had no
+    // reason of its own to resend the PPSN before it: D62) fails whatever
+    // the engine's timing. Otherwise, in real time, the failure reported is
+    // the first one no hold of the host explains (a hold as long as the time
+    // from the ACK to the resend, less the crossing window: crossing_need);
+    // only if every one may be such a crossing is the first reported, and
+    // doubted (D59).
     std::optional<outcome> first;
     for (const auto& e : sv.tx) {
         if (e.kind == tx_kind::first) continue;
         ++resends;
         if (!e.acked_before) continue;
         const nanos acked = c.tr().frames[e.covering_ack].t;
+        if (!e.prompted) {
+            auto f = fail("PPSN " + ppsn_str(e.ppsn) + " on path " + std::to_string(e.path) + " was resent " +
+                              fmt_time(e.t - acked) + " after an ACK covered it, with nothing before that ACK to " +
+                              "prompt a resend (not found lost, not its path's oldest): only the ACK can have",
+                          "no resend of acknowledged PPSNs", "resend at " + fmt_time(e.t), {e.covering_ack, e.rec});
+            f.timing_free = true;
+            return f;
+        }
         auto f = over(fail("PPSN " + ppsn_str(e.ppsn) + " on path " + std::to_string(e.path) +
                                " was resent although an ACK had already covered it",
                            "no resend of acknowledged PPSNs", "resend at " + fmt_time(e.t), {e.covering_ack, e.rec}),
@@ -206,12 +217,23 @@ outcome rto_timing(const context& c) {
         ++n;
         const nanos observed = x.t - x.timer_start;
         const double tol = rel * static_cast<double>(x.expected_rto.count()) + static_cast<double>(abs->count());
-        if (std::fabs(static_cast<double>((observed - x.expected_rto).count())) > tol)
-            return fail("path " + std::to_string(x.path) + " expiry " + std::to_string(x.run) + " (PPSN " + ppsn_str(x.ppsn) +
+        // An expiry early for its bound fails whatever the host did: a hold
+        // only makes a timer late (and the DUT restarts it no sooner than the
+        // ACK's record, which is when the engine sent it). A late one rests on
+        // the span the timer ran: holds there, of the engine (ACKs sent late)
+        // or of the DUT beside it, as long in all as the excess, excuse it.
+        const nanos excess = observed - x.expected_rto;
+        if (std::fabs(static_cast<double>(excess.count())) > tol) {
+            auto f = over(fail("path " + std::to_string(x.path) + " expiry " + std::to_string(x.run) + " (PPSN " + ppsn_str(x.ppsn) +
                             ") fired after " + fmt_time(observed),
                         "RTO " + fmt_time(x.expected_rto) + " (RFC 6298 from Karn-valid samples, x2 per expiry) +/- " +
                             fmt_time(nanos{static_cast<std::int64_t>(tol)}),
-                        fmt_time(observed), {x.rec});
+                        fmt_time(observed), {x.rec}),
+                        x.timer_start, x.t);
+            if (excess < nanos{0}) f.timing_free = true;
+            else f.excused_by = excess - nanos{static_cast<std::int64_t>(tol)};
+            return f;
+        }
         if (!x.oldest)
             return fail("path " + std::to_string(x.path) + "'s expiry resent PPSN " + ppsn_str(x.ppsn) +
                             ", not the oldest unacknowledged one (MR-RTO-4)",
@@ -258,14 +280,18 @@ outcome rto_independence(const context& c) {
         return std::min(b, std::max(*bound, c.tr().p.rto_max));
     };
     auto overdue = [&](nanos now, std::size_t rec) -> std::optional<outcome> {
-        if (start && now - *start > allowed())
-            return over(fail("path " + std::to_string(p) + " had packets unacknowledged from " + fmt_time(*start) + " for " +
+        if (!start || now - *start <= allowed()) return std::nullopt;
+        // Holds in the span, as long in all as the overrun, can have kept a
+        // DUT beside the engine from its expiry (or the engine from the ACKs
+        // that restart it): only they excuse it.
+        auto f = over(fail("path " + std::to_string(p) + " had packets unacknowledged from " + fmt_time(*start) + " for " +
                                  fmt_time(now - *start) + " without a timeout: its timer is not its own",
                              "an expiry within " + c.str("at_most") + (backoff ? " x 2^" + std::to_string(backoff) : "") +
                                  " = " + fmt_time(allowed()),
                              "none for " + fmt_time(now - *start), {start_rec, rec}),
                         *start, now);
-        return std::nullopt;
+        f.excused_by = now - *start - allowed();
+        return f;
     };
     for (const auto& e : evs) {
         if (auto f = overdue(e.t, e.rec)) return *f;

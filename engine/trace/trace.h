@@ -111,11 +111,17 @@ struct timing_figures {
     std::uint64_t agent_calls = 0;
     nanos agent_call_max{0}, agent_call_median{0};  // agent round trips (all operations)
     nanos poll_rtt_max{0};       // round trip of a completion poll: the uncertainty of completion times
+    // The host probe (sim/host_probe.h), where the DUT shares the engine's
+    // host: the longest a sleeping thread was held, and its wake-ups.
+    bool host_probed = false;
+    nanos host_hold_max{0};
+    std::uint64_t host_wakeups = 0;
 
     // Every moment the engine ran more than k_late_floor behind (an event, a
-    // step, a DUT frame handled late), and every poll the agent answered
-    // slower than its median (the host holding the agent, and the DUT beside
-    // it): when it was due and by how much, sorted by time. A check can ask how late the engine was around the
+    // step, a DUT frame handled late), every poll the agent answered slower
+    // than its median (the host holding the agent, and the DUT beside it),
+    // and every hold of a sleeping thread the host probe saw (where the DUT
+    // shares the host): when it was due and by how much, sorted by time. A check can ask how late the engine was around the
     // span it judges (late_between), not only over the whole case.
     static constexpr nanos k_late_floor{20'000};
     struct late_span {
@@ -126,6 +132,19 @@ struct timing_figures {
     // The most any action or reaction of the engine ran behind its time, the
     // figure every timing check compares with what it needs.
     nanos engine_late() const { return std::max({event_late_max, step_late_max, rx_delay_max}); }
+    // How long, in all, [from, to] lay inside some span [due, due + late]:
+    // the time the host held things there, each moment counted once.
+    nanos held_between(nanos from, nanos to) const {
+        nanos total{0}, reach = from;
+        for (const auto& l : late) {  // sorted by due
+            const nanos a = std::max(l.due, reach), b = std::min(l.due + l.late, to);
+            if (b > a) {
+                total += b - a;
+                reach = b;
+            }
+        }
+        return total;
+    }
     // The worst lateness whose span [due, due + late] meets [from, to].
     nanos late_between(nanos from, nanos to) const {
         nanos worst{0};
