@@ -264,6 +264,7 @@ public:
         return t;
     }
     bool rx_stamped() const override { return o_.wire != "dpdk"; }
+    bool shares_host() const override { return o_.shares_host; }
 
 private:
     agent_options o_;
@@ -328,6 +329,9 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             o.iface = v;
         } else if (k == "port") {
             o.dpdk_port = v;
+        } else if (k == "host") {
+            if (v != "shared" && v != "separate") return core::error{"host=" + v + ": shared or separate"};
+            o.shares_host = v == "shared";
         } else if (k == "dut_mac") {
             wire::mac_addr m{};
             unsigned b[6];
@@ -337,7 +341,7 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(b[i]);
             o.dut_mac = m;
         } else {
-            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, iface, dut_mac, port, eal)"};
+            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, iface, dut_mac, port, host, eal)"};
         }
         if (end == text.size()) break;
     }

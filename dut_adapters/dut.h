@@ -103,6 +103,10 @@ public:
     // Whether DUT frames reach `tx` with the kernel's receive time as their age
     // (udp, pcap); a port that polls without timestamps (dpdk) gives age 0.
     virtual bool rx_stamped() const { return true; }
+    // Whether the DUT may share the engine's host, so that a hold of the host
+    // holds it too (the host probe, docs/timing.md): agents unless told
+    // host=separate.
+    virtual bool shares_host() const { return false; }
 };
 
 // The reference endpoint in-process; `bug` selects a bug profile ("" = none).
@@ -120,9 +124,10 @@ struct agent_options {
     std::optional<wire::mac_addr> dut_mac;    // pcap (else the neighbour table); dpdk (required)
     std::string eal;                          // dpdk: EAL arguments
     std::string dpdk_port;                    // dpdk: port index or name
+    bool shares_host = true;                  // host=shared|separate: the DUT runs on the engine's host
 };
 // Parses "agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=DUR][,iface=IF][,dut_mac=MAC]
-// [,port=P][,eal=EAL ARGS...]" (eal= takes the rest of the text, commas included).
+// [,port=P][,host=shared|separate][,eal=EAL ARGS...]" (eal= takes the rest of the text, commas included).
 core::result<agent_options> parse_agent_options(const std::string& wire, const std::string& text);
 // Connects and says hello; an unreachable or refusing agent is an error.
 core::result<std::unique_ptr<dut>> make_agent(const agent_options& o);

@@ -177,6 +177,10 @@ json case_json(const run::case_result& r, std::size_t order) {
                        {"rx_stamped", tm.rx_stamped},              {"agent_calls", tm.agent_calls},
                        {"agent_call_max_us", us(tm.agent_call_max)}, {"agent_call_median_us", us(tm.agent_call_median)},
                        {"poll_rtt_max_us", us(tm.poll_rtt_max)}};
+        if (tm.host_probed) {
+            c["timing"]["host_hold_max_us"] = us(tm.host_hold_max);
+            c["timing"]["host_wakeups"] = tm.host_wakeups;
+        }
         // The worst moments, for the report: when the engine fell behind and by how much.
         auto spans = tm.late;
         std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.late > b.late; });

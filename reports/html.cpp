@@ -194,6 +194,8 @@ std::string html(const json& r) {
             o += " &middot; engine late up to " + num(tm["engine_late_us"].get<double>() / 1000) + " ms (events p99 " +
                  num(tm["event_late_p99_us"].get<double>() / 1000) + " ms) &middot; agent calls up to " +
                  num(tm["agent_call_max_us"].get<double>() / 1000) + " ms";
+            if (tm.contains("host_hold_max_us"))
+                o += " &middot; host held a thread up to " + num(tm["host_hold_max_us"].get<double>() / 1000) + " ms";
         }
         o += "</div>\n";
         if (!c["reason"].get<std::string>().empty()) o += "<p>" + esc(c["reason"].get<std::string>()) + "</p>\n";

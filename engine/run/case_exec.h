@@ -18,6 +18,7 @@
 #include "run/actions.h"
 #include "run/runner.h"
 #include "sim/drivers.h"
+#include "sim/host_probe.h"
 #include "assertions/ctrl_requests.h"
 
 namespace mrct::run::detail {
@@ -144,6 +145,7 @@ private:
     sim::scheduler s_;
     sim::virtual_driver drv_{s_};
     std::unique_ptr<sim::realtime_driver> rt_;  // real-time DUTs
+    std::unique_ptr<sim::host_probe> probe_;    // real time, a DUT on this host
     // Runs the case's time up to `t`: virtual time jumps, real time waits.
     void advance(nanos t) {
         if (rt_) rt_->run_until(t);

@@ -141,6 +141,7 @@ core::status case_exec::setup() {
         tr_->frames.reserve(1u << 15);
         rt_ = std::make_unique<sim::realtime_driver>(s_);
         rt_->anchor();
+        if (dut_->shares_host()) probe_ = std::make_unique<sim::host_probe>();
         dut_->attach(
             rt_->io(),
             [this] {
@@ -435,6 +436,16 @@ void case_exec::note_timing() {
         const nanos usual = rtts[rtts.size() / 2];
         for (const auto& [sent, r] : calls.polls)
             if (r - usual > trace::timing_figures::k_late_floor) tm.late.push_back({sent, r - usual});
+    }
+    // A sleeping thread the host held: the DUT beside the engine was held too.
+    if (probe_) {
+        tm.host_probed = true;
+        tm.host_wakeups = probe_->wakeups();
+        for (const auto& h : probe_->holds()) {
+            tm.late.push_back({rt_->sim_time_of(h.due), h.late});
+            tm.host_hold_max = std::max(tm.host_hold_max, h.late);
+        }
+        probe_.reset();  // the traffic is over: no more wake-ups while the checks run
     }
     std::sort(tm.late.begin(), tm.late.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
 }

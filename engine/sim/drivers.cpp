@@ -81,6 +81,10 @@ void realtime_driver::sync() {
     if (t > s_.now()) s_.advance_to(t);
 }
 
+nanos realtime_driver::sim_time_of(std::chrono::steady_clock::time_point wall) const {
+    return impl_->origin_sim + std::chrono::duration_cast<nanos>(wall - impl_->origin_wall);
+}
+
 boost::asio::io_context& realtime_driver::io() { return impl_->io; }
 
 void realtime_driver::run_for(nanos d) {

@@ -48,6 +48,8 @@ public:
     // Moves scheduler time up to the wall clock (never back): for work that
     // runs outside an event, such as a frame a socket handler delivers.
     void sync();
+    // The scheduler time of a wall-clock instant (after anchor()).
+    nanos sim_time_of(std::chrono::steady_clock::time_point wall) const;
     // The io_context the driver waits on: sockets and timers opened on it run
     // their handlers on the driver thread, between events.
     boost::asio::io_context& io();

@@ -602,6 +602,12 @@ TEST_CASE("agent DUT specs: options are checked") {
     REQUIRE(o.ok());
     CHECK(o->eal == "--no-huge --vdev=net_af_packet0,iface=v0");
     CHECK(o->dpdk_port == "0");
+    CHECK(o->shares_host);  // by default the host probe runs (docs/timing.md)
+    auto apart = dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2,host=separate");
+    REQUIRE(apart.ok());
+    CHECK_FALSE(apart->shares_host);
+    CHECK_THAT(run::parse_dut("agent+udp:dut=10.0.0.1,local=10.0.0.2,host=maybe").err().message,
+               Catch::Contains("host=maybe: shared or separate"));
 }
 
 namespace {
