@@ -49,9 +49,11 @@ struct outcome {
     // it stands whatever the engine's lateness (apply_timing leaves it).
     bool timing_free = false;
     // A failure by an amount (an expiry this much later than its bound):
-    // in real time only holds of the engine or of the DUT beside it, within
-    // `span` and at least this long in all, can have caused it; shorter ones
-    // leave it standing, whatever the check's general need (apply_timing).
+    // in real time only holds of the engine or of the DUT beside it meeting
+    // `span`, the two longest at least this long together (a timer is late
+    // by a hold where it started and one where it was due), can have caused
+    // it; shorter ones leave it standing, whatever the check's general need
+    // (apply_timing).
     std::optional<core::nanos> excused_by;
 };
 

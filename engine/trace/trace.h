@@ -145,6 +145,36 @@ struct timing_figures {
         }
         return total;
     }
+    // The two longest holds that meet [from, to], overlapping spans merged
+    // into one, summed: what can have delayed one timer, a hold where it
+    // started (the DUT took its restart late) and one where it was due.
+    nanos two_longest_between(nanos from, nanos to) const {
+        nanos first{0}, second{0};
+        auto keep = [&](nanos a, nanos b) {
+            if (b < from || a > to) return;
+            const nanos d = b - a;
+            if (d > first) {
+                second = first;
+                first = d;
+            } else if (d > second) {
+                second = d;
+            }
+        };
+        bool open = false;
+        nanos a{0}, b{0};
+        for (const auto& l : late) {  // sorted by due
+            if (open && l.due <= b) {
+                b = std::max(b, l.due + l.late);
+                continue;
+            }
+            if (open) keep(a, b);
+            a = l.due;
+            b = l.due + l.late;
+            open = true;
+        }
+        if (open) keep(a, b);
+        return first + second;
+    }
     // The worst lateness whose span [due, due + late] meets [from, to].
     nanos late_between(nanos from, nanos to) const {
         nanos worst{0};
