@@ -508,6 +508,21 @@ void case_exec::evaluate(case_result& r) {
         }
         r.asserts.push_back(ar);
     }
+    // Real time: a case whose scenario holds only if its steps ran on time
+    // says how late they may run (limits.step_late). Later, the rule may not
+    // have bound (RNR-013's RNR_QUERY after the held message arrived): no pass
+    // stands. A failure still does: it is the DUT's frames against the check.
+    if (tr_->timing.realtime && c_.limits.count("step_late")) {
+        const nanos allowed = dur(c_.limits, "step_late", nanos{0});
+        if (tr_->timing.step_late_max > allowed)
+            for (auto& a : r.asserts)
+                if (a.o.v == verdict::pass) {
+                    a.o.v = verdict::inconclusive;
+                    a.o.message = "plan steps ran up to " + assertions::fmt_time(tr_->timing.step_late_max) +
+                                  " late; this case's scenario needs them within " + assertions::fmt_time(allowed) +
+                                  " (limits.step_late); it would have said pass: " + a.o.message;
+                }
+    }
     auto worst = [](verdict a, verdict b) {
         auto rank = [](verdict v) {
             switch (v) {

@@ -240,16 +240,17 @@ core::status validate(const plan::suite& s) {
             for (const auto& [k, v] : x.a) args[k] = v.text;
             if (auto st = assertions::check_args(*def, args); !st) e(x.at, st.err().message);
         }
-        if (c.limits.count("duration") && !core::parse_duration_ns(c.limits.at("duration").text))
-            e(c.limits.at("duration").at, "limits.duration expects a duration");
+        for (const char* k : {"duration", "settle", "step_late"})
+            if (c.limits.count(k) && !core::parse_duration_ns(c.limits.at(k).text))
+                e(c.limits.at(k).at, std::string("limits.") + k + " expects a duration");
         if (c.limits.count("max_frames")) {
             const auto& t = c.limits.at("max_frames").text;
             if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12 || std::stoull(t) == 0)
                 e(c.limits.at("max_frames").at, "limits.max_frames expects a positive integer");
         }
         for (const auto& [k, v] : c.limits)
-            if (k != "duration" && k != "settle" && k != "max_frames")
-                e(v.at, "unknown limit '" + k + "' (expected duration, settle, max_frames)");
+            if (k != "duration" && k != "settle" && k != "max_frames" && k != "step_late")
+                e(v.at, "unknown limit '" + k + "' (expected duration, settle, max_frames, step_late)");
     }
     if (errs.empty()) return core::ok_status();
     std::string all;

@@ -716,6 +716,19 @@ cases:
     limits: {max_frames: lots}
 )");
     CHECK_THAT(run::validate(bad).err().message, Catch::Contains("limits.max_frames expects a positive integer"));
+    auto late = load("late_bad.yaml", R"(suite: {name: T}
+cases:
+  - id: F-4
+    title: bad
+    clauses: [MR-OOO-1]
+    expect:
+      - all_complete: {}
+    limits: {step_late: soon, settle: later, deadline: 1ms}
+)");
+    const auto msg = run::validate(late).err().message;
+    CHECK_THAT(msg, Catch::Contains("limits.step_late expects a duration"));
+    CHECK_THAT(msg, Catch::Contains("limits.settle expects a duration"));
+    CHECK_THAT(msg, Catch::Contains("unknown limit 'deadline' (expected duration, settle, max_frames, step_late)"));
 }
 
 TEST_CASE("a case whose setup fails keeps the frames it saw (the connection attempts)") {
