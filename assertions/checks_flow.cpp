@@ -535,6 +535,8 @@ outcome ctrl_repeat(const context& c) {
     if (!gap) return error(gap.err().message);
     const unsigned limit = c.tr().p.retry_limit;
     ctrl_book book;
+    const auto& tm = c.tr().timing;
+    std::optional<outcome> first;  // real time: the first too-close pair a hold excuses
     std::size_t requests = 0, repeats = 0;
     nanos shortest = nanos::max();
     for (const auto& r : c.tr().frames) {
@@ -557,13 +559,16 @@ outcome ctrl_repeat(const context& c) {
                                    {st->before.last_rec, r.index}),
                               st->before.last - *gap, r.t);
                 f.excused_by = *gap - d;
-                return f;
+                // The failure reported is the first pair no hold excuses.
+                if (!tm.realtime || tm.two_longest_between(f.span->first, f.span->second) < *f.excused_by) return f;
+                if (!first) first = std::move(f);
             }
         }
         if (st->now.sent > limit)
             return fail(std::string(name) + " sent " + std::to_string(st->now.sent) + " times unanswered",
                         "<= the retry limit, " + std::to_string(limit), std::to_string(st->now.sent), {r.index});
     }
+    if (first) return *first;
     if (!repeats) return inconclusive("no CTRL request was repeated (" + std::to_string(requests) + " sent)");
     return pass(std::to_string(repeats) + " repeats of " + std::to_string(requests) + " CTRL requests, at least " +
                 fmt_time(shortest) + " apart");

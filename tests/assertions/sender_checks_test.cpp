@@ -489,6 +489,19 @@ TEST_CASE("timing: ctrl_repeat, copies too close are excused only by a hold as l
     CHECK(held.v == verdict::inconclusive);
     CHECK_THAT(held.message, Catch::Contains("this check needs 790.000 us"));
     CHECK(close_twice({{1ms, 3ms}}).v == verdict::fail);  // over before the span: nothing to do with it
+
+    // A storm (a copy on every ACK): the failure reported is the first pair
+    // no hold excuses, not the first pair.
+    trace_builder storm;
+    storm.ctrl(5ms, D::from_dut, wire::ctrl_type::close);
+    storm.ctrl(5010us, D::from_dut, wire::ctrl_type::close);
+    storm.ctrl(9ms, D::from_dut, wire::ctrl_type::close);
+    storm.ctrl(9020us, D::from_dut, wire::ctrl_type::close);
+    storm.tr.timing.realtime = true;
+    storm.tr.timing.late = {{4ms, 1ms}};  // excuses the first pair only
+    const auto o = storm.check("ctrl_repeat");
+    CHECK(o.v == verdict::fail);
+    CHECK_THAT(o.message, Catch::Contains("repeated 20.000 us after"));
 }
 
 TEST_CASE("spraying: every path carries its share") {
