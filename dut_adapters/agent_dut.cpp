@@ -224,6 +224,7 @@ private:
         if (now_) {
             last_rtt_ = now_() - sent;
             rtts_.push_back(last_rtt_);
+            if (op != "poll") others_.push_back({sent, last_rtt_});
         }
         if (!r && fault_.empty()) fault_ = r.err().message;
         return r;
@@ -255,6 +256,7 @@ public:
         call_times t;
         t.calls = rtts_.size();
         t.polls = polls_;
+        t.others = others_;
         for (const auto& [_, rtt] : polls_) t.poll_max = std::max(t.poll_max, rtt);
         if (rtts_.empty()) return t;
         auto v = rtts_;
@@ -272,6 +274,7 @@ private:
     mutable std::vector<core::nanos> rtts_;  // every call's round trip, for the case's timing figures
     mutable core::nanos last_rtt_{0};  // the latest call's, for poll()
     std::vector<std::pair<core::nanos, core::nanos>> polls_;  // (sent, round trip) of each poll
+    mutable std::vector<std::pair<core::nanos, core::nanos>> others_;  // (sent, round trip) of every other call
     info info_;
     boost::asio::io_context* io_ = nullptr;
     std::function<core::nanos()> now_;

@@ -98,6 +98,10 @@ public:
         // the DUT's wire on the same host answers late while the host holds the
         // DUT: its slow polls show when the DUT was behind (docs/timing.md).
         std::vector<std::pair<core::nanos, core::nanos>> polls;
+        // Every other call (posts, registrations, ...): (sent, round trip).
+        // A DUT that serves its agent on its data path's thread (mrct-refnic)
+        // reads no frame while it serves one.
+        std::vector<std::pair<core::nanos, core::nanos>> others;
     };
     virtual call_times agent_call_times() const { return {}; }
     // Whether DUT frames reach `tx` with the kernel's receive time as their age
