@@ -31,10 +31,11 @@ BUGS = {"frozen-rnr": ["MR-RNR-4"], "shared-rto": ["MR-RTO-1", "MR-RTO-2"]}
 
 def measured(case):
     """An inconclusive verdict the engine explains with what it measured: its own
-    lateness against what a check needs, or a DUT that never reached what the
-    check needs (a grant it never came near)."""
+    lateness or the holds of its host against what a check needs, or a DUT that
+    never reached what the check needs (a grant it never came near)."""
     r = case["reason"]
-    return case["verdict"] == "inconclusive" and ("late" in r or "never came near" in r or "could resolve" in r)
+    return case["verdict"] == "inconclusive" and any(
+        k in r for k in ("late", "this check needs", "was held", "never came near", "could resolve"))
 
 
 def verdicts(res):
