@@ -39,9 +39,27 @@ outcome all_complete(const context& c) {
             if (it == by_id.end())
                 return fail(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) + " never completed",
                             "completion with status " + want, "no completion by " + fmt_time(c.tr().end), {});
-            if (it->second->status != want)
+            if (it->second->status != want) {
+                // Real time: a DUT whose peer went silent (the engine, or the
+                // DUT itself, held by the host) for as long as its retries last
+                // at the least gives up as the clause says it must.
+                const auto& tm = c.tr().timing;
+                if (s == "dut" && tm.realtime && it->second->status == "retry_exceeded" && want == "success") {
+                    const auto& prm = c.tr().p;
+                    nanos budget{0};
+                    for (unsigned i = 0; i + 1 < prm.retry_limit; ++i)
+                        budget += std::min(prm.rto_min * (std::int64_t{1} << std::min(i, 40u)), prm.rto_max);
+                    const nanos held = tm.two_longest_between(p.t, it->second->t);
+                    if (held >= budget)
+                        return inconclusive("dut " + p.kind + " wr_id " + std::to_string(p.wr_id) +
+                                            " ran out of retries while the engine or its host was held " + fmt_time(held) +
+                                            " (two longest holds); this check needs less than " + fmt_time(budget) +
+                                            " (the shortest its retries can last: rto_min doubled per expiry); it would "
+                                            "have said fail");
+                }
                 return fail(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) + " completed with " + it->second->status,
                             want, it->second->status, {});
+            }
             if (within && it->second->t - p.t > *within)
                 return fail(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) + " took " + fmt_time(it->second->t - p.t),
                             "within " + c.str("within") + " = " + fmt_time(*within), fmt_time(it->second->t - p.t), {});

@@ -370,3 +370,22 @@ TEST_CASE("acks_conform: an answer late past the interval is excused only by hol
     CHECK(held.v == verdict::pass);  // packet 100's late answer set aside, not judged
     CHECK(held.measured.at("unresolved") == 1);
 }
+
+// Seen beside stress-ng (CC-005 over pcap, IPv6): the reference, with the
+// default 100 us rto_min, ran out of retries while the engine was held. Its
+// retries last at least 0.1 + 0.2 + ... + 3.2 = 6.3 ms: only holds that long
+// can have starved it of ACKs.
+TEST_CASE("all_complete: a DUT out of retries is excused only by holds as long as its retries last") {
+    auto out_of_retries = [](std::vector<trace::timing_figures::late_span> late) {
+        trace_builder b;
+        b.tr.dut.posted = {{1, "write", 0, 0, 100, 0us}};
+        b.tr.dut.completions = {{1, "write", "retry_exceeded", 0, 0, 0, 100, 20ms}};
+        b.tr.timing.realtime = true;
+        b.tr.timing.late = std::move(late);
+        return b.check("all_complete", {{"side", "dut"}});
+    };
+    CHECK(out_of_retries({{1ms, 5ms}}).v == verdict::fail);
+    auto held = out_of_retries({{1ms, 4ms}, {8ms, 3ms}});
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("this check needs less than 6.300 ms"));
+}
