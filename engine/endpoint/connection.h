@@ -69,6 +69,7 @@ struct inflight_pkt {
     std::uint8_t tx_count = 0;
     bool retransmitted = false;
     bool acked = false;
+    bool resend_queued = false;  // a detection's resend waits in same_ppsn: no second detection until it went
 };
 
 // The fields every send reads for every path (pick_path: failed, inflight,

@@ -175,10 +175,16 @@ void charge_pacer(endpoint& e, connection& c, nanos now) {
 
 // Queues a resend of window index i on path p with its PPSN; pump() sends it
 // before anything else, within the pacing budget (MR-GR-2 counts resends).
-// The packet's tx_seq is bumped now so that one detection causes one resend.
+// One detection causes one resend: the packet is marked until the resend
+// goes, and its transmission order (tx_seq) is taken when it goes, not now.
+// (Numbering it at queue time let an ACK of another packet's first
+// transmission, queued for resend after it, count as "sent after" its
+// latest transmission: beside stress-ng, a burst of ACKs read late found
+// one packet lost four times and resent it four times in 25 us, and the
+// write ran out of retries.)
 void queue_resend(connection& c, unsigned p, std::size_t i, bool even_if_acked = false) {
     auto& t = c.tx[p];
-    t.window[i].tx_seq = ++t.tx_seq;
+    t.window[i].resend_queued = true;
     c.same_ppsn.push_back({p, psn24::add(t.base_ppsn, static_cast<std::uint32_t>(i)), even_if_acked});
 }
 
@@ -402,7 +408,9 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
             const unsigned p = rq.path;
             auto& t = c.tx[p];
             const std::uint32_t i = psn24::diff(rq.ppsn, t.base_ppsn);
-            if (t.failed || i >= t.window.size() || (t.window[i].acked && !rq.even_if_acked)) continue;
+            if (t.failed || i >= t.window.size()) continue;
+            t.window[i].resend_queued = false;
+            if (t.window[i].acked && !rq.even_if_acked) continue;
             if (!resend_same(e, c, p, i)) return;
             if (paced) charge_pacer(e, c, now);
             continue;
@@ -557,7 +565,7 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
     if (!has(cfg, bug::no_fast_retx) && t.hi_acked_tx_seq > 0) {
         for (std::size_t i = 0; i < t.window.size(); ++i) {
             auto& pkt = t.window[i];
-            if (pkt.acked || pkt.tx_seq >= t.hi_acked_by_epoch[pkt.epoch & 0xF]) continue;
+            if (pkt.acked || pkt.resend_queued || pkt.tx_seq >= t.hi_acked_by_epoch[pkt.epoch & 0xF]) continue;
             ++k.fast_retransmits;
             if (has(cfg, bug::retx_other_path)) {
                 const int q = pick_path(e, c, static_cast<int>(p));

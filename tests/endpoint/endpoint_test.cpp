@@ -753,3 +753,46 @@ TEST_CASE("loss across a port move: a later packet of the lost one's epoch is ac
         if (t.t >= t_ack && (t.f().mrh.flags & wire::k_flag_retx)) resent.push_back(t.f().bth.psn);
     CHECK(resent == std::vector<std::uint32_t>{x});
 }
+
+TEST_CASE("one detection, one resend: a resend waiting for the pacer is not found lost again (§5 Loss, MR-SACK-3)") {
+    // Every WRITE is lost on the wire; forged ACKs with GrantRate 1 (100 Mb/s)
+    // report losses. The first shows first..first+2 lost (first+3 arrived):
+    // three resends are queued, the pacer lets one go. The second, at the
+    // same moment, acknowledges first+2's first transmission. first+1's
+    // resend still waits: it has not been transmitted again, and nothing
+    // sent after its latest transmission was acknowledged, so it is not
+    // lost a second time (numbering the queued resends at queue time made it
+    // so: two resends of first+1, and retries burnt in bursts of late ACKs).
+    fabric::fabric_config fc;
+    fc.paths = 1;
+    fc.default_stages = {{"delay", {{"delay", "2us"}}}, {"match_drop", {{"opcode", "WRITE"}, {"count", "0"}}}};
+    endpoint::config one;
+    one.num_paths = 1;
+    one.rto_initial = one.rto_min = 10ms;  // no timer in the way: only detections resend
+    pair_rig r(fc, one, one);
+    auto rk = r.b->register_mr(1 << 16);
+    auto w = r.a->conn_wire(r.conn_a);
+    REQUIRE(w);
+    const std::uint32_t first = w->paths[0].next_ppsn;
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(8 * 4096), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(50us);  // all 8 sent (unpaced until the first ACK), all lost
+    auto ack = [&](std::initializer_list<unsigned> sacked) {
+        auto s = r.forged_ack(first);
+        for (unsigned d : sacked) s.ackh->sack.set(d);
+        s.ackh->trig_ppsn = wire::ppsn32::of((first + *std::prev(sacked.end())) & 0xFFFFFF);
+        s.ackh->grant_rate = 1;
+        r.a->receive(wire::build(s));
+    };
+    ack({3});     // first, first+1, first+2 lost
+    ack({2, 3});  // first+2's first transmission arrived after all
+    r.run_for(900us);  // the pacer (335 us a packet) lets the queued resends go
+    std::map<std::uint32_t, unsigned> resent;
+    for (const auto& t : r.frames(direction::a_to_b, k_write))
+        if (t.f().mrh.flags & wire::k_flag_retx) {
+            ++resent[t.f().bth.psn];
+            UNSCOPED_INFO("resend of +" << ((t.f().bth.psn - first) & 0xFFFFFF) << " at " << t.t.count());
+        }
+    CHECK(resent[first] == 1);
+    CHECK(resent[(first + 1) & 0xFFFFFF] == 1);
+    CHECK(resent[(first + 2) & 0xFFFFFF] == 0);  // acknowledged before its resend went
+}
