@@ -267,6 +267,7 @@ public:
     }
     bool rx_stamped() const override { return o_.wire != "dpdk"; }
     bool shares_host() const override { return o_.shares_host; }
+    std::uint64_t frames_lost() const override { return port_ ? port_->stats().lost_in : 0; }
 
 private:
     agent_options o_;

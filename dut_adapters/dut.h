@@ -111,6 +111,9 @@ public:
     // holds it too (the host probe, docs/timing.md): agents unless told
     // host=separate.
     virtual bool shares_host() const { return false; }
+    // Real time: the DUT's frames the engine's receive path dropped before
+    // reading them (a full socket or capture buffer): the trace lacks them.
+    virtual std::uint64_t frames_lost() const { return 0; }
 };
 
 // The reference endpoint in-process; `bug` selects a bug profile ("" = none).

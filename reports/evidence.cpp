@@ -177,6 +177,7 @@ json case_json(const run::case_result& r, std::size_t order) {
                        {"rx_stamped", tm.rx_stamped},              {"agent_calls", tm.agent_calls},
                        {"agent_call_max_us", us(tm.agent_call_max)}, {"agent_call_median_us", us(tm.agent_call_median)},
                        {"poll_rtt_max_us", us(tm.poll_rtt_max)}};
+        if (tm.frames_lost) c["timing"]["frames_lost"] = tm.frames_lost;
         if (tm.host_probed) {
             c["timing"]["host_hold_max_us"] = us(tm.host_hold_max);
             c["timing"]["host_wakeups"] = tm.host_wakeups;

@@ -141,7 +141,11 @@ public:
         fd_.close(ec);
         sink_.close(ec);
     }
-    const port_stats& stats() const override { return stats_; }
+    const port_stats& stats() const override {
+        pcap_stat ps{};
+        if (p_ && pcap_stats(p_, &ps) == 0) stats_.lost_in = ps.ps_drop;  // the capture buffer's drops
+        return stats_;
+    }
 
 private:
     void arm() {
@@ -178,7 +182,7 @@ private:
     asio::ip::udp::socket sink_;
     wire::mac_addr local_mac_{}, remote_mac_{};
     rx cb_;
-    port_stats stats_;
+    mutable port_stats stats_;  // lost_in read from libpcap when asked
     bool nano_ = false;  // pcap's timestamps are in nanoseconds (else microseconds)
     core::byte_buffer out_;
 };

@@ -53,6 +53,10 @@ struct port_stats {
     std::uint64_t frames_in = 0, frames_out = 0;
     std::uint64_t foreign_in = 0;   // received from an address other than the remote one, dropped
     std::uint64_t send_errors = 0;  // the kernel refused a send
+    // Frames for this port that the kernel or the capture dropped before the
+    // port read them (a full socket or capture buffer: SO_RXQ_OVFL,
+    // pcap_stats): the trace then lacks frames the DUT sent.
+    std::uint64_t lost_in = 0;
 };
 
 class port {

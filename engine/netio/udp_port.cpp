@@ -41,6 +41,7 @@ public:
             ::setsockopt(rx_.native_handle(), IPPROTO_IP, IP_RECVTTL, &one, sizeof one);
         }
         ::setsockopt(rx_.native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);  // port::rx's wire_ns
+        ::setsockopt(rx_.native_handle(), SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one);     // port_stats::lost_in
         const int buf = 8 << 20;
         ::setsockopt(rx_.native_handle(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
         rx_.non_blocking(true, ec);
@@ -159,6 +160,11 @@ private:
                     timespec ts{};
                     std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
                     wire_ns = static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+                }
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+                    std::uint32_t dropped = 0;  // the socket's drops so far
+                    std::memcpy(&dropped, CMSG_DATA(c), sizeof dropped);
+                    stats_.lost_in = std::max<std::uint64_t>(stats_.lost_in, dropped);
                 }
                 if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
                     tos = *reinterpret_cast<const std::uint8_t*>(CMSG_DATA(c));

@@ -414,6 +414,7 @@ void case_exec::note_timing() {
     auto& tm = tr_->timing;
     tm.realtime = true;
     tm.rx_stamped = dut_->rx_stamped();
+    tm.frames_lost = dut_->frames_lost();
     const auto late = rt_->lateness_since();
     tm.events = late.events;
     tm.event_late_max = late.max;
@@ -516,6 +517,17 @@ void case_exec::evaluate(case_result& r) {
         }
         r.asserts.push_back(ar);
     }
+    // Real time: frames of the DUT the engine's receive path dropped unread
+    // (a full socket or capture buffer on a loaded host) are missing from the
+    // trace: no verdict on it stands.
+    if (tr_->timing.realtime && tr_->timing.frames_lost)
+        for (auto& a : r.asserts)
+            if (a.o.v == verdict::pass || a.o.v == verdict::fail) {
+                a.o.message = "the engine's receive path dropped " + std::to_string(tr_->timing.frames_lost) +
+                              " of the DUT's frames unread (a full socket or capture buffer): the trace is incomplete; "
+                              "it would have said " + std::string(assertions::verdict_name(a.o.v)) + ": " + a.o.message;
+                a.o.v = verdict::inconclusive;
+            }
     // Real time: a case whose scenario holds only if its steps ran on time
     // says how late they may run (limits.step_late). Later, the rule may not
     // have bound (RNR-013's RNR_QUERY after the held message arrived): no pass

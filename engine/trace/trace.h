@@ -113,6 +113,7 @@ struct timing_figures {
     nanos poll_rtt_max{0};       // round trip of a completion poll: the uncertainty of completion times
     // The host probe (sim/host_probe.h), where the DUT shares the engine's
     // host: the longest a sleeping thread was held, and its wake-ups.
+    std::uint64_t frames_lost = 0;  // the DUT's frames the engine's receive path dropped unread
     bool host_probed = false;
     nanos host_hold_max{0};
     std::uint64_t host_wakeups = 0;
