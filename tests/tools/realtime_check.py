@@ -35,7 +35,7 @@ def measured(case):
     never reached what the check needs (a grant it never came near)."""
     r = case["reason"]
     return case["verdict"] == "inconclusive" and any(
-        k in r for k in ("late", "this check needs", "was held", "never came near", "could resolve"))
+        k in r for k in ("late", "this check needs", "was held", "receive path dropped", "never came near", "could resolve"))
 
 
 def verdicts(res):
