@@ -153,6 +153,11 @@ outcome fail(std::string message, std::string expected, std::string actual, std:
 outcome inconclusive(std::string message) { return {verdict::inconclusive, std::move(message), {}, {}, {}, {}, {}}; }
 outcome error(std::string message) { return {verdict::error, std::move(message), {}, {}, {}, {}, {}}; }
 
+bool excused(const outcome& o, const trace::timing_figures& tm) {
+    return tm.realtime && o.v == verdict::fail && o.excused_by && o.span &&
+           tm.two_longest_between(o.span->first, o.span->second) > *o.excused_by;
+}
+
 outcome apply_timing(outcome o, const timing_need& need, const trace::timing_figures& tm) {
     if (o.v != verdict::pass && o.v != verdict::fail) return o;  // nothing judged: nothing to doubt
     if (o.timing_free) return o;

@@ -139,6 +139,12 @@ core::status check_args(const assertion_def& def, const std::map<std::string, st
 // is inconclusive, with both figures and what it would have said.
 outcome evaluate(const assertion_def& def, const trace::trace& tr, const std::map<std::string, std::string>& args);
 
+// Real time: whether holds excuse failure `o` (outcome::excused_by): the two
+// longest holds meeting its span are longer than its excess. What
+// apply_timing decides for such a failure; checks that report the first
+// failure no hold excuses ask it while they look.
+bool excused(const outcome& o, const trace::timing_figures& tm);
+
 // Applies a timing need to an outcome (what evaluate() does after the check).
 outcome apply_timing(outcome o, const timing_need& need, const trace::timing_figures& tm);
 

@@ -560,7 +560,7 @@ outcome ctrl_repeat(const context& c) {
                               st->before.last - *gap, r.t);
                 f.excused_by = *gap - d;
                 // The failure reported is the first pair no hold excuses.
-                if (!tm.realtime || tm.two_longest_between(f.span->first, f.span->second) < *f.excused_by) return f;
+                if (!excused(f, tm)) return f;
                 if (!first) first = std::move(f);
             }
         }

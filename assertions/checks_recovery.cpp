@@ -72,7 +72,7 @@ outcome fast_retransmit(const context& c) {
                                {d.tx_rec, d.ack_rec, *d.resend_rec}),
                           d.t, r.t);
             f.excused_by = delay - *within;
-            if (!tm.realtime || tm.two_longest_between(d.t, r.t) < *f.excused_by) return f;
+            if (!assertions::excused(f, tm)) return f;
             if (!first) first = std::move(f);
             continue;
         }
