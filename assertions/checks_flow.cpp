@@ -373,9 +373,26 @@ outcome rnr_resume(const context& c) {
         }
         const nanos after = resend->t - p.at;
         worst = std::max(worst, after);
-        if (after > *within)
-            return fail("tag " + std::to_string(p.tag) + " resumed " + fmt_time(after) + " after an RNR of " + fmt_time(p.time),
-                        "within " + c.str("within") + " = " + fmt_time(*within), fmt_time(after), {p.rec, resend->rec});
+        // §4: the tag stays paused until the latest-ending RNR timer on it
+        // expires, so a later RNR on the tag (another message's, or this
+        // one's resent sibling's) that reached the DUT before this resend
+        // moves the deadline out to its own.
+        nanos deadline = p.at + *within;
+        bool extended = false;
+        for (const auto& q : ps) {
+            if (&q == &p || q.tag != p.tag || q.at <= p.at || q.at >= resend->t) continue;
+            auto wq = c.duration("within", {{"rnr_time", static_cast<double>(q.time.count())}});
+            if (!wq) return error(wq.err().message);
+            if (q.at + *wq > deadline) {
+                deadline = q.at + *wq;
+                extended = true;
+            }
+        }
+        if (resend->t > deadline)
+            return fail("tag " + std::to_string(p.tag) + " resumed " + fmt_time(after) + " after an RNR of " + fmt_time(p.time) +
+                            (extended ? " (a later RNR on the tag extended the pause to " + fmt_time(deadline - p.at) + ")" : ""),
+                        "within " + c.str("within") + " = " + fmt_time(*within) + " of the latest RNR on the tag",
+                        fmt_time(after), {p.rec, resend->rec});
         if (!resend->rnr_resend || resend->kind != tx_kind::first)
             return fail("the re-sent message lacks RNR_RESEND or reuses a PPSN", "RNR_RESEND set, new PPSN",
                         std::string(resend->rnr_resend ? "" : "RNR_RESEND clear ") +

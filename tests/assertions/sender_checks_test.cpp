@@ -294,6 +294,31 @@ TEST_CASE("rnr_pause and rnr_resume") {
         c.data(331us, D::from_dut, {.ppsn = 101, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
         CHECK(c.check("rnr_resume").v == verdict::fail);
     }
+    SECTION("a later RNR on the tag extends the pause for every message on it (§4: the latest-ending timer)") {
+        // Two messages on tag 4 rejected at 10 us (320 us); seq 0 re-sent at
+        // 331 us and rejected again at 340 us: the tag is paused until 660 us,
+        // so seq 1's resend at 670 us is on time, and at 1100 us it is not.
+        auto two = [] {
+            auto b = trace_builder{};
+            b.data(0us, D::from_dut, {.ppsn = 100, .opcode = 0xC2, .tag = 4, .stream = 1});
+            b.data(0us, D::from_dut, {.ppsn = 101, .opcode = 0xC2, .tag = 4, .stream = 1, .seq = 1});
+            b.rnr(10us, D::to_dut, 4, 1, 0, 0, 10);
+            b.rnr(10us, D::to_dut, 4, 1, 1, 0, 10);
+            b.data(331us, D::from_dut, {.ppsn = 102, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
+            b.rnr(340us, D::to_dut, 4, 1, 0, 1, 10);
+            return b;
+        };
+        auto b = two();
+        b.data(670us, D::from_dut, {.ppsn = 103, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .seq = 1, .attempt = 1});
+        b.data(671us, D::from_dut, {.ppsn = 104, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 2});
+        CHECK(b.check("rnr_resume").v == verdict::pass);
+        auto late = two();
+        late.data(1100us, D::from_dut, {.ppsn = 103, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .seq = 1, .attempt = 1});
+        late.data(1101us, D::from_dut, {.ppsn = 104, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 2});
+        auto o = late.check("rnr_resume");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("a later RNR on the tag extended the pause"));
+    }
     SECTION("other tags held until the pause ends") {
         auto b = base();
         b.data(400us, D::from_dut, {.path = 1, .ppsn = 301, .opcode = 0xC2, .tag = 5, .stream = 2, .offset = 1024, .msg_len = 8192});
