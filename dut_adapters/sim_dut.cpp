@@ -14,7 +14,8 @@ public:
 
     info hello() const override {
         return {"mrct-reference (in-process)", "metaroce-1.2-model", bug_.empty() ? "none" : bug_,
-                {"write", "write_imm", "send", "send_imm", "ipv4", "fine_timing", "raw_frames", "raw_rx", "wire_headers"}};
+                {"write", "write_imm", "send", "send_imm", "ipv4", "fine_timing", "virtual_time", "raw_frames", "raw_rx",
+                 "wire_headers"}};
     }
     core::status configure(const std::map<std::string, std::string>& params) override {
         for (const auto& [k, v] : params)

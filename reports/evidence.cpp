@@ -167,6 +167,7 @@ json case_json(const run::case_result& r, std::size_t order) {
     c["sim_time_us"] = core::to_micros(r.sim_time);
     c["frames"] = r.frames;
     c["wall_s"] = r.wall_s;
+    if (r.time_scale > 1) c["time_scale"] = r.time_scale;  // run slowed down (docs/timing.md, coarse time)
     if (r.tr && r.tr->timing.realtime) {
         // Real time: how well the engine kept time (docs/timing.md).
         const auto& tm = r.tr->timing;

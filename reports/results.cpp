@@ -116,7 +116,11 @@ std::string junit(const json& r) {
         o += "      <properties>\n        <property name=\"clauses\" value=\"" + xml_escape(clauses) +
              "\"/>\n        <property name=\"level\" value=\"" + c["level"].get<std::string>() +
              "\"/>\n        <property name=\"seed\" value=\"" + std::to_string(c["seed"].get<std::uint64_t>()) +
-             "\"/>\n        <property name=\"verdict\" value=\"" + v + "\"/>\n      </properties>\n";
+             "\"/>\n        <property name=\"verdict\" value=\"" + v + "\"/>\n" +
+             (c.contains("time_scale") && c["time_scale"].is_number_unsigned() ? "        <property name=\"time_scale\" value=\"" +
+                                             std::to_string(c["time_scale"].get<unsigned>()) + "\"/>\n"
+                                       : std::string()) +
+             "      </properties>\n";
         o += "    </testcase>\n";
     }
     o += "  </testsuite>\n</testsuites>\n";

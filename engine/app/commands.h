@@ -58,6 +58,7 @@ struct run_args {
     std::string out;
     std::string capture = "fail";  // all | fail | none: pcaps per case in <out>/pcap
     std::string shard;             // "K/N": a deterministic 1/N slice
+    std::string time_scale = "auto";  // auto | K (run/time_scale.h)
     bool quiet_progress = false;
 };
 int run_plan(const run_args& a);
@@ -67,6 +68,8 @@ int run_report_merge(const std::vector<std::string>& dirs, const std::string& ou
 int run_validate(const std::string& plan);
 int run_explain(const std::string& plan, const std::string& case_id);
 // The plan against the reference DUT and every bug profile; prints the kill matrix.
-int run_selftest(const std::string& plan, unsigned jobs, const std::string& out);
+// time_scale > 1: the fine_timing cases run that many times slower and must
+// give their written verdicts (run/time_scale.h).
+int run_selftest(const std::string& plan, unsigned jobs, const std::string& out, unsigned time_scale = 1);
 
 }  // namespace mrct::app

@@ -122,6 +122,12 @@ int main(int argc, char** argv) {
     run->add_option("--shard", ra.shard, "Run a deterministic slice K/N of the cases (merge with `mrct report merge`)");
     run->add_option("--capture", ra.capture, "pcap per case in OUT/pcap: all, fail (failed and error cases; default) or none")
         ->check(CLI::IsMember({"all", "fail", "none"}));
+    run->add_option("--time-scale", ra.time_scale,
+                    "Time base for cases that require fine_timing (docs/timing.md, coarse time): auto (default) runs\n"
+                    "them as written on a DUT that holds sub-millisecond timing (sim) and 64 times slower on one that\n"
+                    "does not (the real-time adapters): every time and timer in the case times 64, every rate / 64,\n"
+                    "RNR TimerCodes +12 (less where the table ends); 1 never scales them (skipped where the DUT lacks fine_timing); K (2, 4, ...,\n"
+                    "128) runs them K times slower on any DUT. Other cases always run as written");
     run->add_flag("--failures-only", ra.quiet_progress, "Print only cases that did not pass while running");
 
     std::string list_plan;
@@ -145,6 +151,11 @@ int main(int argc, char** argv) {
     selftest->add_option("--plan", st_plan, "Test plan")->check(CLI::ExistingFile);
     selftest->add_option("--jobs,-j", st_jobs, "Cases run in parallel")->check(CLI::Range(1u, 256u));
     selftest->add_option("--out", st_out, "Directory for kill-matrix.json");
+    unsigned st_scale = 1;
+    selftest->add_option("--time-scale", st_scale,
+                         "Also prove coarse time (docs/timing.md): run the fine_timing cases K times slower (K a power of\n"
+                         "two) and require each to give its written verdict against the reference and every bug profile")
+        ->check(CLI::IsMember({1u, 2u, 4u, 8u, 16u, 32u, 64u, 128u}));
 
     std::vector<std::string> merge_dirs;
     std::string merge_out;
@@ -180,7 +191,7 @@ int main(int argc, char** argv) {
         if (*explain)
             return ex_args.size() == 2 ? mrct::app::run_explain(ex_args[0], ex_args[1])
                                        : mrct::app::run_explain("testplans/metaroce-1.2/plan.yaml", ex_args[0]);
-        if (*selftest) return mrct::app::run_selftest(st_plan, st_jobs, st_out);
+        if (*selftest) return mrct::app::run_selftest(st_plan, st_jobs, st_out, st_scale);
     } catch (const std::exception& e) {
         spdlog::error("internal error: {}", e.what());
         return mrct::app::k_exit_infra;

@@ -91,7 +91,7 @@ core::result<core::byte_buffer> craft(const endpoint::endpoint& peer, std::uint3
         s.bth.dest_qp = static_cast<std::uint32_t>(get("dest_qp", w->remote_id));
         rnrh r;
         r.epoch = m.path_epoch;
-        r.timer_code = static_cast<std::uint8_t>(get("code", 14) & 0x1F);
+        r.timer_code = static_cast<std::uint8_t>(get("code", k_rnr_code_default) & 0x1F);
         r.path_id = m.path_id;
         r.attempt = m.attempt;
         r.ppsn = ppsn32::of(trigger->bth.psn);

@@ -37,6 +37,9 @@ namespace mrct::peer {
 // template rnr_query: an RNR_QUERY CTRL to the DUT's connection from `path`'s
 //   port (default 0): the DUT answers with the RNR of every rejection it keeps,
 //   then RNR_SYNC (§4).
+// template rnr's TimerCode when `code` is not given (1.28 ms).
+inline constexpr unsigned k_rnr_code_default = 14;
+
 struct craft_target {
     std::uint64_t dut_va = 0;  // the DUT region WRITEs aim at
     std::uint32_t dut_rkey = 0;

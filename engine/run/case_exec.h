@@ -41,6 +41,12 @@ inline constexpr core::nanos k_realtime_crossing{200'000};
 // again with a fresh DUT before it ends as error (a busy host, not a clause).
 inline constexpr unsigned k_setup_attempts = 3;
 
+// What a case leaves out: the fabric's one-way delay per path, the run's
+// length (a cap in real time), how long the wire must stay quiet at the end.
+inline constexpr const char* k_default_delay = "2us";
+inline constexpr core::nanos k_default_duration{20'000'000};
+inline constexpr core::nanos k_default_settle{1'000'000};
+
 inline std::string text(const plan::args& a, const std::string& k, const std::string& def = "") {
     auto it = a.find(k);
     return it == a.end() ? def : it->second.text;
@@ -80,6 +86,9 @@ public:
         : c_(c), dut_(std::move(d)), seed_(seed), tr_(std::make_shared<trace::trace>()), filters_(s_) {}
 
     case_result run();
+    // The case runs slowed down k times (run/time_scale.h): a DUT that refuses
+    // the timer settings that takes skips it instead of erring.
+    void set_time_scale(unsigned k) { time_scale_ = k; }
 
 private:
     core::status setup();
@@ -199,6 +208,8 @@ private:
     std::vector<trace::memory_check> expected_;
     std::string error_;
     bool handshake_lost_ = false;  // set by setup(): see fail_handshake
+    unsigned time_scale_ = 1;
+    bool config_refused_ = false;  // set by setup(): the DUT refused a scaled case's settings
 };
 
 }  // namespace mrct::run::detail

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "run/case_exec.h"
+#include "run/time_scale.h"
 
 namespace mrct::run {
 
@@ -21,6 +22,13 @@ case_result named(const plan::test_case& c, std::uint64_t seed) {
     r.clauses = c.clauses;
     r.seed = seed;
     return r;
+}
+
+unsigned case_time_scale(const plan::test_case& c, const dut::info& dut, unsigned requested) {
+    if (std::find(c.needs.begin(), c.needs.end(), "fine_timing") == c.needs.end()) return 1;
+    if (requested > 0) return requested;
+    const bool fine = std::find(dut.capabilities.begin(), dut.capabilities.end(), "fine_timing") != dut.capabilities.end();
+    return fine ? 1 : k_auto_time_scale;
 }
 
 case_result case_exec::run() {
@@ -58,6 +66,13 @@ case_result case_exec::run() {
             fail_handshake(r, st.err().message);
             return r;
         }
+        if (config_refused_) {
+            r.v = verdict::skipped;
+            r.reason = "the case requires fine_timing; run " + std::to_string(time_scale_) +
+                       " times slower it needs the DUT to take its timers scaled (docs/timing.md), and " +
+                       st.err().message;
+            return r;
+        }
         r.v = verdict::error;
         r.reason = st.err().message;
         return r;
@@ -87,7 +102,10 @@ core::status case_exec::setup() {
     dcfg["num_paths"] = pcfg["num_paths"] = paths;
     for (const auto& [k, v] : c_.dut) dcfg[k] = v.text;
     for (const auto& [k, v] : c_.peer) pcfg[k] = v.text;
-    if (auto st = dut_->configure(dcfg); !st) return core::error{"configuring the DUT: " + st.err().message};
+    if (auto st = dut_->configure(dcfg); !st) {
+        config_refused_ = time_scale_ > 1;
+        return core::error{"configuring the DUT: " + st.err().message};
+    }
     for (const auto& [k, v] : pcfg)
         if (auto st = endpoint::config_set(pcfg_, k, v); !st) return core::error{"peer: " + st.err().message};
     for (const auto& [k, v] : dcfg)
@@ -98,7 +116,7 @@ core::status case_exec::setup() {
     fabric::fabric_config fc;
     fc.paths = std::max({dut_cfg_.num_paths, pcfg_.num_paths, 1u});
     fc.seed = seed_;
-    const auto delay = text(c_.topology, "delay", "2us");
+    const auto delay = text(c_.topology, "delay", k_default_delay);
     fc.default_stages = {{"delay", {{"delay", delay}}}};
     if (c_.topology.count("rate"))
         fc.default_stages.push_back({"queue", {{"rate", text(c_.topology, "rate")}}});
@@ -214,7 +232,8 @@ core::status case_exec::setup() {
         return dut_->accepted().size() >= extra_.size() + (dut_sends ? 0 : 1);
     };
     // Real time: a DUT on a wire gets 2 s to connect, polled every millisecond.
-    const nanos deadline = s_.now() + (rt_ ? nanos{2s} : nanos{20ms});
+    // A case run slowed down gets its time scale times 20 ms at least.
+    const nanos deadline = s_.now() + std::max(rt_ ? nanos{2s} : nanos{0}, nanos{20ms} * time_scale_);
     const nanos tick = rt_ ? nanos{1ms} : nanos{10us};
     while (s_.now() < deadline) {
         advance(s_.now() + tick);
@@ -306,9 +325,9 @@ core::status case_exec::execute() {
     // work is done and the wire has settled); a userspace stack on a veth
     // moves far fewer bits per second than the simulation, so the cap is at
     // least k_realtime_min_duration.
-    nanos limit = t0_ + dur(c_.limits, "duration", 20ms);
+    nanos limit = t0_ + dur(c_.limits, "duration", k_default_duration);
     if (rt_) limit = std::max(limit, t0_ + k_realtime_min_duration);
-    const nanos settle = dur(c_.limits, "settle", 1ms);
+    const nanos settle = dur(c_.limits, "settle", k_default_settle);
     std::optional<nanos> quiet_since;
     // Real time: completions are polled over TCP every millisecond.
     const nanos slice = rt_ ? nanos{1ms} : nanos{50us};
@@ -566,7 +585,7 @@ void case_exec::evaluate(case_result& r) {
 using detail::case_exec;
 
 
-case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed) {
+case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale) {
     auto error = [&](std::string why) {
         case_result r = detail::named(c, seed);
         r.v = verdict::error;
@@ -581,9 +600,34 @@ case_result run_case(const plan::test_case& c, const dut_factory& make, std::uin
         auto d = make();
         if (!d) return error("DUT: " + d.err().message);
         const bool realtime = (*d)->realtime();
+        // Coarse time (run/time_scale.h): a fine_timing case on a DUT that
+        // cannot hold its tolerances runs slowed down instead of skipped.
+        unsigned k = detail::case_time_scale(c, (*d)->hello(), time_scale);
+        std::optional<plan::test_case> scaled;
+        if (k > 1) {
+            auto sc = scale_case(c, k);
+            // auto: the largest scale the case allows (a TimerCode near the
+            // table's end maps only to a code fewer doublings away).
+            for (unsigned j = k / 2; !sc && time_scale == 0 && j > 1; j /= 2)
+                if (auto sj = scale_case(c, j)) {
+                    sc = std::move(sj);
+                    k = j;
+                }
+            if (!sc) {
+                case_result r = detail::named(c, seed);
+                r.v = verdict::skipped;
+                r.reason = "the case requires fine_timing and cannot run at a time base " + std::to_string(k) +
+                           " times coarser: " + sc.err().message;
+                return r;
+            }
+            scaled = std::move(*sc);
+            std::erase(scaled->needs, std::string("fine_timing"));
+        }
         try {
-            case_exec x(c, std::move(*d), seed);
+            case_exec x(scaled ? *scaled : c, std::move(*d), seed);
+            x.set_time_scale(k);
             auto r = x.run();
+            r.time_scale = k;
             if (!(realtime && x.setup_failed() && r.v == verdict::error && attempt < detail::k_setup_attempts)) {
                 if (!earlier.empty()) r.reason += " (set-up attempts before: " + earlier + ")";
                 return r;

@@ -42,6 +42,9 @@ struct case_result {
     std::size_t frames = 0, events = 0;
     std::shared_ptr<const trace::trace> tr;  // kept for pcaps and reports
     std::size_t order = 0;                   // position in the unsharded run (plan order x repetitions)
+    // The time base the case ran at (run/time_scale.h): 1, or K when a
+    // `fine_timing` case ran slowed down K times on a DUT without the capability.
+    unsigned time_scale = 1;
 };
 
 // Makes a fresh DUT for each case.
@@ -58,7 +61,11 @@ core::status validate(const plan::suite& s);
 // defines: a DUT without them skips the case, saying so.
 const std::vector<std::pair<std::string, std::string>>& capabilities();
 
-case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed);
+// `time_scale`: for a case that requires `fine_timing`, 0 (auto) runs it as
+// written on a DUT that has the capability and k_auto_time_scale times slower
+// on one that lacks it; 1 never scales (it is skipped there); K > 1 runs it K
+// times slower on any DUT (run/time_scale.h). Other cases run as written.
+case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale = 0);
 
 // A case that injects a fault (fabric impairments, a peer departing from the
 // reference) or a negative condition (a SEND with no receive posted).
@@ -76,6 +83,7 @@ struct run_options {
     unsigned repeat = 1, jobs = 1;
     bool keep_traces = false;  // keep each trace after `progress` saw it
     unsigned shard_k = 1, shard_n = 1;  // run the jobs whose order % n == k - 1
+    unsigned time_scale = 0;            // run_case's: 0 auto, 1 never, K > 1 always
     const std::atomic<bool>* stop = nullptr;  // set by SIGINT: finish the running cases, start no more
     std::function<void(const case_result&, std::size_t done, std::size_t total)> progress;
 };

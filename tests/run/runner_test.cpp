@@ -612,28 +612,16 @@ TEST_CASE("agent DUT specs: options are checked") {
 
 namespace {
 
-// The reference DUT that, once it has sent its first frame, sends a copy of it
-// every 100 ns forever: a DUT flooding the wire. Or (deaf) one that never
-// hears the wire.
-class flood_dut final : public dut::dut {
+// The reference DUT behind a wrapper that forwards everything; subclasses
+// change one behaviour.
+class forwarding_dut : public dut::dut {
 public:
-    explicit flood_dut(bool deaf = false) : deaf_(deaf) {}
     mrct::dut::info hello() const override { return in_->hello(); }
     core::status configure(const std::map<std::string, std::string>& p) override { return in_->configure(p); }
     core::status start(sim::scheduler& s, endpoint::address self, std::uint64_t seed, frame_tx tx) override {
-        s_ = &s;
-        tx_ = tx;
-        return in_->start(s, self, seed, [this](core::bytes_view fr, core::nanos age) {
-            if (first_.empty() && !deaf_) {
-                first_.assign(fr.begin(), fr.end());
-                flood();
-            }
-            tx_(fr, age);
-        });
+        return in_->start(s, self, seed, tx);
     }
-    void receive(core::bytes_view f) override {
-        if (!deaf_) in_->receive(f);
-    }
+    void receive(core::bytes_view f) override { in_->receive(f); }
     void listen() override { in_->listen(); }
     std::uint32_t connect(endpoint::address p) override { return in_->connect(p); }
     bool established(std::uint32_t c) const override { return in_->established(c); }
@@ -660,6 +648,30 @@ public:
     }
     std::map<std::string, std::uint64_t> counters() const override { return in_->counters(); }
 
+protected:
+    std::unique_ptr<mrct::dut::dut> in_ = mrct::dut::make_sim();
+};
+
+// Once it has sent its first frame, sends a copy of it every 100 ns forever:
+// a DUT flooding the wire. Or (deaf) one that never hears the wire.
+class flood_dut final : public forwarding_dut {
+public:
+    explicit flood_dut(bool deaf = false) : deaf_(deaf) {}
+    core::status start(sim::scheduler& s, endpoint::address self, std::uint64_t seed, frame_tx tx) override {
+        s_ = &s;
+        tx_ = tx;
+        return in_->start(s, self, seed, [this](core::bytes_view fr, core::nanos age) {
+            if (first_.empty() && !deaf_) {
+                first_.assign(fr.begin(), fr.end());
+                flood();
+            }
+            tx_(fr, age);
+        });
+    }
+    void receive(core::bytes_view f) override {
+        if (!deaf_) in_->receive(f);
+    }
+
 private:
     void flood() {
         s_->after(std::chrono::nanoseconds(100), [this] {
@@ -667,7 +679,6 @@ private:
             flood();
         });
     }
-    std::unique_ptr<mrct::dut::dut> in_ = mrct::dut::make_sim();
     sim::scheduler* s_ = nullptr;
     frame_tx tx_;
     core::byte_buffer first_;
@@ -787,4 +798,127 @@ cases:
     CHECK(r[0].v == verdict::pass);
     CHECK(r[0].sim_time > std::chrono::milliseconds(40));  // it waited for the repeat
     CHECK(r[0].sim_time < std::chrono::milliseconds(60));  // and stopped once it was answered
+}
+
+namespace {
+
+// The reference DUT as a real-time stack looks to the runner: no
+// `fine_timing`. `refuse_timers`: it takes no timer settings (configure fails
+// on ack_delay), as an agent for a fixed-function NIC might.
+class coarse_dut final : public forwarding_dut {
+public:
+    explicit coarse_dut(bool refuse_timers = false) : refuse_(refuse_timers) {}
+    mrct::dut::info hello() const override {
+        auto i = in_->hello();
+        std::erase(i.capabilities, std::string("fine_timing"));
+        return i;
+    }
+    core::status configure(const std::map<std::string, std::string>& p) override {
+        seen = p;
+        if (refuse_ && p.count("ack_delay")) return core::error{"parameter 'ack_delay': not supported"};
+        return in_->configure(p);
+    }
+    std::map<std::string, std::string> seen;
+
+private:
+    bool refuse_ = false;
+};
+
+const char* k_fine_plan = R"(suite: {name: T}
+cases:
+  - id: FINE-1
+    title: an RNR pause at 320 us, resumed within 10 % + 50 us
+    clauses: [MR-RNR-4]
+    requires: [fine_timing]
+    peer: {rnr_timer_code: 10}
+    setup:
+      - post_send: {side: dut, stream: 1, tag: 2, size: 8192}
+    steps:
+      - {at: 500us, do: [post_recv: {side: peer, tag: 2, size: 8192}]}
+    expect:
+      - rnr_resume: {}
+      - all_complete: {}
+)";
+
+}  // namespace
+
+TEST_CASE("coarse time: a fine_timing case runs 64 times slower on a DUT without the capability") {
+    auto s = load("fine.yaml", k_fine_plan);
+    const auto& c = s.cases.at(0);
+    coarse_dut* made = nullptr;
+    auto coarse = [&]() -> core::result<std::unique_ptr<dut::dut>> {
+        auto d = std::make_unique<coarse_dut>();
+        made = d.get();
+        return std::unique_ptr<dut::dut>(std::move(d));
+    };
+    auto r = run::run_case(c, coarse, 7);
+    CHECK(r.v == verdict::pass);
+    CHECK(r.time_scale == 64);
+    // The DUT was given every timer, scaled, the defaults included.
+    REQUIRE(made);
+    CHECK(made->seen.at("ack_delay") == "1280000ns");
+    CHECK(made->seen.at("rto_min") == "6400000ns");
+    CHECK(made->seen.at("rnr_timer_code") == "26");
+    // The pause was the peer's TimerCode 10 + 12 (20.48 ms): the run lasted that long.
+    CHECK(r.sim_time > std::chrono::milliseconds(20));
+
+    SECTION("as written on the simulated DUT, which has the capability") {
+        auto w = run::run_case(c, *run::parse_dut("sim"), 7);
+        CHECK(w.v == verdict::pass);
+        CHECK(w.time_scale == 1);
+        CHECK(w.sim_time < std::chrono::milliseconds(2));
+    }
+    SECTION("time scale 1: skipped for the missing capability") {
+        auto k = run::run_case(c, coarse, 7, 1);
+        CHECK(k.v == verdict::skipped);
+        CHECK_THAT(k.reason, Catch::Contains("lacks capability 'fine_timing'"));
+    }
+    SECTION("an explicit scale runs on any DUT, and a broken DUT still fails") {
+        auto k = run::run_case(c, *run::parse_dut("sim"), 7, 8);
+        CHECK(k.v == verdict::pass);
+        CHECK(k.time_scale == 8);
+        auto frozen = run::run_case(c, *run::parse_dut("sim:bug=frozen-rnr"), 7, 8);
+        CHECK(frozen.v == verdict::fail);
+        CHECK(frozen.time_scale == 8);
+    }
+    SECTION("a case that is not fine_timing runs as written") {
+        auto plain = load("plain.yaml", k_plan);
+        auto p = run::run_case(plain.cases.at(1), coarse, 7);
+        CHECK(p.time_scale == 1);
+        CHECK(made->seen.count("ack_delay") == 0);
+    }
+}
+
+TEST_CASE("coarse time: a DUT that refuses the scaled timers skips the case, saying why") {
+    auto s = load("fine2.yaml", k_fine_plan);
+    auto refusing = []() -> core::result<std::unique_ptr<dut::dut>> { return std::unique_ptr<dut::dut>(new coarse_dut(true)); };
+    auto r = run::run_case(s.cases.at(0), refusing, 7);
+    CHECK(r.v == verdict::skipped);
+    CHECK_THAT(r.reason, Catch::Contains("64 times slower") && Catch::Contains("ack_delay") && Catch::Contains("not supported"));
+}
+
+TEST_CASE("coarse time: a case that cannot be scaled is skipped with the plan position; auto takes a smaller scale") {
+    auto s = load("fine3.yaml", R"(suite: {name: T}
+cases:
+  - id: FINE-2
+    title: a 30.72 ms pause
+    clauses: [MR-RNR-4]
+    requires: [fine_timing]
+    peer: {rnr_timer_code: 23}
+    setup:
+      - post_send: {side: dut, stream: 1, tag: 2, size: 8192}
+    steps:
+      - {at: 40ms, do: [post_recv: {side: peer, tag: 2, size: 8192}]}
+    expect:
+      - rnr_resume: {}
+    limits: {duration: 100ms}
+)");
+    auto coarse = []() -> core::result<std::unique_ptr<dut::dut>> { return std::unique_ptr<dut::dut>(new coarse_dut()); };
+    auto k64 = run::run_case(s.cases.at(0), coarse, 7, 64);
+    CHECK(k64.v == verdict::skipped);
+    CHECK_THAT(k64.reason, Catch::Contains("fine3.yaml:7:") && Catch::Contains("no TimerCode is 64 times code 23"));
+    auto a = run::run_case(s.cases.at(0), coarse, 7);  // auto: 16 maps code 23 to 31
+    CHECK(a.time_scale == 16);
+    CHECK(a.v == verdict::pass);
+    CHECK(run::run_case(s.cases.at(0), *run::parse_dut("sim"), 7).v == verdict::pass);
 }
