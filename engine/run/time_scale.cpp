@@ -84,11 +84,13 @@ core::status rewrite(plan::args& m, const std::string& key, const std::string& d
 
 core::status scale_endpoint(plan::args& m, unsigned k, const plan::loc& at, const std::string& side) {
     const endpoint::config d;
-    for (const auto& [name, def] : endpoint_times())
-        if (auto st = rewrite(m, name, ns_text(def.count()), at,
-                              [&](const plan::arg& a) { return scale_duration(a, k, side + "." + name); });
+    for (const auto& t : endpoint_times()) {
+        const std::string what = side + "." + t.first;  // clang: no structured bindings in lambdas
+        if (auto st = rewrite(m, t.first, ns_text(t.second.count()), at,
+                              [&](const plan::arg& a) { return scale_duration(a, k, what); });
             !st)
             return st;
+    }
     if (auto st = rewrite(m, "inbound_rate", bps_text(d.inbound_rate_bps), at,
                           [&](const plan::arg& a) { return scale_rate(a, k, side + ".inbound_rate"); });
         !st)
@@ -248,11 +250,11 @@ core::result<plan::test_case> scale_case(const plan::test_case& in, unsigned k) 
     }
     for (auto& e : c.expect)
         if (auto st = scale_expectation(e, k); !st) return st.err();
-    for (const auto& [key, def] : {std::pair<const char*, std::string>{"duration", ns_text(detail::k_default_duration.count())},
-                                   {"settle", ns_text(detail::k_default_settle.count())},
-                                   {"step_late", ""}})
-        if (auto st = rewrite(c.limits, key, def, c.at,
-                              [&](const plan::arg& a) { return scale_duration(a, k, std::string("limits.") + key); });
+    for (const auto& l : {std::pair<std::string, std::string>{"duration", ns_text(detail::k_default_duration.count())},
+                          {"settle", ns_text(detail::k_default_settle.count())},
+                          {"step_late", ""}})
+        if (auto st = rewrite(c.limits, l.first, l.second, c.at,
+                              [&](const plan::arg& a) { return scale_duration(a, k, "limits." + l.first); });
             !st)
             return st.err();
     return c;

@@ -313,6 +313,37 @@ TEST_CASE("acks_conform in real time: a DUT behind its wire is not judged on its
     CHECK(b.check("acks_conform").v == verdict::fail);
 }
 
+// Seen 64 times slower on a veth (PATH-004): the DUT stalled, then answered
+// the backlog in order on every path; a prompt ACK later in the burst does
+// not make the stall the DUT's laziness. A DUT that ignores its ACK interval
+// and answers by count answers fresh packets: judged.
+TEST_CASE("acks_conform in real time: behind its wire at the deadline, whatever came later in the burst") {
+    auto stalled = [](bool realtime) {
+        trace_builder b;
+        b.tr.timing.realtime = realtime;
+        b.data(0us, D::to_dut, {.ppsn = 100});                 // path 0: due by 25 us
+        b.data(10us, D::to_dut, {.path = 1, .ppsn = 200});
+        b.ack(300us, D::from_dut, 1, 201, {}, 200, false, 4000);  // after the stall: 290 us old
+        b.data(349us, D::to_dut, {.path = 1, .ppsn = 201});
+        b.ack(350us, D::from_dut, 1, 202, {}, 201, false, 4000);  // prompt
+        b.ack(400us, D::from_dut, 0, 101, {}, 100, false, 4000);
+        return b;
+    };
+    auto o = stalled(true).check("acks_conform");
+    CHECK(o.v == verdict::pass);  // 201 judged; 100 and 200 set aside, said so
+    CHECK_THAT(o.message, Catch::Contains("2 acknowledged late while the DUT was behind its wire"));
+    CHECK(stalled(false).check("acks_conform").v == verdict::fail);
+    // No stall: the first ACK after packet 100's deadline answers a packet
+    // that had just arrived. The interval was ignored: fail.
+    trace_builder lazy;
+    lazy.tr.timing.realtime = true;
+    lazy.data(0us, D::to_dut, {.ppsn = 100});
+    lazy.data(299us, D::to_dut, {.path = 1, .ppsn = 200});
+    lazy.ack(300us, D::from_dut, 1, 201, {}, 200, false, 4000);
+    lazy.ack(400us, D::from_dut, 0, 101, {}, 100, false, 4000);
+    CHECK(lazy.check("acks_conform").v == verdict::fail);
+}
+
 // Seen under load (CC-052 over pcap, IPv6): the CE-marked copy of a packet was
 // lost in the DUT's host, the peer resent it twice (one copy CE-marked), and
 // the DUT's first ACK triggered by that PPSN answered the unmarked copy.

@@ -807,20 +807,24 @@ namespace {
 // on ack_delay), as an agent for a fixed-function NIC might.
 class coarse_dut final : public forwarding_dut {
 public:
-    explicit coarse_dut(bool refuse_timers = false) : refuse_(refuse_timers) {}
+    using params = std::map<std::string, std::string>;
+    // `seen`: where configure's parameters go (it outlives the DUT, which the
+    // runner destroys at the end of the case).
+    explicit coarse_dut(bool refuse_timers = false, std::shared_ptr<params> seen = std::make_shared<params>())
+        : seen_(std::move(seen)), refuse_(refuse_timers) {}
     mrct::dut::info hello() const override {
         auto i = in_->hello();
         std::erase(i.capabilities, std::string("fine_timing"));
         return i;
     }
     core::status configure(const std::map<std::string, std::string>& p) override {
-        seen = p;
+        *seen_ = p;
         if (refuse_ && p.count("ack_delay")) return core::error{"parameter 'ack_delay': not supported"};
         return in_->configure(p);
     }
-    std::map<std::string, std::string> seen;
 
 private:
+    std::shared_ptr<params> seen_;
     bool refuse_ = false;
 };
 
@@ -845,20 +849,17 @@ cases:
 TEST_CASE("coarse time: a fine_timing case runs 64 times slower on a DUT without the capability") {
     auto s = load("fine.yaml", k_fine_plan);
     const auto& c = s.cases.at(0);
-    coarse_dut* made = nullptr;
+    auto seen = std::make_shared<coarse_dut::params>();
     auto coarse = [&]() -> core::result<std::unique_ptr<dut::dut>> {
-        auto d = std::make_unique<coarse_dut>();
-        made = d.get();
-        return std::unique_ptr<dut::dut>(std::move(d));
+        return std::unique_ptr<dut::dut>(std::make_unique<coarse_dut>(false, seen));
     };
     auto r = run::run_case(c, coarse, 7);
     CHECK(r.v == verdict::pass);
     CHECK(r.time_scale == 64);
     // The DUT was given every timer, scaled, the defaults included.
-    REQUIRE(made);
-    CHECK(made->seen.at("ack_delay") == "1280000ns");
-    CHECK(made->seen.at("rto_min") == "6400000ns");
-    CHECK(made->seen.at("rnr_timer_code") == "26");
+    CHECK(seen->at("ack_delay") == "1280000ns");
+    CHECK(seen->at("rto_min") == "6400000ns");
+    CHECK(seen->at("rnr_timer_code") == "26");
     // The pause was the peer's TimerCode 10 + 12 (20.48 ms): the run lasted that long.
     CHECK(r.sim_time > std::chrono::milliseconds(20));
 
@@ -885,7 +886,7 @@ TEST_CASE("coarse time: a fine_timing case runs 64 times slower on a DUT without
         auto plain = load("plain.yaml", k_plan);
         auto p = run::run_case(plain.cases.at(1), coarse, 7);
         CHECK(p.time_scale == 1);
-        CHECK(made->seen.count("ack_delay") == 0);
+        CHECK(seen->count("ack_delay") == 0);
     }
 }
 
