@@ -146,7 +146,7 @@ const std::vector<assertion_def>& builtin() {
          k::grant_rate},
         {"rnr_pause", {"MR-RNR-2"},
          "After an RNR for its current Attempt, no packet of that tag goes out for the first time before the RNR time.",
-         {{"grace", T::duration, "0ns", "processing time allowed after the RNR arrives"}}, k::rnr_pause, pause_need},
+         {{"grace", T::duration, "5us", "processing time allowed after the RNR arrives (as acks_conform allows an ACK)"}}, k::rnr_pause, pause_need},
         {"rnr_resume", {"MR-RNR-4"},
          "After the pause the DUT re-sends the rejected message unprompted: Attempt+1, RNR_RESEND, new PPSNs.",
          {{"within", T::duration, "rnr_time + 10% + 50us", "latest resume, from the RNR's arrival"}}, k::rnr_resume},
