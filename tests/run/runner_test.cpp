@@ -828,26 +828,31 @@ private:
     bool refuse_ = false;
 };
 
-const char* k_fine_plan = R"(suite: {name: T}
+// A fine_timing case: the DUT's SEND meets no receive until `post_at`; the
+// peer's RNRs carry TimerCode `code`.
+std::string fine_plan(const std::string& code = "10", const std::string& post_at = "500us",
+                      const std::string& limits = "") {
+    return R"(suite: {name: T}
 cases:
   - id: FINE-1
-    title: an RNR pause at 320 us, resumed within 10 % + 50 us
+    title: an RNR pause, resumed within 10 % + 50 us
     clauses: [MR-RNR-4]
     requires: [fine_timing]
-    peer: {rnr_timer_code: 10}
+    peer: {rnr_timer_code: )" + code + R"(}
     setup:
       - post_send: {side: dut, stream: 1, tag: 2, size: 8192}
     steps:
-      - {at: 500us, do: [post_recv: {side: peer, tag: 2, size: 8192}]}
+      - {at: )" + post_at + R"(, do: [post_recv: {side: peer, tag: 2, size: 8192}]}
     expect:
       - rnr_resume: {}
       - all_complete: {}
-)";
+)" + limits;
+}
 
 }  // namespace
 
 TEST_CASE("coarse time: a fine_timing case runs 64 times slower on a DUT without the capability") {
-    auto s = load("fine.yaml", k_fine_plan);
+    auto s = load("fine.yaml", fine_plan());
     const auto& c = s.cases.at(0);
     auto seen = std::make_shared<coarse_dut::params>();
     auto coarse = [&]() -> core::result<std::unique_ptr<dut::dut>> {
@@ -891,7 +896,7 @@ TEST_CASE("coarse time: a fine_timing case runs 64 times slower on a DUT without
 }
 
 TEST_CASE("coarse time: a DUT that refuses the scaled timers skips the case, saying why") {
-    auto s = load("fine2.yaml", k_fine_plan);
+    auto s = load("fine2.yaml", fine_plan());
     auto refusing = []() -> core::result<std::unique_ptr<dut::dut>> { return std::unique_ptr<dut::dut>(new coarse_dut(true)); };
     auto r = run::run_case(s.cases.at(0), refusing, 7);
     CHECK(r.v == verdict::skipped);
@@ -899,25 +904,12 @@ TEST_CASE("coarse time: a DUT that refuses the scaled timers skips the case, say
 }
 
 TEST_CASE("coarse time: a case that cannot be scaled is skipped with the plan position; auto takes a smaller scale") {
-    auto s = load("fine3.yaml", R"(suite: {name: T}
-cases:
-  - id: FINE-2
-    title: a 30.72 ms pause
-    clauses: [MR-RNR-4]
-    requires: [fine_timing]
-    peer: {rnr_timer_code: 23}
-    setup:
-      - post_send: {side: dut, stream: 1, tag: 2, size: 8192}
-    steps:
-      - {at: 40ms, do: [post_recv: {side: peer, tag: 2, size: 8192}]}
-    expect:
-      - rnr_resume: {}
-    limits: {duration: 100ms}
-)");
+    // TimerCode 23 (30.72 ms): no code is 64 times longer; 16 times is code 31.
+    auto s = load("fine3.yaml", fine_plan("23", "40ms", "    limits: {duration: 100ms}\n"));
     auto coarse = []() -> core::result<std::unique_ptr<dut::dut>> { return std::unique_ptr<dut::dut>(new coarse_dut()); };
     auto k64 = run::run_case(s.cases.at(0), coarse, 7, 64);
     CHECK(k64.v == verdict::skipped);
-    CHECK_THAT(k64.reason, Catch::Contains("fine3.yaml:7:") && Catch::Contains("no TimerCode is 64 times code 23"));
+    CHECK_THAT(k64.reason, Catch::Contains("fine3.yaml:7:28") && Catch::Contains("no TimerCode is 64 times code 23"));
     auto a = run::run_case(s.cases.at(0), coarse, 7);  // auto: 16 maps code 23 to 31
     CHECK(a.time_scale == 16);
     CHECK(a.v == verdict::pass);
