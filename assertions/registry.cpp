@@ -2,6 +2,7 @@
 #include "assertions/assertion.h"
 #include "assertions/checks.h"
 #include "assertions/sender_view.h"
+#include "wire/rnr_timer.h"
 
 namespace mrct::assertions {
 
@@ -51,6 +52,21 @@ std::optional<timing_need> pause_need(const context& c) {
     auto g = c.duration("grace");
     if (!g) return std::nullopt;
     return timing_need{*g + c.tr().crossing, "grace and the crossing window", false, true};
+}
+
+// rnr_resume: only a late resume can come from the host, and only by holds as
+// long as its lateness (the failure's excused_by); other failures (never
+// resumed, no RNR_RESEND) stand unless the engine ran later than the
+// shortest RNR time.
+std::optional<timing_need> resume_need(const context& c) {
+    std::optional<core::nanos> shortest;
+    for (const auto& r : c.tr().frames)
+        if (r.reached_dut() && r.is(wire::opcode::rnr)) {
+            const auto t = wire::rnr_timer_duration(r.f().rnrh.timer_code);
+            if (!shortest || t < *shortest) shortest = t;
+        }
+    if (!shortest) return std::nullopt;
+    return timing_need{*shortest, "the shortest RNR time", false, true};
 }
 
 // window_cut_on_ece: in the settle time the DUT ends a window under marks
@@ -149,7 +165,8 @@ const std::vector<assertion_def>& builtin() {
          {{"grace", T::duration, "5us", "processing time allowed after the RNR arrives (as acks_conform allows an ACK)"}}, k::rnr_pause, pause_need},
         {"rnr_resume", {"MR-RNR-4"},
          "After the pause the DUT re-sends the rejected message unprompted: Attempt+1, RNR_RESEND, new PPSNs.",
-         {{"within", T::duration, "rnr_time + 10% + 50us", "latest resume, from the RNR's arrival"}}, k::rnr_resume},
+         {{"within", T::duration, "rnr_time + 10% + 50us", "latest resume, from the RNR's arrival"}}, k::rnr_resume,
+         resume_need},
         {"other_tags_flow", {"MR-RNR-3"},
          "During an RNR pause, new packets of other tags keep leaving.",
          {{"min_packets", T::integer, "1", "new packets of other tags required per pause"}}, k::other_tags_flow},

@@ -294,6 +294,23 @@ TEST_CASE("rnr_pause and rnr_resume") {
         c.data(331us, D::from_dut, {.ppsn = 101, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
         CHECK(c.check("rnr_resume").v == verdict::fail);
     }
+    SECTION("real time: a late resume is excused only by holds of the host as long as its lateness") {
+        // Due by 10 + 320 + 32 + 50 = 412 us; resumed at 600 us, 188 us late.
+        auto late = [&base](std::vector<trace::timing_figures::late_span> holds) {
+            auto b = base();
+            b.tr.timing.realtime = true;
+            b.tr.timing.late = std::move(holds);
+            b.data(600us, D::from_dut, {.ppsn = 101, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
+            return b.check("rnr_resume");
+        };
+        auto quiet = late({{100us, 50us}});
+        CHECK(quiet.v == verdict::fail);
+        auto held = late({{100us, 100us}, {450us, 100us}});
+        CHECK(held.v == verdict::inconclusive);
+        CHECK_THAT(held.message, Catch::Contains("two longest holds") && Catch::Contains("would have said fail"));
+        auto short_holds = late({{100us, 90us}, {450us, 90us}});  // 180 us < 188 us
+        CHECK(short_holds.v == verdict::fail);
+    }
     SECTION("a later RNR on the tag extends the pause for every message on it (§4: the latest-ending timer)") {
         // Two messages on tag 4 rejected at 10 us (320 us); seq 0 re-sent at
         // 331 us and rejected again at 340 us: the tag is paused until 660 us,
