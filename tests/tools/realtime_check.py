@@ -163,7 +163,7 @@ def main():
         # The whole plan as written (--time-scale 1: fine_timing cases skipped)
         # on every wire, then the fine_timing cases 64 times slower (coarse
         # time, docs/timing.md) over agent+udp.
-        fine = [x for k in FINE_TIMING for x in ("--filter", k)]
+        fine = [x for k in FINE_TIMING for x in ("--filter", k + "*")]  # with their sweep instances
         for wire, scale, extra in [(w, "1", ()) for w in args.wires.split(",")] + [("udp", "auto", tuple(fine))]:
             for bug in [None, *BUGS]:
                 name = f"{wire}-{bug or 'ref'}" + ("-scaled" if scale != "1" else "")
