@@ -351,9 +351,14 @@ outcome rnr_resume(const context& c) {
     if (ps.empty()) return inconclusive("the DUT received no RNR for a current Attempt");
     nanos worst{0};
     std::optional<outcome> first_late;  // a late resume holds of the host may explain
+    std::vector<nanos> due;             // each pause's latest resume: its RNR's arrival + within
     for (const auto& p : ps) {
         auto within = c.duration("within", {{"rnr_time", static_cast<double>(p.time.count())}});
         if (!within) return error(within.err().message);
+        due.push_back(p.at + *within);
+    }
+    for (std::size_t pi = 0; pi < ps.size(); ++pi) {
+        const auto& p = ps[pi];
         const std::uint8_t next = static_cast<std::uint8_t>((p.attempt + 1) & 0xF);
         const tx_event* resend = nullptr;
         for (const auto& e : sv.tx)
@@ -378,14 +383,13 @@ outcome rnr_resume(const context& c) {
         // expires, so a later RNR on the tag (another message's, or this
         // one's resent sibling's) that reached the DUT before this resend
         // moves the deadline out to its own.
-        nanos deadline = p.at + *within;
+        nanos deadline = due[pi];
         bool extended = false;
-        for (const auto& q : ps) {
-            if (&q == &p || q.tag != p.tag || q.at <= p.at || q.at >= resend->t) continue;
-            auto wq = c.duration("within", {{"rnr_time", static_cast<double>(q.time.count())}});
-            if (!wq) return error(wq.err().message);
-            if (q.at + *wq > deadline) {
-                deadline = q.at + *wq;
+        for (std::size_t qi = 0; qi < ps.size(); ++qi) {
+            const auto& q = ps[qi];
+            if (qi == pi || q.tag != p.tag || q.at <= p.at || q.at >= resend->t) continue;
+            if (due[qi] > deadline) {
+                deadline = due[qi];
                 extended = true;
             }
         }
@@ -397,7 +401,7 @@ outcome rnr_resume(const context& c) {
                                    fmt_time(p.time) +
                                    (extended ? " (a later RNR on the tag extended the pause to " + fmt_time(deadline - p.at) + ")"
                                              : ""),
-                               "within " + c.str("within") + " = " + fmt_time(*within) + " of the latest RNR on the tag",
+                               "within " + c.str("within") + " = " + fmt_time(due[pi] - p.at) + " of the latest RNR on the tag",
                                fmt_time(after), {p.rec, resend->rec}),
                           p.at, resend->t);
             f.excused_by = resend->t - deadline;

@@ -205,9 +205,8 @@ outcome acks_conform(const context& c) {
         const bool in_interval = any && any->t <= r.t + interval + *within;
         if (!in_interval && r.t + interval + *within <= c.tr().end) {
             if (unresolvable(interval + *within) || excused(any, r.t + interval + *within)) continue;
-            // Real time: acknowledged late, but every ACK the DUT sent until
-            // then answered a packet that had waited longer than `within`:
-            // the DUT was behind its wire (starved of CPU), not lazy.
+            // Real time: acknowledged late, but at the deadline the DUT was
+            // behind its wire (starved of CPU), not lazy: `behind` above.
             if (auto b = behind(r.t + interval + *within, p, x); b && *b > *within) {
                 ++busy;
                 most_behind = std::max(most_behind, *b);

@@ -219,7 +219,7 @@ int run_list(const std::string& path, bool json) {
         auto j = nlohmann::ordered_json::array();
         for (const auto& c : s->cases)
             j.push_back({{"id", c.id}, {"title", c.title}, {"area", c.area}, {"level", c.level}, {"role", c.role},
-                         {"clauses", c.clauses}, {"at", c.at.str()}});
+                         {"clauses", c.clauses}, {"requires", c.needs}, {"at", c.at.str()}});
         std::printf("%s\n", j.dump(2).c_str());
         return k_exit_ok;
     }
@@ -323,7 +323,7 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
     written.filters = fine;
     o.time_scale = time_scale;
     auto unscalable = [&](const run::case_result& r) {
-        return time_scale > 1 && r.v == assertions::verdict::skipped && r.reason.find("cannot run at a time base") != std::string::npos;
+        return time_scale > 1 && r.v == assertions::verdict::skipped && r.reason.starts_with(run::k_unscalable_reason);
     };
     std::size_t compared = 0;
     auto same_as_written = [&](const std::string& dut, const std::vector<run::case_result>& scaled) {

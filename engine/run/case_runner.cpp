@@ -616,8 +616,7 @@ case_result run_case(const plan::test_case& c, const dut_factory& make, std::uin
             if (!sc) {
                 case_result r = detail::named(c, seed);
                 r.v = verdict::skipped;
-                r.reason = "the case requires fine_timing and cannot run at a time base " + std::to_string(k) +
-                           " times coarser: " + sc.err().message;
+                r.reason = k_unscalable_reason + std::to_string(k) + " times coarser: " + sc.err().message;
                 return r;
             }
             scaled = std::move(*sc);

@@ -215,7 +215,6 @@ core::result<plan::test_case> scale_case(const plan::test_case& in, unsigned k) 
                            std::to_string(k_max_time_scale)};
     if (k == 1) return in;
     plan::test_case c = in;
-    auto check = [](core::status st) { return st; };
     // Topology: delays, path delays, the bottleneck rate.
     if (auto st = rewrite(c.topology, "delay", detail::k_default_delay, c.at,
                           [&](const plan::arg& a) { return scale_duration(a, k, "topology.delay"); });
@@ -233,7 +232,7 @@ core::result<plan::test_case> scale_case(const plan::test_case& in, unsigned k) 
         }
     }
     for (auto& st : c.impair)
-        if (auto s = check(scale_stage(st, k)); !s) return s.err();
+        if (auto s = scale_stage(st, k); !s) return s.err();
     if (auto st = scale_endpoint(c.dut, k, c.at, "dut"); !st) return st.err();
     if (auto st = scale_endpoint(c.peer, k, c.at, "peer"); !st) return st.err();
     for (auto* list : {&c.handshake, &c.setup})

@@ -27,6 +27,10 @@ namespace mrct::run {
 inline constexpr unsigned k_auto_time_scale = 64;
 inline constexpr unsigned k_max_time_scale = 128;
 
+// How the reason of a case skipped because it cannot be scaled begins (the
+// selftest tells such a skip from others by it).
+inline constexpr const char* k_unscalable_reason = "the case requires fine_timing and cannot run at a time base ";
+
 // 1, 2, 4, ... k_max_time_scale.
 bool valid_time_scale(unsigned k);
 

@@ -27,12 +27,6 @@ import time
 from wire_lab import DPDK_SET, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct
 
 BUGS = {"frozen-rnr": ["MR-RNR-4"], "shared-rto": ["MR-RTO-1", "MR-RTO-2"]}
-# The cases that require fine_timing (results.json does not list requirements).
-FINE_TIMING = ["CC-001", "CC-002", "CC-003", "CC-007", "GR-003", "HDR-003", "HDR-004", "OOO-022", "OOO-023",
-               "PATH-003", "PATH-004", "PATH-005", "PATH-007", "PATH-011", "PATH-012", "RNR-001", "RNR-002",
-               "RNR-003", "RNR-004", "RNR-006", "RNR-007", "RNR-008", "RNR-009", "RTO-001", "RTO-002", "RTO-003",
-               "RTO-004", "RTO-005", "SACK-001", "SACK-002", "SACK-003", "SACK-004", "SACK-005", "SACK-006",
-               "SACK-030", "SACK-031", "STR-004", "STR-005"]
 
 
 def measured(case):
@@ -163,7 +157,9 @@ def main():
         # The whole plan as written (--time-scale 1: fine_timing cases skipped)
         # on every wire, then the fine_timing cases 64 times slower (coarse
         # time, docs/timing.md) over agent+udp.
-        fine = [x for k in FINE_TIMING for x in ("--filter", k + "*")]  # with their sweep instances
+        listed = json.loads(subprocess.run([args.mrct, "list", "--json", args.plan], capture_output=True, text=True,
+                                           check=True).stdout)
+        fine = [x for c in listed if "fine_timing" in c["requires"] for x in ("--filter", c["id"])]
         for wire, scale, extra in [(w, "1", ()) for w in args.wires.split(",")] + [("udp", "auto", tuple(fine))]:
             for bug in [None, *BUGS]:
                 name = f"{wire}-{bug or 'ref'}" + ("-scaled" if scale != "1" else "")
