@@ -182,6 +182,7 @@ json case_json(const run::case_result& r, std::size_t order) {
         if (tm.host_probed) {
             c["timing"]["host_hold_max_us"] = us(tm.host_hold_max);
             c["timing"]["host_wakeups"] = tm.host_wakeups;
+            c["timing"]["host_cpus"] = tm.host_cpus;
         }
         // The worst moments, for the report: when the engine fell behind and by how much.
         auto spans = tm.late;

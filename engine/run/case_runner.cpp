@@ -469,6 +469,7 @@ void case_exec::note_timing() {
     if (probe_) {
         tm.host_probed = true;
         tm.host_wakeups = probe_->wakeups();
+        tm.host_cpus = static_cast<unsigned>(probe_->cpus().size());
         for (const auto& h : probe_->holds()) {
             tm.late.push_back({rt_->sim_time_of(h.due), h.late});
             tm.host_hold_max = std::max(tm.host_hold_max, h.late);

@@ -117,6 +117,7 @@ struct timing_figures {
     bool host_probed = false;
     nanos host_hold_max{0};
     std::uint64_t host_wakeups = 0;
+    unsigned host_cpus = 0;  // CPUs probed, a sleeper on each
 
     // Every moment the engine ran more than k_late_floor behind (an event, a
     // step, a DUT frame handled late), every poll the agent answered slower

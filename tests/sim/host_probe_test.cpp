@@ -4,6 +4,9 @@
 // so every one is kept, in order.
 #include <catch2/catch.hpp>
 
+#include <sched.h>
+
+#include <map>
 #include <thread>
 
 #include "sim/host_probe.h"
@@ -23,10 +26,34 @@ TEST_CASE("host_probe keeps each wake-up later than its floor, in order of deadl
     }  // the destructor stops and joins the thread
     REQUIRE(holds.size() >= 5);
     CHECK(holds.size() <= wakeups + 1);
+    std::map<int, sim::host_probe::clock::time_point> last;  // per CPU: each thread keeps its own deadlines
     for (std::size_t i = 0; i < holds.size(); ++i) {
         CHECK(holds[i].late > 0ns);
-        if (i) CHECK(holds[i].due - holds[i - 1].due >= 100us);  // one record per hold, no catch-up run
+        if (i) CHECK(holds[i].due >= holds[i - 1].due);  // merged in order of deadline
+        if (auto it = last.find(holds[i].cpu); it != last.end())
+            CHECK(holds[i].due - it->second >= 100us);  // one record per hold, no catch-up run
+        last[holds[i].cpu] = holds[i].due;
     }
+}
+
+TEST_CASE("host_probe sleeps on every CPU the engine may run on, one thread pinned to each") {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
+    std::vector<int> allowed;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) allowed.push_back(c);
+    sim::host_probe probe(100us, 0ns);
+    CHECK(probe.cpus() == allowed);
+    // With a floor of zero every wake-up is kept: each CPU's thread shows up
+    // under its own CPU, so a hold names where it happened.
+    std::map<int, int> seen;
+    for (int i = 0; i < 10000 && seen.size() < allowed.size(); ++i) {  // a bound, not a timing: ~1 ms each
+        std::this_thread::sleep_for(1ms);
+        seen.clear();
+        for (const auto& h : probe.holds()) ++seen[h.cpu];
+    }
+    for (int c : allowed) CHECK(seen.count(c) == 1);
 }
 
 TEST_CASE("host_probe with a floor above any plausible hold keeps nothing") {
