@@ -198,6 +198,7 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
     o.message = worst.second + "; this check needs " + fmt_time(resolution) + " (" + what + "); it would have said " +
                 std::string(verdict_name(o.v)) + ": " + o.message;
     o.v = verdict::inconclusive;
+    o.timing_doubt = true;
     return o;
 }
 

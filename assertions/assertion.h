@@ -55,6 +55,10 @@ struct outcome {
     // it; shorter ones leave it standing, whatever the check's general need
     // (apply_timing).
     std::optional<core::nanos> excused_by;
+    // Set by apply_timing: the check judged, and the engine's or its host's
+    // lateness turned its verdict inconclusive. Another attempt on a quieter
+    // moment may judge (run_case's timing retries, D66).
+    bool timing_doubt = false;
 };
 
 class sender_view;    // sender_view.h

@@ -17,6 +17,9 @@ outcome resend_identity(const context& c);
 outcome no_go_back_n(const context& c);
 outcome retry_limit(const context& c);
 outcome rto_timing(const context& c);
+// The smallest tolerance rto_timing judges an expiry by (rel x its RTO + abs);
+// nullopt when it judges none.
+std::optional<core::nanos> rto_timing_tolerance(const context& c);
 outcome rto_independence(const context& c);
 outcome port_move_after_rtos(const context& c);
 outcome failover(const context& c);

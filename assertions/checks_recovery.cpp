@@ -213,6 +213,19 @@ outcome retry_limit(const context& c) {
     return pass("retry limit of " + std::to_string(limit) + " reached, error completion raised, connection in error");
 }
 
+std::optional<nanos> rto_timing_tolerance(const context& c) {
+    auto abs = c.duration("abs");
+    if (!abs) return std::nullopt;
+    const double rel = c.number("rel");
+    std::optional<nanos> least;
+    for (const auto& x : c.sender().expiries) {
+        if (!wanted_path(c, x.path) || x.timer_start.count() < 0) continue;
+        const nanos tol{static_cast<std::int64_t>(rel * static_cast<double>(x.expected_rto.count())) + abs->count()};
+        if (!least || tol < *least) least = tol;
+    }
+    return least;
+}
+
 // MR-RTO-3 / MR-RTO-4: each expiry's timing against RFC 6298 computed from
 // the Karn-valid samples on the wire, doubled per consecutive expiry.
 outcome rto_timing(const context& c) {

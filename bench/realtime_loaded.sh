@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/realtime_loaded.sh [RUNS] [LOAD]: the real-wire check (tests/tools/realtime_check.py,
 # ctest realtime_wire) RUNS times in a row (default 10) with the host saturated
-# beside it, first verdicts only (no retries), then the totals: false fails,
+# beside it, first verdicts only (the script re-runs nothing; mrct's own
+# --timing-retries stays on and its re-runs are counted), then the totals: false fails,
 # errors, inconclusive verdicts (with and without measured reasons), bugs missed.
 # LOAD: "stress" (default: stress-ng --cpu 2 beside it) or "twice" (a second
 # plan run over another veth at the same time). On demand, as root; not in CI.
@@ -37,7 +38,8 @@ done
 /usr/bin/python3 - "$work" "$runs" <<'PY'
 import json, sys
 work, runs = sys.argv[1], int(sys.argv[2])
-tot = {"executed": 0, "runs": 0, "false_fail": [], "error": [], "inconclusive": [], "unexplained_inconclusive": [], "missed": []}
+tot = {"executed": 0, "runs": 0, "false_fail": [], "error": [], "inconclusive": [], "unexplained_inconclusive": [], "missed": [],
+       "retried": []}
 for i in range(1, runs + 1):
     try:
         s = json.load(open(f"{work}/{i}/summary.json"))
@@ -45,8 +47,8 @@ for i in range(1, runs + 1):
         print(f"run {i}: no summary"); continue
     for name, c in s.items():
         tot["runs"] += c["runs"]; tot["executed"] += c["executed"]
-        for k in ("false_fail", "error", "inconclusive", "unexplained_inconclusive", "missed"):
-            tot[k] += [f"{i}:{name}:{x}" for x in c[k]]
+        for k in ("false_fail", "error", "inconclusive", "unexplained_inconclusive", "missed", "retried"):
+            tot[k] += [f"{i}:{name}:{x}" for x in c.get(k, [])]
 print(f"{runs} loaded runs: {tot['executed']} of {tot['runs']} case runs executed")
 # Against the reference (wires named *-ref, *-ipv6, *-ref-scaled: the
 # fine_timing cases 64 times slower) a failure is a false fail;
@@ -61,5 +63,8 @@ for k in ("error", "unexplained_inconclusive", "missed"):
     print(f"  {k}: {len(tot[k])} {tot[k][:20]}")
 n = len(tot["inconclusive"])
 print(f"  inconclusive: {n} ({100 * n / max(1, tot['executed']):.1f} % of executed) {tot['inconclusive'][:20]}")
+n = len(tot["retried"])
+print(f"  run again after attempts inconclusive on timing (mrct --timing-retries): {n} "
+      f"({100 * n / max(1, tot['executed']):.1f} % of executed) {tot['retried'][:20]}")
 PY
 echo "work: $work"

@@ -168,6 +168,10 @@ json case_json(const run::case_result& r, std::size_t order) {
     c["frames"] = r.frames;
     c["wall_s"] = r.wall_s;
     if (r.time_scale > 1) c["time_scale"] = r.time_scale;  // run slowed down (docs/timing.md, coarse time)
+    if (r.attempts > 1) {  // real time: earlier attempts doubted for timing (D66)
+        c["attempts"] = r.attempts;
+        c["doubted_before"] = r.doubted_before;
+    }
     if (r.tr && r.tr->timing.realtime) {
         // Real time: how well the engine kept time (docs/timing.md).
         const auto& tm = r.tr->timing;

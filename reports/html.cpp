@@ -202,6 +202,13 @@ std::string html(const json& r) {
         }
         o += "</div>\n";
         if (!c["reason"].get<std::string>().empty()) o += "<p>" + esc(c["reason"].get<std::string>()) + "</p>\n";
+        if (c.contains("doubted_before") && c["doubted_before"].is_array() && !c["doubted_before"].empty()) {
+            o += "<p class=\"meta\">attempt " + std::to_string(c["doubted_before"].size() + 1) +
+                 "; the earlier ones ended inconclusive on timing alone:</p><ul class=\"meta\">";
+            for (const auto& why : c["doubted_before"])
+                o += "<li>" + esc(why.is_string() ? why.get<std::string>() : why.dump()) + "</li>";
+            o += "</ul>\n";
+        }
         if (!c["assertions"].empty()) {
             o += "<table><tr><th>assertion</th><th>verdict</th><th>clauses</th><th>what happened</th></tr>\n";
             for (const auto& a : c["assertions"]) {

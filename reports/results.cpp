@@ -120,6 +120,9 @@ std::string junit(const json& r) {
              (c.contains("time_scale") && c["time_scale"].is_number_unsigned() ? "        <property name=\"time_scale\" value=\"" +
                                              std::to_string(c["time_scale"].get<unsigned>()) + "\"/>\n"
                                        : std::string()) +
+             (c.contains("attempts") && c["attempts"].is_number_unsigned() ? "        <property name=\"attempts\" value=\"" +
+                                             std::to_string(c["attempts"].get<unsigned>()) + "\"/>\n"
+                                       : std::string()) +
              "      </properties>\n";
         o += "    </testcase>\n";
     }

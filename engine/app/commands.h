@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "run/runner.h"
+
 namespace mrct::app {
 
 // Exit codes shared by every command (docs/cli.md).
@@ -59,6 +61,7 @@ struct run_args {
     std::string capture = "fail";  // all | fail | none: pcaps per case in <out>/pcap
     std::string shard;             // "K/N": a deterministic 1/N slice
     std::string time_scale = "auto";  // auto | K (run/time_scale.h)
+    unsigned timing_retries = run::k_timing_retries;  // real time: attempts after a timing-doubted one (D66)
     bool quiet_progress = false;
 };
 int run_plan(const run_args& a);

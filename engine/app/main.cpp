@@ -128,6 +128,12 @@ int main(int argc, char** argv) {
                     "does not (the real-time adapters): every time and timer in the case times 64, every rate / 64,\n"
                     "RNR TimerCodes +12 (less where the table ends); 1 never scales them (skipped where the DUT lacks fine_timing); K (2, 4, ...,\n"
                     "128) runs them K times slower on any DUT. Other cases always run as written");
+    run->add_option("--timing-retries", ra.timing_retries,
+                    "Real time: run a case again, with a fresh DUT and the same seed, when it ended inconclusive only\n"
+                    "because the engine or its host ran too late for a check (up to N more attempts; a failure is never\n"
+                    "run again; every attempt is in the results). 0: never (docs/timing.md)")
+        ->capture_default_str()
+        ->check(CLI::Range(0u, 10u));
     run->add_flag("--failures-only", ra.quiet_progress, "Print only cases that did not pass while running");
 
     std::string list_plan;

@@ -84,6 +84,7 @@ int run_plan(const run_args& a) {
     o.repeat = a.repeat;
     o.jobs = a.jobs;
     o.stop = &g_stop;
+    o.timing_retries = a.timing_retries;
     if (a.time_scale != "auto") {
         const auto k = core::parse_count(a.time_scale);
         if (!k || !run::valid_time_scale(*k)) {
@@ -138,7 +139,8 @@ int run_plan(const run_args& a) {
             }
         }
         if (a.quiet_progress && r.v == assertions::verdict::pass) return;
-        std::printf("[%zu/%zu] %-12s %s%s%s\n", done, n, mark(r.v), r.id.c_str(),
+        const std::string attempt = r.attempts > 1 ? " (attempt " + std::to_string(r.attempts) + ", the earlier inconclusive on timing)" : "";
+        std::printf("[%zu/%zu] %-12s %s%s%s%s\n", done, n, mark(r.v), r.id.c_str(), attempt.c_str(),
                     r.v == assertions::verdict::pass ? "" : "  -- ", r.v == assertions::verdict::pass ? "" : r.reason.c_str());
         std::fflush(stdout);
     };

@@ -547,6 +547,7 @@ void case_exec::evaluate(case_result& r) {
                               " of the DUT's frames unread (a full socket or capture buffer): the trace is incomplete; "
                               "it would have said " + std::string(assertions::verdict_name(a.o.v)) + ": " + a.o.message;
                 a.o.v = verdict::inconclusive;
+                a.o.timing_doubt = true;  // the host was too busy to read them: another attempt may
             }
     // Real time: a case whose scenario holds only if its steps ran on time
     // says how late they may run (limits.step_late). Later, the rule may not
@@ -558,6 +559,7 @@ void case_exec::evaluate(case_result& r) {
             for (auto& a : r.asserts)
                 if (a.o.v == verdict::pass) {
                     a.o.v = verdict::inconclusive;
+                    a.o.timing_doubt = true;
                     a.o.message = "plan steps ran up to " + assertions::fmt_time(tr_->timing.step_late_max) +
                                   " late; this case's scenario needs them within " + assertions::fmt_time(allowed) +
                                   " (limits.step_late); it would have said pass: " + a.o.message;
@@ -586,7 +588,9 @@ void case_exec::evaluate(case_result& r) {
 using detail::case_exec;
 
 
-case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale) {
+namespace {
+
+case_result run_once(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale) {
     auto error = [&](std::string why) {
         case_result r = detail::named(c, seed);
         r.v = verdict::error;
@@ -637,6 +641,39 @@ case_result run_case(const plan::test_case& c, const dut_factory& make, std::uin
             return error(std::string("internal error: ") + e.what());
         }
     }
+}
+
+}  // namespace
+
+bool timing_doubted(const case_result& r) {
+    if (r.v != verdict::inconclusive) return false;
+    bool any = false;
+    for (const auto& a : r.asserts)
+        if (a.o.v == verdict::inconclusive) {
+            if (!a.o.timing_doubt) return false;
+            any = true;
+        }
+    return any;
+}
+
+case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale,
+                     unsigned timing_retries) {
+    auto r = run_once(c, make, seed, time_scale);
+    // Real time (only there is a verdict doubted for timing): a case that
+    // judged and was doubted only because the engine or its host ran late
+    // runs again on a fresh DUT. A failure is never run again, and the
+    // earlier attempts' reasons stay in the result (D66).
+    std::vector<std::string> before;
+    double wall = 0;
+    while (before.size() < timing_retries && timing_doubted(r)) {
+        before.push_back(r.reason);
+        wall += r.wall_s;
+        r = run_once(c, make, seed, time_scale);
+    }
+    r.wall_s += wall;
+    r.attempts = static_cast<unsigned>(before.size()) + 1;
+    r.doubted_before = std::move(before);
+    return r;
 }
 
 }  // namespace mrct::run

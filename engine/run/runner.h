@@ -45,6 +45,10 @@ struct case_result {
     // The time base the case ran at (run/time_scale.h): 1, or K when a
     // `fine_timing` case ran slowed down K times on a DUT without the capability.
     unsigned time_scale = 1;
+    // Real time: attempts made, and the reason each earlier one ended
+    // inconclusive on timing alone (run_case's timing retries, D66).
+    unsigned attempts = 1;
+    std::vector<std::string> doubted_before;
 };
 
 // Makes a fresh DUT for each case.
@@ -65,7 +69,16 @@ const std::vector<std::pair<std::string, std::string>>& capabilities();
 // written on a DUT that has the capability and k_auto_time_scale times slower
 // on one that lacks it; 1 never scales (it is skipped there); K > 1 runs it K
 // times slower on any DUT (run/time_scale.h). Other cases run as written.
-case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale = 0);
+// `timing_retries`: a real-time case that ended inconclusive only because the
+// engine or its host ran too late for a check (timing_doubted) runs again,
+// with a fresh DUT and the same seed, at most this many more times (D66).
+case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale = 0,
+                     unsigned timing_retries = 0);
+// Inconclusive, and every inconclusive check was judged and then doubted for
+// timing (assertions::outcome::timing_doubt): nothing but lateness stood in
+// the way of a verdict.
+bool timing_doubted(const case_result& r);
+inline constexpr unsigned k_timing_retries = 2;  // run_options' default
 
 // A case that injects a fault (fabric impairments, a peer departing from the
 // reference) or a negative condition (a SEND with no receive posted).
@@ -84,6 +97,7 @@ struct run_options {
     bool keep_traces = false;  // keep each trace after `progress` saw it
     unsigned shard_k = 1, shard_n = 1;  // run the jobs whose order % n == k - 1
     unsigned time_scale = 0;            // run_case's: 0 auto, 1 never, K > 1 always
+    unsigned timing_retries = k_timing_retries;  // run_case's
     const std::atomic<bool>* stop = nullptr;  // set by SIGINT: finish the running cases, start no more
     std::function<void(const case_result&, std::size_t done, std::size_t total)> progress;
 };

@@ -106,7 +106,7 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
             std::uint64_t seed = o.seed;
             for (char ch : jobs[i].c->id) seed = seed * 131 + static_cast<unsigned char>(ch);
             seed += 0x9E37ull * jobs[i].rep;
-            auto r = run_case(*jobs[i].c, make, seed, o.time_scale);
+            auto r = run_case(*jobs[i].c, make, seed, o.time_scale, o.timing_retries);
             if (o.repeat > 1) r.id += "#" + std::to_string(jobs[i].rep + 1);
             r.order = orders[i];
             std::lock_guard<std::mutex> g(m);

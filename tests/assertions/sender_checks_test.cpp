@@ -600,18 +600,31 @@ TEST_CASE("timing: a fail the engine's lateness may explain is inconclusive; wit
     CHECK(b.check("fast_retransmit").v == verdict::fail);
 }
 
-TEST_CASE("timing: rto_timing needs rel x rto_min + abs; a timing-free check ignores lateness") {
+TEST_CASE("timing: rto_timing needs the tolerance it judged its expiries by; a timing-free check ignores lateness") {
     auto b = four_on_path_1(0ns);
     b.tr.timing.realtime = true;
-    b.tr.timing.event_late_max = 15us;  // under 10% of 100 us + 5 us
+    // No sample before it: the expiry is judged at the initial RTO, 1 ms,
+    // to 10 % of it + 5 us, not at rto_min's 15 us.
+    b.tr.timing.event_late_max = 105us;
     resend(b, 1ms, 100);
     auto o = b.check("rto_timing");
-    CHECK(o.measured.at("needs_us") == 15);
-    CHECK(o.v != verdict::inconclusive);
-    b.tr.timing.event_late_max = 16us;
+    CHECK(o.measured.at("needs_us") == 105);
+    CHECK(o.v == verdict::pass);
+    b.tr.timing.event_late_max = 106us;
     auto late = b.check("rto_timing");
     CHECK(late.v == verdict::inconclusive);
-    CHECK(late.message.find("events (timers, deliveries) ran up to 16.000 us late") != std::string::npos);
+    CHECK(late.timing_doubt);  // judged, then doubted: another attempt may judge (D66)
+    CHECK_FALSE(o.timing_doubt);
+    CHECK_THAT(late.message, Catch::Contains("events (timers, deliveries) ran up to 106.000 us late; this check needs "
+                                             "105.000 us (the smallest expiry's tolerance"));
+    // Nothing expired: nothing judged, no need (and no doubt added).
+    auto none = four_on_path_1(0ns);
+    none.tr.timing.realtime = true;
+    none.tr.timing.event_late_max = 50ms;
+    auto idle = none.check("rto_timing");
+    CHECK(idle.v == verdict::inconclusive);
+    CHECK_FALSE(idle.timing_doubt);  // nothing judged: not a matter of timing
+    CHECK(idle.measured.count("needs_us") == 0);
     // resend_identity judges paths, PPSNs and flags, not times.
     b.tr.timing.event_late_max = 50ms;
     CHECK(b.check("resend_identity").measured.count("engine_late_us") == 0);

@@ -915,3 +915,88 @@ TEST_CASE("coarse time: a case that cannot be scaled is skipped with the plan po
     CHECK(a.v == verdict::pass);
     CHECK(run::run_case(s.cases.at(0), *run::parse_dut("sim"), 7).v == verdict::pass);
 }
+
+namespace {
+
+// The reference DUT as a real-time DUT whose engine-side receive path lost
+// frames in the first `lossy` attempts (a shared counter: the runner makes a
+// fresh DUT per attempt). No verdict on an incomplete trace stands: each
+// such attempt ends inconclusive on timing alone, deterministically.
+class lossy_dut final : public forwarding_dut {
+public:
+    lossy_dut(std::shared_ptr<int> made, int lossy) : lost_(++*made <= lossy ? 3 : 0) {}
+    bool realtime() const override { return true; }
+    std::uint64_t frames_lost() const override { return lost_; }
+
+private:
+    std::uint64_t lost_;
+};
+
+const char* k_one_write = R"(suite: {name: T}
+cases:
+  - id: W-1
+    title: one write
+    clauses: [MR-SACK-3]
+    setup:
+      - post_write: {side: dut, size: 65536}
+    expect:
+      - all_complete: {}
+      - data_integrity: {}
+)";
+
+}  // namespace
+
+TEST_CASE("timing retries: a real-time case inconclusive on timing alone runs again, its earlier attempts kept") {
+    auto s = load("retry.yaml", k_one_write);
+    const auto& c = s.cases.at(0);
+    auto made = std::make_shared<int>(0);
+    auto lossy_first = [&](int lossy) {
+        *made = 0;
+        return [&made, lossy]() -> core::result<std::unique_ptr<dut::dut>> {
+            return std::unique_ptr<dut::dut>(std::make_unique<lossy_dut>(made, lossy));
+        };
+    };
+    SECTION("the second attempt judges") {
+        auto r = run::run_case(c, lossy_first(1), 3, 0, 2);
+        CHECK(*made == 2);
+        CHECK(r.v == verdict::pass);
+        CHECK(r.attempts == 2);
+        REQUIRE(r.doubted_before.size() == 1);
+        CHECK_THAT(r.doubted_before[0], Catch::Contains("dropped 3 of the DUT's frames unread"));
+    }
+    SECTION("no retries: the first attempt's inconclusive stands") {
+        auto r = run::run_case(c, lossy_first(1), 3, 0, 0);
+        CHECK(*made == 1);
+        CHECK(r.v == verdict::inconclusive);
+        CHECK(run::timing_doubted(r));
+        CHECK(r.attempts == 1);
+        CHECK(r.doubted_before.empty());
+    }
+    SECTION("at most 1 + retries attempts") {
+        auto r = run::run_case(c, lossy_first(10), 3, 0, 2);
+        CHECK(*made == 3);
+        CHECK(r.v == verdict::inconclusive);
+        CHECK(r.attempts == 3);
+        CHECK(r.doubted_before.size() == 2);
+    }
+}
+
+TEST_CASE("timing retries: only a case whose every inconclusive check was doubted for timing qualifies") {
+    run::case_result r;
+    r.v = verdict::inconclusive;
+    run::assertion_result doubted, unmet, failed;
+    doubted.o.v = verdict::inconclusive;
+    doubted.o.timing_doubt = true;
+    unmet.o.v = verdict::inconclusive;  // the run did not produce the condition (no loss, a grant never approached)
+    failed.o.v = verdict::fail;
+    r.asserts = {doubted};
+    CHECK(run::timing_doubted(r));
+    r.asserts = {doubted, unmet};
+    CHECK_FALSE(run::timing_doubted(r));  // another attempt cannot make the case judge
+    r.asserts = {doubted, failed};
+    r.v = verdict::fail;
+    CHECK_FALSE(run::timing_doubted(r));  // a failure is never run again
+    r.v = verdict::pass;
+    r.asserts = {};
+    CHECK_FALSE(run::timing_doubted(r));
+}

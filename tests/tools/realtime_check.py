@@ -86,6 +86,8 @@ def main():
                         "inconclusive": sorted(c["id"] for c in ran if c["verdict"] == "inconclusive"),
                         "unexplained_inconclusive": sorted(c["id"] for c in ran if c["verdict"] == "inconclusive" and not measured(c)),
                         "missed": sorted(c["id"] for c in ran if simv[c["id"]]["verdict"] == "fail" and c["verdict"] != "fail"),
+                        # run again by mrct after attempts inconclusive on timing alone (--timing-retries, D66)
+                        "retried": sorted(c["id"] for c in ran if c.get("attempts", 1) > 1),
                     }
                     for i, c in enumerate(res["cases"]):
                         # A measured inconclusive stands in for a pass, not for a
