@@ -55,6 +55,11 @@ struct outcome {
     // it; shorter ones leave it standing, whatever the check's general need
     // (apply_timing).
     std::optional<core::nanos> excused_by;
+    // With excused_by: the failure is a throughput's, not one timer's (a
+    // stream's messages late): every hold in the span delayed it, so the
+    // holds are counted in all (timing_figures::held_between), each moment
+    // once, not only the two longest.
+    bool excused_in_all = false;
     // Set by apply_timing: the check judged, and the engine's or its host's
     // lateness turned its verdict inconclusive. Another attempt on a quieter
     // moment may judge (run_case's timing retries, D66).

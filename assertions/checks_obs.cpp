@@ -109,17 +109,32 @@ outcome stream_progress(const context& c) {
             ++posted;
         }
     if (!posted) return inconclusive("nothing was posted on stream " + std::to_string(stream));
-    std::size_t done = 0;
-    nanos last{0};
+    std::size_t done = 0, ever = 0;
+    nanos last{0}, last_ever{0};
     for (const auto& wc : o.completions)
-        if ((wc.kind == "send" || wc.kind == "write") && wc.stream == stream && wc.status == "success" && wc.t <= start + *within) {
-            ++done;
-            last = std::max(last, wc.t);
+        if ((wc.kind == "send" || wc.kind == "write") && wc.stream == stream && wc.status == "success") {
+            ++ever;
+            last_ever = std::max(last_ever, wc.t);
+            if (wc.t <= start + *within) {
+                ++done;
+                last = std::max(last, wc.t);
+            }
         }
-    if (done < posted)
-        return fail("stream " + std::to_string(stream) + " completed " + std::to_string(done) + " of " + std::to_string(posted) +
-                        " messages within " + fmt_time(*within),
-                    "all " + std::to_string(posted) + " within " + c.str("within"), std::to_string(done), {});
+    if (done < posted) {
+        auto f = fail("stream " + std::to_string(stream) + " completed " + std::to_string(done) + " of " + std::to_string(posted) +
+                          " messages within " + fmt_time(*within) +
+                          (ever >= posted ? ", the last " + fmt_time(last_ever - start) + " after the last post" : ""),
+                      "all " + std::to_string(posted) + " within " + c.str("within"), std::to_string(done), {});
+        // All done, only late: in real time, holds of the engine or of the
+        // DUT beside it within the span, as long in all as the lateness, can
+        // have caused it (D62); shorter ones leave it standing.
+        if (ever >= posted) {
+            f = over(std::move(f), start, last_ever);
+            f.excused_by = last_ever - start - *within;
+            f.excused_in_all = true;  // each hold slowed the stream's messages
+        }
+        return f;
+    }
     return pass("stream " + std::to_string(stream) + ": " + std::to_string(done) + " messages done " + fmt_time(last - start) +
                 " after the last was posted");
 }

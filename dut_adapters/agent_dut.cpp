@@ -267,6 +267,7 @@ public:
     }
     bool rx_stamped() const override { return o_.wire != "dpdk"; }
     bool shares_host() const override { return o_.shares_host; }
+    int host_pid() const override { return o_.shares_host ? o_.pid : 0; }
     std::uint64_t frames_lost() const override { return port_ ? port_->stats().lost_in : 0; }
 
 private:
@@ -336,6 +337,11 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
         } else if (k == "host") {
             if (v != "shared" && v != "separate") return core::error{"host=" + v + ": shared or separate"};
             o.shares_host = v == "shared";
+        } else if (k == "pid") {
+            char* end = nullptr;
+            const long p = std::strtol(v.c_str(), &end, 10);
+            if (v.empty() || *end || p < 1 || p > 4194304) return core::error{"pid=" + v + ": a process ID"};
+            o.pid = static_cast<int>(p);
         } else if (k == "dut_mac") {
             wire::mac_addr m{};
             unsigned b[6];
@@ -345,7 +351,7 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(b[i]);
             o.dut_mac = m;
         } else {
-            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, iface, dut_mac, port, host, eal)"};
+            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, iface, dut_mac, port, host, pid, eal)"};
         }
         if (end == text.size()) break;
     }

@@ -111,6 +111,10 @@ public:
     // holds it too (the host probe, docs/timing.md): agents unless told
     // host=separate.
     virtual bool shares_host() const { return false; }
+    // A DUT process on this host whose threads' waits for a CPU the engine
+    // reads from the kernel's scheduler accounting (/proc/PID/task/*/schedstat;
+    // agent spec pid=PID, docs/timing.md): 0 if none.
+    virtual int host_pid() const { return 0; }
     // Real time: the DUT's frames the engine's receive path dropped before
     // reading them (a full socket or capture buffer): the trace lacks them.
     virtual std::uint64_t frames_lost() const { return 0; }
@@ -132,9 +136,10 @@ struct agent_options {
     std::string eal;                          // dpdk: EAL arguments
     std::string dpdk_port;                    // dpdk: port index or name
     bool shares_host = true;                  // host=shared|separate: the DUT runs on the engine's host
+    int pid = 0;                              // pid=PID: the DUT's process on this host (its CPU waits are read)
 };
 // Parses "agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=DUR][,iface=IF][,dut_mac=MAC]
-// [,port=P][,host=shared|separate][,eal=EAL ARGS...]" (eal= takes the rest of the text, commas included).
+// [,port=P][,host=shared|separate][,pid=PID][,eal=EAL ARGS...]" (eal= takes the rest of the text, commas included).
 core::result<agent_options> parse_agent_options(const std::string& wire, const std::string& text);
 // Connects and says hello; an unreachable or refusing agent is an error.
 core::result<std::unique_ptr<dut>> make_agent(const agent_options& o);

@@ -108,9 +108,9 @@ int main(int argc, char** argv) {
     run->add_option("plan", ra.plan, "Test plan (YAML)")->required()->check(CLI::ExistingFile);
     run->add_option("--dut", ra.dut,
                     "DUT: sim (reference, in-process, virtual time), sim:bug=NAME (a bug profile, see `mrct docs bugs`),\n"
-                    "agent+udp:agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=2s][,host=shared|separate] (an agent,\n"
-                    "e.g. mrct-refnic, and MetaRoCE over UDP sockets, in real time; host=separate: the DUT is on other\n"
-                    "hardware), agent+pcap:...,iface=IF[,dut_mac=MAC] (raw Ethernet\n"
+                    "agent+udp:agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=2s][,host=shared|separate][,pid=PID]\n"
+                    "(an agent, e.g. mrct-refnic, and MetaRoCE over UDP sockets, in real time; host=separate: the DUT is on\n"
+                    "other hardware; pid: the DUT's process on this host, whose waits for a CPU are read), agent+pcap:...,iface=IF[,dut_mac=MAC] (raw Ethernet\n"
                     "through libpcap on IF), agent+dpdk:...,dut_mac=MAC[,port=P],eal=EAL ARGS (a DPDK port; eal= last).\n"
                     "docs/adapters.md");
     run->add_option("--filter", ra.filters, "Only cases whose ID matches this glob (repeatable)");

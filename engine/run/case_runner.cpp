@@ -159,7 +159,8 @@ core::status case_exec::setup() {
         tr_->frames.reserve(1u << 15);
         rt_ = std::make_unique<sim::realtime_driver>(s_);
         rt_->anchor();
-        if (dut_->shares_host()) probe_ = std::make_unique<sim::host_probe>();
+        if (dut_->shares_host())
+            probe_ = std::make_unique<sim::host_probe>(sim::host_probe::k_period, sim::host_probe::k_floor, dut_->host_pid());
         dut_->attach(
             rt_->io(),
             [this] {
@@ -470,9 +471,12 @@ void case_exec::note_timing() {
         tm.host_probed = true;
         tm.host_wakeups = probe_->wakeups();
         tm.host_cpus = static_cast<unsigned>(probe_->cpus().size());
+        tm.dut_waits_read = probe_->dut_sampled();
         for (const auto& h : probe_->holds()) {
             tm.late.push_back({rt_->sim_time_of(h.due), h.late});
-            tm.host_hold_max = std::max(tm.host_hold_max, h.late);
+            auto& most = h.cpu == sim::host_probe::k_dut_wait ? tm.dut_wait_max : tm.host_hold_max;
+            most = std::max(most, h.late);
+            if (h.cpu == sim::host_probe::k_dut_wait) tm.dut_waits.push_back({rt_->sim_time_of(h.due), h.late});
         }
         probe_.reset();  // the traffic is over: no more wake-ups while the checks run
     }

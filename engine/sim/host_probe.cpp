@@ -5,10 +5,18 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
+#include <map>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 
 namespace mrct::sim {
@@ -26,8 +34,37 @@ std::vector<int> allowed_cpus() {
 }
 }  // namespace
 
+namespace {
+
+// One DUT thread's scheduler accounting: /proc/PID/task/TID/schedstat holds
+// "time on CPU (ns) time waiting on a run queue (ns) timeslices". The file is
+// kept open and read from offset 0 each time (the kernel regenerates it).
+struct task_stat {
+    int fd = -1;
+    std::uint64_t wait = 0;
+    bool seen = false;
+};
+
+std::optional<std::uint64_t> read_wait(int fd) {
+    char buf[128];
+    const auto n = ::pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return std::nullopt;
+    buf[n] = 0;
+    char* end = nullptr;
+    (void)std::strtoull(buf, &end, 10);
+    if (end == buf) return std::nullopt;
+    const char* w = end;
+    const auto v = std::strtoull(w, &end, 10);
+    if (end == w) return std::nullopt;
+    return v;
+}
+
+}  // namespace
+
 struct host_probe::impl {
     core::nanos period, floor;
+    int dut_pid = 0;
+    std::atomic<bool> dut_seen{false};
     std::atomic<bool> stopping{false};
     std::atomic<std::uint64_t> wakeups{0};
     mutable std::mutex mu;
@@ -47,6 +84,57 @@ struct host_probe::impl {
             holds.erase(shortest);
             holds.push_back({due, late, cpu});
         }
+    }
+
+    // The DUT's threads: (re)listed every `relist` periods (threads come and
+    // go rarely); each period the largest growth of one thread's wait.
+    void sample_dut() {
+        ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+        const std::string dir = "/proc/" + std::to_string(dut_pid) + "/task";
+        std::map<int, task_stat> tasks;
+        auto relist = [&] {
+            DIR* d = ::opendir(dir.c_str());
+            if (!d) return;
+            while (auto* e = ::readdir(d)) {
+                const int tid = std::atoi(e->d_name);
+                if (tid <= 0 || tasks.count(tid)) continue;
+                const std::string f = dir + "/" + e->d_name + "/schedstat";
+                const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
+                if (fd >= 0) tasks[tid].fd = fd;
+            }
+            ::closedir(d);
+        };
+        constexpr unsigned k_relist = 400;  // 100 ms at 250 us
+        unsigned n = 0;
+        auto due = clock::now();
+        while (!stopping.load(std::memory_order_relaxed)) {
+            if (n++ % k_relist == 0) relist();
+            const auto now = clock::now();
+            std::uint64_t most = 0;
+            for (auto it = tasks.begin(); it != tasks.end();) {
+                auto w = read_wait(it->second.fd);
+                if (!w) {  // the thread is gone
+                    ::close(it->second.fd);
+                    it = tasks.erase(it);
+                    continue;
+                }
+                if (it->second.seen) most = std::max(most, *w - std::min(*w, it->second.wait));
+                it->second.wait = *w;
+                it->second.seen = true;
+                dut_seen = true;
+                ++it;
+            }
+            // The kernel adds a wait when it ends (the thread runs again),
+            // so it ended within the last period: placed to end now.
+            const core::nanos waited{static_cast<std::int64_t>(most)};
+            if (waited > floor) note(now - waited, waited, k_dut_wait);
+            due = std::max(due + period, now);
+            const auto ns = std::chrono::duration_cast<core::nanos>(due.time_since_epoch()).count();
+            timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+            while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+            }
+        }
+        for (auto& [_, t] : tasks) ::close(t.fd);
     }
 
     void run(int cpu) {
@@ -79,9 +167,11 @@ struct host_probe::impl {
     }
 };
 
-host_probe::host_probe(core::nanos period, core::nanos floor) : impl_(std::make_unique<impl>()) {
+host_probe::host_probe(core::nanos period, core::nanos floor, int dut_pid) : impl_(std::make_unique<impl>()) {
     impl_->period = period;
     impl_->floor = floor;
+    impl_->dut_pid = dut_pid;
+    if (dut_pid > 0) impl_->threads.emplace_back([m = impl_.get()] { m->sample_dut(); });
     impl_->cpus = allowed_cpus();
     if (impl_->cpus.empty()) impl_->cpus.push_back(-1);
     for (int cpu : impl_->cpus) impl_->threads.emplace_back([m = impl_.get(), cpu] { m->run(cpu); });
@@ -104,5 +194,7 @@ std::vector<host_probe::hold> host_probe::holds() const {
 }
 
 std::uint64_t host_probe::wakeups() const { return impl_->wakeups.load(); }
+
+bool host_probe::dut_sampled() const { return impl_->dut_seen.load(); }
 
 }  // namespace mrct::sim

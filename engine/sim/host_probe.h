@@ -26,12 +26,20 @@ public:
     static constexpr core::nanos k_floor{250'000};
 
     struct hold {
-        clock::time_point due;  // when the probe should have woken
-        core::nanos late;       // how much later it did
-        int cpu = -1;           // the CPU its thread is pinned to (-1: not pinned)
+        clock::time_point due;  // when the probe should have woken (a DUT wait: when it began, at the latest)
+        core::nanos late;       // how much later it did (a DUT wait: how long it waited)
+        int cpu = -1;           // the CPU its thread is pinned to (-1: not pinned; k_dut_wait: a DUT wait)
     };
+    static constexpr int k_dut_wait = -2;
 
-    host_probe(core::nanos period = k_period, core::nanos floor = k_floor);
+    // `dut_pid` > 0: a DUT process on this host. A further thread reads, every
+    // period, how long each of its threads waited for a CPU (the kernel's
+    // scheduler accounting, /proc/PID/task/TID/schedstat, not the DUT's word),
+    // and keeps, as a hold, each period in which a thread's wait grew by more
+    // than the floor: the DUT was runnable and not run. A sleeper only shows
+    // holds of a light thread; a busy DUT on a contended CPU waits longer (CFS
+    // slices of 3-4 ms beside stress-ng, while the sleepers woke on time).
+    host_probe(core::nanos period = k_period, core::nanos floor = k_floor, int dut_pid = 0);
     ~host_probe();  // stops and joins the thread (within one period)
     host_probe(const host_probe&) = delete;
     host_probe& operator=(const host_probe&) = delete;
@@ -47,6 +55,9 @@ public:
     std::vector<hold> holds() const;
     // Wake-ups so far, all threads (the probe ran at all).
     std::uint64_t wakeups() const;
+    // The DUT process's accounting could be read (dut_pid given, and /proc
+    // showed it at least once).
+    bool dut_sampled() const;
     static constexpr std::size_t k_max_holds = 1 << 16;
 
 private:

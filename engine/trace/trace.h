@@ -118,6 +118,10 @@ struct timing_figures {
     nanos host_hold_max{0};
     std::uint64_t host_wakeups = 0;
     unsigned host_cpus = 0;  // CPUs probed, a sleeper on each
+    // The DUT's own waits for a CPU (pid=PID: the kernel's accounting of its
+    // threads): read at all, and the longest in one probe period.
+    bool dut_waits_read = false;
+    nanos dut_wait_max{0};
 
     // Every moment the engine ran more than k_late_floor behind (an event, a
     // step, a DUT frame handled late), every poll the agent answered slower
@@ -130,15 +134,22 @@ struct timing_figures {
         nanos due, late;
     };
     std::vector<late_span> late;
+    // The DUT's own waits for a CPU (pid=PID), also in `late`: sorted by time.
+    // Each moment the kernel kept a DUT thread from a CPU delayed whatever it
+    // was doing, so within a span they are counted in all (dut_waited_between).
+    std::vector<late_span> dut_waits;
 
     // The most any action or reaction of the engine ran behind its time, the
     // figure every timing check compares with what it needs.
     nanos engine_late() const { return std::max({event_late_max, step_late_max, rx_delay_max}); }
     // How long, in all, [from, to] lay inside some span [due, due + late]:
     // the time the host held things there, each moment counted once.
-    nanos held_between(nanos from, nanos to) const {
+    nanos held_between(nanos from, nanos to) const { return covered(late, from, to); }
+    // How long, in all, a DUT thread waited for a CPU within [from, to].
+    nanos dut_waited_between(nanos from, nanos to) const { return covered(dut_waits, from, to); }
+    static nanos covered(const std::vector<late_span>& spans, nanos from, nanos to) {
         nanos total{0}, reach = from;
-        for (const auto& l : late) {  // sorted by due
+        for (const auto& l : spans) {  // sorted by due
             const nanos a = std::max(l.due, reach), b = std::min(l.due + l.late, to);
             if (b > a) {
                 total += b - a;

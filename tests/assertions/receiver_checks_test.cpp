@@ -296,6 +296,44 @@ TEST_CASE("stream_progress counts from the last post's return") {
     CHECK(b.check("stream_progress", {{"stream", "2"}, {"within", "150us"}}).v == verdict::fail);
 }
 
+// Real time: a stream whose messages all completed, only late, may have been
+// held with the DUT beside the engine; only holds as long as the lateness,
+// within the span, excuse it. One never completed stands.
+TEST_CASE("stream_progress in real time: a late stream is excused only by holds as long as its lateness") {
+    auto run = [](nanos hold_at, nanos hold, bool second_done = true) {
+        trace_builder b;
+        auto& o = b.tr.dut;
+        trace::posted_wr first{1, "write", 2, 0, 100, 0us}, second{2, "write", 2, 0, 100, 0us};
+        first.done = second.done = 1ms;
+        o.posted = {first, second};
+        o.completions = {{1, "write", "success", 2, 0, 0, 100, 1100us}};
+        if (second_done) o.completions.push_back({2, "write", "success", 2, 0, 1, 100, 1500us});  // 200 us late
+        b.tr.timing.realtime = true;
+        b.tr.timing.late = {{hold_at, hold}};
+        return b.check("stream_progress", {{"stream", "2"}, {"within", "300us"}});
+    };
+    auto held = run(1200us, 250us);
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("held 250.000 us") && Catch::Contains("it would have said fail"));
+    CHECK(run(1200us, 150us).v == verdict::fail);  // shorter than the 200 us lateness
+    CHECK(run(0us, 500us).v == verdict::fail);     // over before the stream's span (1 ms to 1.5 ms)
+    // A throughput's lateness: every hold in the span counts, not the two
+    // longest (three of 80 us: 240 us in all, over the 200 us).
+    trace_builder b;
+    trace::posted_wr first{1, "write", 2, 0, 100, 0us}, second{2, "write", 2, 0, 100, 0us};
+    first.done = second.done = 1ms;
+    b.tr.dut.posted = {first, second};
+    b.tr.dut.completions = {{1, "write", "success", 2, 0, 0, 100, 1100us}, {2, "write", "success", 2, 0, 1, 100, 1500us}};
+    b.tr.timing.realtime = true;
+    b.tr.timing.late = {{1100us, 80us}, {1250us, 80us}, {1400us, 80us}};
+    auto in_all = b.check("stream_progress", {{"stream", "2"}, {"within", "300us"}});
+    CHECK(in_all.v == verdict::inconclusive);
+    CHECK_THAT(in_all.message, Catch::Contains("held 240.000 us in all"));
+    auto never = run(1200us, 5ms, false);           // one never completed: no hold explains that
+    CHECK(never.v == verdict::fail);
+    CHECK(never.measured.count("engine_late_us") == 1);
+}
+
 TEST_CASE("acks_conform in real time: a DUT behind its wire is not judged on its interval") {
     trace_builder b;
     b.tr.timing.realtime = true;

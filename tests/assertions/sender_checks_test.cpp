@@ -310,6 +310,22 @@ TEST_CASE("rnr_pause and rnr_resume") {
         CHECK_THAT(held.message, Catch::Contains("two longest holds") && Catch::Contains("would have said fail"));
         auto short_holds = late({{100us, 90us}, {450us, 90us}});  // 180 us < 188 us
         CHECK(short_holds.v == verdict::fail);
+        // The DUT's own waits for a CPU (pid=PID, the kernel's accounting)
+        // count in all: four of 50 us, 200 us, delayed the DUT that long (D67).
+        auto waits = [&base](nanos each) {
+            auto b = base();
+            b.tr.timing.realtime = true;
+            for (auto at : {100us, 200us, 300us, 400us}) {
+                b.tr.timing.late.push_back({at, each});
+                b.tr.timing.dut_waits.push_back({at, each});
+            }
+            b.data(600us, D::from_dut, {.ppsn = 101, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
+            return b.check("rnr_resume");
+        };
+        auto starved = waits(50us);
+        CHECK(starved.v == verdict::inconclusive);
+        CHECK_THAT(starved.message, Catch::Contains("the DUT's threads waited 200.000 us in all for a CPU"));
+        CHECK(waits(40us).v == verdict::fail);  // 160 us < 188 us
     }
     SECTION("a later RNR on the tag extends the pause for every message on it (§4: the latest-ending timer)") {
         // Two messages on tag 4 rejected at 10 us (320 us); seq 0 re-sent at

@@ -608,6 +608,12 @@ TEST_CASE("agent DUT specs: options are checked") {
     CHECK_FALSE(apart->shares_host);
     CHECK_THAT(run::parse_dut("agent+udp:dut=10.0.0.1,local=10.0.0.2,host=maybe").err().message,
                Catch::Contains("host=maybe: shared or separate"));
+    auto pid = dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2,pid=4242");
+    REQUIRE(pid.ok());
+    CHECK(pid->pid == 4242);
+    for (const char* bad : {"pid=", "pid=0", "pid=-3", "pid=12x"})
+        CHECK_THAT(dut::parse_agent_options("udp", std::string("dut=10.0.0.1,local=10.0.0.2,") + bad).err().message,
+                   Catch::Contains("a process ID"));
 }
 
 namespace {

@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <sched.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <map>
 #include <thread>
 
@@ -60,4 +62,35 @@ TEST_CASE("host_probe with a floor above any plausible hold keeps nothing") {
     sim::host_probe probe(100us, std::chrono::hours(1));
     while (probe.wakeups() < 3) std::this_thread::sleep_for(1ms);
     CHECK(probe.holds().empty());
+}
+
+// The DUT's own waits for a CPU, from the kernel's accounting of its threads:
+// here this test process is the "DUT", made to wait by more spinning threads
+// than there are CPUs (each is runnable and not run part of the time).
+TEST_CASE("host_probe reads a DUT process's waits for a CPU from its schedstat") {
+    sim::host_probe probe(250us, 0ns, ::getpid());
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> spin;
+    const unsigned n = std::thread::hardware_concurrency() + 2;
+    for (unsigned i = 0; i < n; ++i)
+        spin.emplace_back([&stop] {
+            while (!stop.load(std::memory_order_relaxed)) {
+            }
+        });
+    bool waited = false;
+    for (int i = 0; i < 5000 && !waited; ++i) {  // a bound, not a timing
+        std::this_thread::sleep_for(1ms);
+        for (const auto& h : probe.holds()) waited = waited || (h.cpu == sim::host_probe::k_dut_wait && h.late > 0ns);
+    }
+    stop = true;
+    for (auto& t : spin) t.join();
+    CHECK(probe.dut_sampled());
+    CHECK(waited);
+}
+
+TEST_CASE("host_probe with a DUT process that does not exist samples nothing and keeps probing") {
+    sim::host_probe probe(100us, 0ns, 4194303);
+    while (probe.wakeups() < 3) std::this_thread::sleep_for(1ms);
+    CHECK_FALSE(probe.dut_sampled());
+    for (const auto& h : probe.holds()) CHECK(h.cpu != sim::host_probe::k_dut_wait);
 }

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 
-from wire_lab import DPDK_SET, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct
+from wire_lab import DPDK_SET, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct, with_pid
 
 BUGS = {"frozen-rnr": ["MR-RNR-4"], "shared-rto": ["MR-RTO-1", "MR-RTO-2"]}
 
@@ -76,7 +76,7 @@ def main():
             case that never agrees stays as it was and is reported."""
             nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"), v6=v6)
             try:
-                rc, res, out = run_mrct(args, os.path.join(work, name), spec, ns, extra)
+                rc, res, out = run_mrct(args, os.path.join(work, name), with_pid(spec, nic.p.pid), ns, extra)
                 if res is not None:
                     ran = [c for c in res["cases"] if c["verdict"] != "skipped"]
                     first_runs[name] = {

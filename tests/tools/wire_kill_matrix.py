@@ -24,7 +24,7 @@ import os
 import subprocess
 import sys
 
-from wire_lab import Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct
+from wire_lab import Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct, with_pid
 
 # Runs of a profile beyond the first when it was not caught only because its
 # cases were inconclusive (a host stall the engine measured).
@@ -64,7 +64,7 @@ def main():
             nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"))
             try:
                 extra = [x for c in clauses for x in ("--clause", c)]
-                return run_mrct(args, os.path.join(work, name), dut_spec("udp", ns), ns, extra)
+                return run_mrct(args, os.path.join(work, name), with_pid(dut_spec("udp", ns), nic.p.pid), ns, extra)
             finally:
                 nic.stop()
 

@@ -124,6 +124,15 @@ def dut_spec(wire, ns, token="s3cret", timeout="2s", v6=False):
     return spec
 
 
+def with_pid(spec, pid):
+    """The DUT spec with pid=PID: the engine reads the DUT process's waits for
+    a CPU from the kernel (docs/timing.md). Before eal=, which takes the rest."""
+    if not pid:
+        return spec
+    i = spec.find(",eal=")
+    return spec + f",pid={pid}" if i < 0 else spec[:i] + f",pid={pid}" + spec[i:]
+
+
 def run_mrct(args, out, dut, ns=None, extra=()):
     cmd = [args.mrct, "-q", "run", args.plan, "--dut", dut, "--out", out, *extra]
     if ns:
