@@ -191,7 +191,9 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
         worst = {held, "the engine or its host was held for " + fmt_time(held) + " in all " + between};
     } else if (o.span) {
         const nanos l = tm.late_between(o.span->first, o.span->second);
-        worst = {l, late(l, "the engine or its host ran, " + between + ",")};
+        const nanos waited = tm.dut_waited_between(o.span->first, o.span->second);  // in all (D67)
+        worst = waited > l ? std::pair{waited, "the DUT's threads waited " + fmt_time(waited) + " in all for a CPU " + between}
+                           : std::pair{l, late(l, "the engine or its host ran, " + between + ",")};
     }
     if (need.completions && tm.poll_rtt_max > worst.first)
         worst = {tm.poll_rtt_max, "completion times were uncertain by up to " + fmt_time(tm.poll_rtt_max)};

@@ -44,6 +44,14 @@ std::optional<timing_need> crossing_need(const context& c) {
     return timing_need{c.tr().crossing, "the crossing window", false, true, true};
 }
 
+// spraying: a path's share follows its ACK clock; where the engine or its host
+// was held as long as rto_min, a path may have timed out and shrunk its window
+// for the host's sake. Failures only; a path that carried nothing fails
+// whatever the timing (the check marks that timing-free).
+std::optional<timing_need> spray_need(const context& c) {
+    return timing_need{c.tr().p.rto_min, "rto_min: a path held that long may time out and carry less", false, true};
+}
+
 // rnr_pause: a failure is a packet of the tag after the RNR; where the host
 // held the engine or the agent (and with them the DUT) longer than grace and
 // the crossing window between the two, the DUT may not have had the RNR yet.
@@ -251,7 +259,8 @@ const std::vector<assertion_def>& builtin() {
          k::fair_share},
         {"spraying", {"MR-PATH-5"},
          "Every agreed path carries at least a fraction of an even share of new packets.",
-         {{"min_fraction", T::number, "0.5", "fraction of an even share each path must carry"}}, k::spraying},
+         {{"min_fraction", T::number, "0.5", "fraction of an even share each path must carry"}}, k::spraying,
+         spray_need},
         {"error_completion", {},
          "Some work request completes with a given error status.",
          {{"side", T::string, "dut", "dut or peer"}, {"status", T::string, "", "status, e.g. remote_access"}},

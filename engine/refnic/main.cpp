@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
 
     sim::scheduler sched;
     sim::realtime_driver drv(sched);
+    drv.set_io_first(true);  // frames in before due timers, as a NIC's pipeline
     drv.anchor();
     netio::udp_options uo;
     uo.local = *ip;

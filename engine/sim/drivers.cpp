@@ -28,6 +28,7 @@ struct realtime_driver::impl {
     boost::asio::io_context io;
     boost::asio::steady_timer wake{io};
     std::atomic<bool> stopping{false};
+    bool io_first = false;
     std::chrono::steady_clock::time_point origin_wall;
     nanos origin_sim{0};
     bool anchored = false;
@@ -68,6 +69,8 @@ void realtime_driver::stop() {
     impl_->stopping = true;
     boost::asio::post(impl_->io, [] {});
 }
+
+void realtime_driver::set_io_first(bool on) { impl_->io_first = on; }
 
 void realtime_driver::anchor() {
     impl_->origin_wall = std::chrono::steady_clock::now();
@@ -122,6 +125,7 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
     m.io.restart();
     (void)end_sim;  // scheduler time follows the wall clock, never held back: stamps are wall times
     while (!over()) {
+        if (m.io_first) run_ready(m.io);
         const nanos t = m.sim_now();
         if (t > s_.now()) s_.advance_to(t);
         while (true) {
@@ -130,7 +134,7 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
             m.note_late(due, t - due);
             s_.run_one(t);
         }
-        run_ready(m.io);
+        if (!m.io_first) run_ready(m.io);
         if (std::chrono::steady_clock::now() >= end_wall || over()) break;
         const nanos next = s_.next_time();
         auto deadline = end_wall;

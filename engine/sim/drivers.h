@@ -57,6 +57,13 @@ public:
     void post(callback cb);
     // Thread-safe: make run_for return soon.
     void stop();
+    // Read what is ready on io() (a socket's frames) before running the
+    // events that are due, not after. For a DUT: an ACK waiting in its socket
+    // is taken before a retransmit timer that fell due meanwhile fires, as a
+    // NIC's pipeline takes its input; otherwise a DUT running behind resends
+    // what the ACK already covered (mrct-refnic beside stress-ng, 160 us past
+    // the crossing window). The engine keeps the default (events first).
+    void set_io_first(bool on);
     // How late events ran after their time (timers, deliveries, timed steps):
     // the engine's own lateness in real time (docs/timing.md). `since`: only
     // events due at or after that scheduler time.

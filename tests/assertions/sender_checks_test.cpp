@@ -573,6 +573,28 @@ TEST_CASE("spraying: every path carries its share") {
     CHECK(one.check("spraying").v == verdict::fail);
 }
 
+// A thin path on a real wire may have timed out behind the host's holds: a
+// failure is doubted where the engine or its host ran rto_min late. A path
+// that carried nothing fails whatever the timing.
+TEST_CASE("spraying in real time: a thin path is doubted behind a hold of rto_min, an empty one is not") {
+    auto run = [](std::uint32_t on_path_3, nanos late) {
+        trace_builder b;
+        b.tr.p.num_paths = 4;
+        std::uint32_t n = 0;
+        for (unsigned p = 0; p < 3; ++p)
+            for (std::uint32_t i = 0; i < 12; ++i) b.data(0us, D::from_dut, {.path = p, .ppsn = 100 + n++});
+        for (std::uint32_t i = 0; i < on_path_3; ++i) b.data(0us, D::from_dut, {.path = 3, .ppsn = 100 + n++});
+        b.tr.timing.realtime = true;
+        b.tr.timing.event_late_max = late;
+        return b.check("spraying");
+    };
+    CHECK(run(2, 50us).v == verdict::fail);  // within rto_min (100 us)
+    auto held = run(2, 150us);
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("this check needs 100.000 us (rto_min"));
+    CHECK(run(0, 50ms).v == verdict::fail);
+}
+
 // ---- timing honesty (docs/timing.md): a timing check judged in real time
 // with the engine later than the check's resolution is inconclusive, with
 // the figures and what it would have said; within it, the figures are kept.
@@ -738,6 +760,27 @@ TEST_CASE("timing: no_go_back_n doubts a failure only for a hold as long as the 
     auto held = go_back(2900us);
     CHECK(held.v == verdict::inconclusive);
     CHECK_THAT(held.message, Catch::Contains("this check needs 2.800 ms"));
+}
+
+// D67: the DUT's own waits for a CPU (the kernel's accounting) between the ACK
+// and the resend count in all: the ACK sat unread in its socket that long.
+TEST_CASE("timing: no_go_back_n counts the DUT's waits for a CPU in all") {
+    auto go_back = [](nanos each) {
+        auto b = four_on_path_1(200us);
+        b.ack(5us, D::to_dut, 1, 100, {103}, 103);
+        b.ack(10us, D::to_dut, 1, 104, {}, 103);
+        resend(b, 3010us, 101);
+        b.tr.timing.realtime = true;
+        for (auto at : {100us, 1100us, 2100us}) {  // three waits, none alone near 2.8 ms
+            b.tr.timing.late.push_back({at, each});
+            b.tr.timing.dut_waits.push_back({at, each});
+        }
+        return b.check("no_go_back_n");
+    };
+    CHECK(go_back(900us).v == verdict::fail);  // 2.7 ms in all
+    auto starved = go_back(950us);             // 2.81 ms in all within the span (the last ends after the resend)
+    CHECK(starved.v == verdict::inconclusive);
+    CHECK_THAT(starved.message, Catch::Contains("the DUT's threads waited 2.810 ms in all for a CPU"));
 }
 
 TEST_CASE("timing: no_go_back_n reports the violation no hold of the host explains") {

@@ -285,3 +285,21 @@ TEST_CASE("timers re-armed at random give the same run as cancel and schedule") 
     CHECK(lazy.second == eager.second);
     CHECK(lazy.first == eager.first);
 }
+
+// A DUT's driver takes its input before the timers that fell due meanwhile
+// (set_io_first): an ACK in the socket is read before the retransmit timer
+// fires. The engine's keeps events first. Both are ready at the first turn.
+TEST_CASE("realtime driver: io first takes ready input before due events; the default runs events first") {
+    auto order = [](bool io_first) {
+        scheduler s;
+        realtime_driver rt(s);
+        rt.set_io_first(io_first);
+        std::vector<std::string> log;
+        boost::asio::post(rt.io(), [&] { log.push_back("input"); });
+        s.at(0ns, [&] { log.push_back("timer"); });
+        rt.run_for(5ms);
+        return log;
+    };
+    CHECK(order(true) == std::vector<std::string>{"input", "timer"});
+    CHECK(order(false) == std::vector<std::string>{"timer", "input"});
+}
