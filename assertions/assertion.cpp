@@ -155,17 +155,21 @@ outcome error(std::string message) { return {verdict::error, std::move(message),
 
 namespace {
 // What can have delayed a failure that has excused_by (D62): the two longest
-// holds in its span, or all of them for a throughput's failure; and at least
-// the DUT's own waits for a CPU there, in all (D67).
-nanos excusing_holds(const outcome& o, const trace::timing_figures& tm) {
-    const nanos holds = o.excused_in_all ? tm.held_between(o.span->first, o.span->second)
-                                         : tm.two_longest_between(o.span->first, o.span->second);
-    return std::max(holds, tm.dut_waited_between(o.span->first, o.span->second));
+// holds in its span, or all of them for a throughput's failure; and the DUT's
+// own waits for a CPU there, in all (D67). The larger counts.
+struct excusing {
+    nanos holds, dut_waits;
+    nanos most() const { return std::max(holds, dut_waits); }
+};
+excusing excusing_holds(const outcome& o, const trace::timing_figures& tm) {
+    return {o.excused_in_all ? tm.held_between(o.span->first, o.span->second)
+                             : tm.two_longest_between(o.span->first, o.span->second),
+            tm.dut_waited_between(o.span->first, o.span->second)};
 }
 }  // namespace
 
 bool excused(const outcome& o, const trace::timing_figures& tm) {
-    return tm.realtime && o.v == verdict::fail && o.excused_by && o.span && excusing_holds(o, tm) > *o.excused_by;
+    return tm.realtime && o.v == verdict::fail && o.excused_by && o.span && excusing_holds(o, tm).most() > *o.excused_by;
 }
 
 outcome apply_timing(outcome o, const timing_need& need, const trace::timing_figures& tm) {
@@ -180,12 +184,11 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
     if (tm.rx_delay_max > worst.first) worst = {tm.rx_delay_max, late(tm.rx_delay_max, "DUT frames were handled")};
     const std::string between = o.span ? "between " + fmt_time(o.span->first) + " and " + fmt_time(o.span->second) : "";
     if (o.span && o.excused_by && o.v == verdict::fail) {
-        const nanos held = excusing_holds(o, tm);
-        const nanos waited = tm.dut_waited_between(o.span->first, o.span->second);
-        worst = {held, held == waited && waited > nanos{0}
-                           ? "the DUT's threads waited " + fmt_time(waited) + " in all for a CPU " + between
-                           : "the engine or its host was held " + fmt_time(held) +
-                                 (o.excused_in_all ? " in all " : " by its two longest holds ") + between};
+        const auto e = excusing_holds(o, tm);
+        worst = {e.most(), e.dut_waits > e.holds
+                               ? "the DUT's threads waited " + fmt_time(e.dut_waits) + " in all for a CPU " + between
+                               : "the engine or its host was held " + fmt_time(e.holds) +
+                                     (o.excused_in_all ? " in all " : " by its two longest holds ") + between};
     } else if (o.span && need.cumulative) {
         const nanos held = tm.held_between(o.span->first, o.span->second);
         worst = {held, "the engine or its host was held for " + fmt_time(held) + " in all " + between};

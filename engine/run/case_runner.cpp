@@ -473,10 +473,14 @@ void case_exec::note_timing() {
         tm.host_cpus = static_cast<unsigned>(probe_->cpus().size());
         tm.dut_waits_read = probe_->dut_sampled();
         for (const auto& h : probe_->holds()) {
-            tm.late.push_back({rt_->sim_time_of(h.due), h.late});
-            auto& most = h.cpu == sim::host_probe::k_dut_wait ? tm.dut_wait_max : tm.host_hold_max;
-            most = std::max(most, h.late);
-            if (h.cpu == sim::host_probe::k_dut_wait) tm.dut_waits.push_back({rt_->sim_time_of(h.due), h.late});
+            const trace::timing_figures::late_span s{rt_->sim_time_of(h.due), h.late};
+            tm.late.push_back(s);
+            if (h.cpu == sim::host_probe::k_dut_wait) {
+                tm.dut_waits.push_back(s);
+                tm.dut_wait_max = std::max(tm.dut_wait_max, h.late);
+            } else {
+                tm.host_hold_max = std::max(tm.host_hold_max, h.late);
+            }
         }
         probe_.reset();  // the traffic is over: no more wake-ups while the checks run
     }

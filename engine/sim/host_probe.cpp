@@ -32,9 +32,15 @@ std::vector<int> allowed_cpus() {
         if (CPU_ISSET(c, &set)) out.push_back(c);
     return out;
 }
-}  // namespace
 
-namespace {
+// Sleeps to an absolute deadline on the steady clock (CLOCK_MONOTONIC in
+// libstdc++ on Linux), through signals.
+void sleep_until(host_probe::clock::time_point due) {
+    const auto ns = std::chrono::duration_cast<core::nanos>(due.time_since_epoch()).count();
+    const timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+    }
+}
 
 // One DUT thread's scheduler accounting: /proc/PID/task/TID/schedstat holds
 // "time on CPU (ns) time waiting on a run queue (ns) timeslices". The file is
@@ -129,10 +135,7 @@ struct host_probe::impl {
             const core::nanos waited{static_cast<std::int64_t>(most)};
             if (waited > floor) note(now - waited, waited, k_dut_wait);
             due = std::max(due + period, now);
-            const auto ns = std::chrono::duration_cast<core::nanos>(due.time_since_epoch()).count();
-            timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-            while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-            }
+            sleep_until(due);
         }
         for (auto& [_, t] : tasks) ::close(t.fd);
     }
@@ -151,11 +154,7 @@ struct host_probe::impl {
         ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
         auto due = clock::now() + period;
         while (!stopping.load(std::memory_order_relaxed)) {
-            const auto ns = std::chrono::duration_cast<core::nanos>(due.time_since_epoch()).count();
-            timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-            // steady_clock is CLOCK_MONOTONIC in libstdc++ on Linux.
-            while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-            }
+            sleep_until(due);
             const auto woke = clock::now();
             wakeups.fetch_add(1, std::memory_order_relaxed);
             const auto late = std::chrono::duration_cast<core::nanos>(woke - due);
