@@ -43,7 +43,6 @@ struct out_message {
     std::uint32_t acked = 0;
     std::uint8_t attempt = 0;
     bool rnr_current = false;   // an RNR arrived for the current attempt
-    bool rnr_resend = false;    // current attempt is a re-send after RNR
     bool held = false;          // completion held: an RnrSeq it may be covered by is missing
     bool done = false, failed = false;
     wc_status status = wc_status::success;
@@ -59,6 +58,10 @@ struct tx_unit {
     // carries them to its new PPSN, since they count toward the retry limit
     // (§5 defaults); 0 for a first transmission and for a re-send after RNR.
     std::uint8_t sent = 0;
+    // The unit's Attempt is a re-send after RNR (MR-RNR-4: RNR_RESEND). Kept
+    // per unit, as the Attempt is: a PPSN of an earlier Attempt, resent
+    // after its message moved on, goes out as it first went.
+    bool rnr_resend = false;
 };
 
 struct inflight_pkt {

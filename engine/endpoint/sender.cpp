@@ -78,9 +78,14 @@ void send_data(endpoint& e, connection& c, unsigned p, std::uint32_t ppsn, const
     if (pkt.unit.index == 0) flags |= k_flag_som;
     if (last) flags |= k_flag_eom;
     if (retx) flags |= k_flag_retx;
-    if (m.rnr_resend) flags |= k_flag_rnr_resend;
+    // The unit's Attempt, not the message's: a resend of a PPSN is the packet
+    // that PPSN first carried (MR-SACK-3, MR-RTO-4), even after an RNR moved
+    // the message to a later Attempt. (Taking the message's let an expiry
+    // resend an Attempt-2 PPSN as Attempt 3, a second copy of a packet the
+    // new Attempt had already sent under its own PPSN: RNR-006 beside stress-ng.)
+    if (pkt.unit.rnr_resend) flags |= k_flag_rnr_resend;
     s.mrh = wire::mrh{1, static_cast<std::uint8_t>(t.epoch & 0xF), flags, static_cast<std::uint8_t>(p),
-                      static_cast<std::uint8_t>(m.attempt & 0xF), 0, m.stream,
+                      static_cast<std::uint8_t>(pkt.unit.attempt & 0xF), 0, m.stream,
                       static_cast<std::uint16_t>(is_send(m) ? m.tag : 0), m.stream_seq, off};
     const auto total = m.length;
     if (is_write_opcode(m.opcode)) s.reth = wire::reth{m.remote_va + off, m.rkey, total};
@@ -632,12 +637,11 @@ void resume_tag(endpoint& e, connection& c, std::uint16_t tag, bool all) {
         if (!m.rnr_current || m.done || m.failed || (!all && m.tag != tag)) continue;
         // MR-RNR-4: re-send the whole message, new PPSNs, RNR_RESEND, Attempt + 1.
         m.rnr_current = false;
-        m.rnr_resend = true;
         m.attempt = (m.attempt + 1) & 0xF;
         m.acked = 0;
         m.held = false;
         m.pkt_acked.assign(m.npkts, false);
-        for (std::uint32_t i = 0; i < m.npkts; ++i) again.push_back({idx, i, m.attempt});
+        for (std::uint32_t i = 0; i < m.npkts; ++i) again.push_back({idx, i, m.attempt, false, 0, true});
     }
     c.resend.insert(c.resend.end(), again.begin(), again.end());
     impl::pump(e, c);

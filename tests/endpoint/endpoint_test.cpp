@@ -289,6 +289,46 @@ TEST_CASE("RNR pauses only the tag, resumes after the timer with Attempt+1 and R
     CHECK(tx.size() == 2);
 }
 
+TEST_CASE("a resend of a PPSN from before an RNR carries that PPSN's Attempt, not the message's new one (MR-SACK-3, MR-RNR-4)") {
+    // The SEND's second packet (Attempt 0) is lost; its first is rejected
+    // (RNR). After the pause the message goes again as Attempt 1 under new
+    // PPSNs; their ACK shows the lost PPSN, which is resent as it first went:
+    // Attempt 0, no RNR_RESEND. (The reference once took the message's
+    // Attempt: a second copy of an Attempt-1 packet under the old PPSN.)
+    fabric::fabric_config fc;
+    fc.default_stages = {{"delay", {{"delay", "2us"}}},
+                         {"match_drop", {{"opcode", "SEND"}, {"skip", "1"}, {"count", "1"}}}};
+    ep::config ca, cb;
+    ca.num_paths = cb.num_paths = 1;  // one path: its stage sees every SEND
+    ca.rto_initial = ca.rto_min = 2ms;  // no expiry before the pause ends: the ACK of Attempt 1 finds the loss
+    cb.rnr_timer_code = 10;           // 320 us
+    pair_rig r(fc, ca, cb);
+    auto rk = r.b->register_mr(1 << 16);
+    REQUIRE(r.a->post_send(r.conn_a, 0, 1, pattern(6000), 1).ok());  // 2 packets; no receive yet
+    r.run_for(50us);
+    REQUIRE(r.frames(direction::b_to_a, static_cast<std::uint8_t>(wire::opcode::rnr)).size() == 1);
+    REQUIRE(r.b->post_recv(r.conn_b, 1, rk, 0, 8192, 100).ok());
+    r.run_for(5ms);
+    const auto sends = r.frames(direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::send));
+    REQUIRE(sends.size() >= 5);  // Attempt 0: 2; Attempt 1: 2; the resend
+    const std::uint32_t lost = sends[1].f().bth.psn;
+    REQUIRE(sends[1].f().mrh.attempt == 0);
+    bool resent = false;
+    for (std::size_t i = 2; i < sends.size(); ++i) {
+        const auto f = sends[i].f();
+        if (f.bth.psn != lost) continue;
+        resent = true;
+        CHECK((f.mrh.flags & wire::k_flag_retx));
+        CHECK(f.mrh.attempt == 0);
+        CHECK_FALSE((f.mrh.flags & wire::k_flag_rnr_resend));
+        CHECK(f.mrh.msg_offset == sends[1].f().mrh.msg_offset);
+    }
+    CHECK(resent);
+    auto rx = r.b->poll();
+    REQUIRE(rx.size() == 1);
+    CHECK(rx[0].wr_id == 100);
+}
+
 TEST_CASE("failover re-sends still go while their tag is paused by an RNR (§4, MR-RNR-2, MR-PATH-6)") {
     // Tag 1: M1 (receive posted) leaves on path 0, which drops every SEND;
     // M2 (no receive) leaves on path 1 and is rejected: RNR for 30.72 ms.
