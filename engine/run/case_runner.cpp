@@ -297,7 +297,8 @@ core::status case_exec::execute() {
     fired_.assign(c_.steps.size(), false);
     trigger_count_.assign(c_.steps.size(), 0);
     armed_ = true;
-    if (rt_) rt_->sync();  // local work (the peer's memory) took wall time too
+    if (rt_) premake_setup_payloads();
+    if (rt_) rt_->sync();  // local work (the peer's memory, the payloads) took wall time too
     in_setup_ = rt_ != nullptr;
     for (const auto& a : c_.setup)
         if (auto st = act(a, -1); !st) return core::error{a.at.str() + ": " + st.err().message};

@@ -156,6 +156,29 @@ bool case_exec::dut_side(const plan::action& a, bool sender_default) const {
     return side == "dut";
 }
 
+void case_exec::premake_setup_payloads() {
+    // Work requests are numbered in post order (post() below): count per post
+    // action, once per peer for `peer: all`. An action whose numbers do not
+    // parse is left to post(), which reports it; the bytes of the rest are
+    // the same as post() would make.
+    constexpr std::uint64_t k_budget = 1ull << 30;  // beyond this, post() makes them
+    std::uint64_t wr = next_wr_, bytes = 0;
+    for (const auto& a : c_.setup) {
+        if (a.name != "post_send" && a.name != "post_write" && a.name != "post_recv") continue;
+        const auto count = core::parse_count(text(a.a, "count", "1"));
+        const auto size = core::parse_count(text(a.a, "size", "4096"));
+        if (!count || !size) return;
+        const std::uint64_t reps = a.name == "post_write" && text(a.a, "peer") == "all" ? extra_.size() + 1 : 1;
+        for (std::uint64_t r = 0; r < reps; ++r)
+            for (std::uint64_t k = 0; k < *count; ++k, ++wr) {
+                if (a.name == "post_recv") continue;
+                if (bytes + *size > k_budget) return;
+                bytes += *size;
+                premade_.emplace(wr, pattern(*size, seed_ * 1000003 + wr));
+            }
+    }
+}
+
 core::status case_exec::post(const plan::action& a) {
     if (a.name == "post_write" && text(a.a, "peer") == "all") {  // the same WRITEs from every peer
         for (unsigned k = 0; k <= extra_.size(); ++k) {
@@ -179,7 +202,15 @@ core::status case_exec::post(const plan::action& a) {
     // wire while it fills megabytes.
     std::vector<core::byte_buffer> payloads;
     if (!is_recv)
-        for (unsigned long k = 0; k < count; ++k) payloads.push_back(pattern(size, seed_ * 1000003 + next_wr_ + k));
+        for (unsigned long k = 0; k < count; ++k) {
+            const auto it = premade_.find(next_wr_ + k);
+            if (it != premade_.end() && it->second.size() == size) {
+                payloads.push_back(std::move(it->second));
+                premade_.erase(it);
+            } else {
+                payloads.push_back(pattern(size, seed_ * 1000003 + next_wr_ + k));
+            }
+        }
     for (unsigned long k = 0; k < count; ++k) {
         const std::uint64_t wr = next_wr_++;
         trace::posted_wr p{wr, is_recv ? "recv" : a.name == "post_send" ? "send" : "write", stream, tag, size, s_.now()};
