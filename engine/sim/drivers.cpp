@@ -1,8 +1,10 @@
 #include "sim/drivers.h"
 
+#include <malloc.h>
 #include <sys/prctl.h>
 
 #include <algorithm>
+#include <mutex>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -54,6 +56,19 @@ realtime_driver::realtime_driver(scheduler& s) : s_(s), impl_(std::make_unique<i
     // Linux lets a sleeping thread wake up to 50 us late (timer slack) to
     // batch wake-ups; protocol timers of tens of microseconds need it gone.
     ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    // The heap neither shrinks nor maps a large buffer of its own: glibc
+    // otherwise moves the break (brk) or maps and unmaps for every few
+    // hundred KiB a post or a frame batch allocates and frees, 200-odd calls
+    // a case, each taking the process's memory-map lock. Beside stress-ng
+    // one of them held the engine 5 to 10 s (perf trace: brk, 5.19 s), its
+    // agent call timed out, the DUT's connection ran out of retries. Freed
+    // memory stays with the process until it exits.
+    static std::once_flag once;
+    std::call_once(once, [] {
+        ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+        ::mallopt(M_MMAP_THRESHOLD, 32 << 20);  // the largest glibc takes on 64-bit
+        ::mallopt(M_TOP_PAD, 64 << 20);          // grow the heap 64 MiB at a time
+    });
 }
 realtime_driver::~realtime_driver() = default;
 
