@@ -294,6 +294,23 @@ TEST_CASE("rnr_pause and rnr_resume") {
         c.data(331us, D::from_dut, {.ppsn = 101, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
         CHECK(c.check("rnr_resume").v == verdict::fail);
     }
+    SECTION("other tags waited out the pause: in real time excused only by holds over half of it in all") {
+        auto make = [&base](std::vector<trace::timing_figures::late_span> holds) {
+            auto b = base();
+            b.data(400us, D::from_dut,
+                   {.path = 1, .ppsn = 301, .opcode = 0xC2, .tag = 5, .stream = 2, .offset = 1024, .msg_len = 8192});
+            b.data(401us, D::from_dut, {.ppsn = 101, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
+            b.tr.timing.realtime = !holds.empty();
+            b.tr.timing.late = std::move(holds);
+            return b.check("other_tags_flow");
+        };
+        CHECK(make({}).v == verdict::fail);
+        CHECK(make({{20us, 100us}}).v == verdict::fail);  // the pause is 320 us: 100 us leave time to send
+        auto held = make({{20us, 100us}, {150us, 100us}});  // 200 us in all
+        CHECK(held.v == verdict::inconclusive);
+        CHECK(held.timing_doubt);
+        CHECK_THAT(held.message, Catch::Contains("it would have said fail: only 0 new packets"));
+    }
     SECTION("real time: a late resume is excused only by holds of the host as long as its lateness") {
         // Due by 10 + 320 + 32 + 50 = 412 us; resumed at 600 us, 188 us late.
         auto late = [&base](std::vector<trace::timing_figures::late_span> holds) {
@@ -357,6 +374,43 @@ TEST_CASE("rnr_pause and rnr_resume") {
         b.data(400us, D::from_dut, {.path = 1, .ppsn = 301, .opcode = 0xC2, .tag = 5, .stream = 2, .offset = 1024, .msg_len = 8192});
         CHECK(b.check("other_tags_flow").v == verdict::fail);
     }
+}
+
+TEST_CASE("rnr_keeps_window: a window cut on an RNR fails; in real time an RNR the host held is left out") {
+    // Path 0 carries WRITEs, 10 in flight before tag 4's RNR at 100 us; the
+    // span (100 us) after it: kept, the DUT goes on sending; cut, everything
+    // is acknowledged and one packet follows. A packet at 400 us keeps the path busy.
+    auto make = [](bool cut, std::vector<trace::timing_figures::late_span> holds = {}, bool realtime = false) {
+        trace_builder b;
+        for (std::uint32_t i = 0; i < 10; ++i) b.data(nanos{i * 9000}, D::from_dut, {.ppsn = 100 + i, .stream = 2, .seq = i});
+        b.data(0us, D::from_dut, {.path = 1, .ppsn = 300, .opcode = 0xC2, .tag = 4, .stream = 1});
+        b.rnr(100us, D::to_dut, 4, 1, 0, 0, 10, 300, 1, 1);
+        std::uint32_t next = 110;
+        if (cut) {
+            b.ack(110us, D::to_dut, 0, 110);
+            b.data(160us, D::from_dut, {.ppsn = next, .stream = 2, .seq = next - 100}), ++next;
+        } else {
+            for (int i = 0; i < 10; ++i, ++next) b.data(nanos{160000 + i * 2000}, D::from_dut, {.ppsn = next, .stream = 2, .seq = next - 100});
+        }
+        b.data(400us, D::from_dut, {.ppsn = next, .stream = 2, .seq = next - 100});
+        b.tr.timing.realtime = realtime;
+        b.tr.timing.late = std::move(holds);
+        return b.check("rnr_keeps_window");
+    };
+    CHECK(make(false).v == verdict::pass);
+    auto cut = make(true);
+    CHECK(cut.v == verdict::fail);
+    CHECK_THAT(cut.message, Catch::Contains("inflight fell from 10 to 1"));
+    // Real time: a hold of 20 us is within span / 4 (25 us): the failure stands.
+    CHECK(make(true, {{120us, 20us}}, true).v == verdict::fail);
+    // A hold of 40 us around the only RNR: left out, nothing judged.
+    auto held = make(true, {{120us, 40us}}, true);
+    CHECK(held.v == verdict::inconclusive);
+    CHECK(held.timing_doubt);
+    CHECK_THAT(held.message, Catch::Contains("this check needs 25.000 us"));
+    // A hold far from the RNR's window changes nothing.
+    CHECK(make(true, {{350us, 40us}}, true).v == verdict::fail);
+    CHECK(make(false, {{120us, 40us}}, true).v == verdict::inconclusive);  // a pass the hold may have made
 }
 
 TEST_CASE("window_cut_on_ece and no_cross_path_cut") {
