@@ -490,9 +490,9 @@ outcome other_tags_flow(const context& c) {
 // verdict. A DUT held that long sends nothing in the second half (a false
 // collapse); the engine held that long delays the ACKs of what was in flight
 // at the RNR past the half (a cut window looks kept). So an RNR whose window,
-// [RNR - span, RNR + span], met a hold of the engine or its host longer than
-// span / 4, or the DUT's waits for a CPU as long in all, is left out, and the
-// others are judged; with all left out the check cannot tell.
+// [RNR - span, RNR + span], met holds of the engine or its host longer than
+// span / 4 in all, or the DUT's waits for a CPU as long in all, is left out,
+// and the others are judged; with all left out the check cannot tell.
 outcome rnr_keeps_window(const context& c) {
     const auto& sv = c.sender();
     auto span = c.duration("span");
@@ -507,7 +507,9 @@ outcome rnr_keeps_window(const context& c) {
     std::optional<nanos> first_judged;
     for (const auto& p : ps) {
         const nanos from = p.at - *span, to = p.at + *span;
-        const nanos held = tm.realtime ? std::max(tm.late_between(from, to), tm.dut_waited_between(from, to)) : nanos{0};
+        // In all: back-to-back holds (a DUT serving one agent call after
+        // another) keep it from sending as surely as one long hold.
+        const nanos held = tm.realtime ? std::max(tm.held_between(from, to), tm.dut_waited_between(from, to)) : nanos{0};
         bool counted = false;
         for (const auto& [path, _] : sv.paths) {
             const unsigned before = sv.max_inflight(path, from, p.at);
@@ -535,9 +537,10 @@ outcome rnr_keeps_window(const context& c) {
         }
     }
     if (!judged && left_out) {
-        auto o = inconclusive("the engine or its host was held up to " + fmt_time(worst) + " around each of " +
-                              std::to_string(left_out) + " RNRs with a busy path; this check needs " + fmt_time(need) +
-                              " (span / 4: a hold of about half the span moves the windows it compares)");
+        auto o = inconclusive("around each of the " + std::to_string(left_out) +
+                              " RNRs with a busy path the engine, its host or the DUT was held longer in all than this "
+                              "check needs, " + fmt_time(need) + " (span / 4: holds over half the span move the windows it "
+                              "compares); up to " + fmt_time(worst));
         o.timing_doubt = true;
         o.measured["engine_late_us"] = core::to_micros(worst);
         o.measured["needs_us"] = core::to_micros(need);
