@@ -605,7 +605,9 @@ outcome spraying(const context& c) {
             // A path left out entirely is the DUT's whatever the host did; a
             // thin one may have timed out behind the host's holds (spray_need).
             f.timing_free = per[p] == 0;
-            return f;
+            // Over the DUT's traffic: the holds the host probe saw and the
+            // DUT's own waits count too, not only the engine's lateness.
+            return over(std::move(f), sv.tx.front().t, sv.tx.back().t);
         }
     return pass(std::to_string(total) + " packets sprayed over all " + std::to_string(n) + " paths");
 }

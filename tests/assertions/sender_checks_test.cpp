@@ -643,6 +643,7 @@ TEST_CASE("spraying in real time: a thin path is doubted behind a hold of rto_mi
         for (std::uint32_t i = 0; i < on_path_3; ++i) b.data(0us, D::from_dut, {.path = 3, .ppsn = 100 + n++});
         b.tr.timing.realtime = true;
         b.tr.timing.event_late_max = late;
+        b.tr.timing.late = {{0us, late}};  // the engine's late moments are kept with their time
         return b.check("spraying");
     };
     CHECK(run(2, 50us).v == verdict::fail);  // within rto_min (100 us)
@@ -650,6 +651,16 @@ TEST_CASE("spraying in real time: a thin path is doubted behind a hold of rto_mi
     CHECK(held.v == verdict::inconclusive);
     CHECK_THAT(held.message, Catch::Contains("this check needs 100.000 us (rto_min"));
     CHECK(run(0, 50ms).v == verdict::fail);
+    // A hold the host probe saw (not the engine's own lateness) counts too.
+    trace_builder b;
+    b.tr.p.num_paths = 4;
+    std::uint32_t n = 0;
+    for (unsigned p = 0; p < 3; ++p)
+        for (std::uint32_t i = 0; i < 12; ++i) b.data(nanos{n * 1000}, D::from_dut, {.path = p, .ppsn = 100 + n}), ++n;
+    b.data(nanos{n * 1000}, D::from_dut, {.path = 3, .ppsn = 100 + n});
+    b.tr.timing.realtime = true;
+    b.tr.timing.late = {{10us, 150us}};
+    CHECK(b.check("spraying").v == verdict::inconclusive);
 }
 
 // ---- timing honesty (docs/timing.md): a timing check judged in real time
