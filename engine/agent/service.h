@@ -46,6 +46,13 @@ public:
     json handle(const json& request, session& sess);
     // A frame from the wire (Ethernet, rebuilt by the port); dropped before the endpoint starts.
     void receive(core::bytes_view frame);
+    // Frames read together: see endpoint::begin_batch.
+    void begin_batch() {
+        if (ep_) ep_->begin_batch();
+    }
+    void end_batch() {
+        if (ep_) ep_->end_batch();
+    }
     const service_options& options() const { return o_; }
 
 private:

@@ -344,6 +344,14 @@ void endpoint::impl::complete(endpoint& e, connection& c, const completion& wc) 
 
 // ------------------------------------------------------------------ receive
 
+void endpoint::end_batch() {
+    batching_ = false;
+    auto waiting = std::move(pump_after_batch_);
+    pump_after_batch_.clear();
+    for (const auto id : waiting)
+        if (auto it = conns_.find(id); it != conns_.end()) impl::pump(*this, *it->second);
+}
+
 void endpoint::receive(core::bytes_view bytes) {
     ++c_.frames_in;
     auto d = decode_ethernet(bytes, {.verify_icrc = cfg_.bug_profile != bug::accept_bad_icrc});

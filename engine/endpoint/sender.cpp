@@ -397,6 +397,11 @@ void on_rto_shared(endpoint& e, connection& c) {
 
 void endpoint::impl::pump(endpoint& e, connection& c) {
     if (c.state != conn_state::established) return;
+    if (e.batching_) {  // after the batch: see endpoint::begin_batch
+        auto& w = e.pump_after_batch_;
+        if (std::find(w.begin(), w.end(), c.local_id) == w.end()) w.push_back(c.local_id);
+        return;
+    }
     const config& cfg = e.cfg();
     const nanos now = e.sched().now();
     const bool paced = c.grant != 0 && c.grant != k_grant_unlimited && !has(cfg, bug::ignore_grant);

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
@@ -80,9 +81,22 @@ int main(int argc, char** argv) {
         spdlog::trace("wire out: {} bytes", f.size());
         if (auto st = w.send(f); !st) spdlog::warn("wire: {}", st.err().message);
     });
+    // The frames one read of the socket returns are all taken in before the
+    // endpoint sends (endpoint::begin_batch): the batch ends in a handler
+    // posted behind the read's.
+    bool batch_open = false;
     w.start([&](core::bytes_view f, std::int64_t) {
         spdlog::trace("wire in: {} bytes", f.size());
         drv.sync();
+        if (!batch_open) {
+            batch_open = true;
+            svc.begin_batch();
+            boost::asio::post(drv.io(), [&] {
+                batch_open = false;
+                drv.sync();
+                svc.end_batch();
+            });
+        }
         svc.receive(f);
     });
     agent::server srv(drv.io(), [&](const agent::json& req, agent::session& s) {

@@ -329,6 +329,40 @@ TEST_CASE("a resend of a PPSN from before an RNR carries that PPSN's Attempt, no
     CHECK(rx[0].wr_id == 100);
 }
 
+TEST_CASE("ACKs read together are all taken in before the sender acts: nothing the later one covers is resent (MR-SACK-4)") {
+    // B gets A's three packets as p, p+2, p+1: its first ACK shows p+1 lost,
+    // its second covers it. Handed to A one by one, the first makes A resend
+    // p+1 at once (the fast retransmit of a DUT that took them as they came);
+    // read together in one batch, the second ACK is in before A sends.
+    auto resends = [](bool batch) {
+        ep::config ca, cb;
+        ca.num_paths = cb.num_paths = 1;
+        pair_rig r({}, ca, cb);
+        auto rk = r.b->register_mr(1 << 16);
+        std::vector<core::byte_buffer> to_b, to_a;
+        r.fab->set_receiver(direction::a_to_b,
+                            [&](core::bytes_view fr, const fabric::packet_meta&) { to_b.emplace_back(fr.begin(), fr.end()); });
+        r.fab->set_receiver(direction::b_to_a,
+                            [&](core::bytes_view fr, const fabric::packet_meta&) { to_a.emplace_back(fr.begin(), fr.end()); });
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(3 * 4096), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(20us);
+        REQUIRE(to_b.size() == 3);
+        for (int i : {0, 2, 1}) r.b->receive(to_b[static_cast<std::size_t>(i)]);
+        r.run_for(200us);  // B's ACKs (at once on the gap, then its ACK interval); A's RTO is 1 ms
+        REQUIRE(to_a.size() >= 2);
+        const auto sent_before = r.tap.size();
+        if (batch) r.a->begin_batch();
+        for (const auto& f : to_a) r.a->receive(f);
+        if (batch) r.a->end_batch();
+        unsigned n = 0;
+        for (std::size_t i = sent_before; i < r.tap.size(); ++i)
+            if (r.tap[i].dir == direction::a_to_b && r.tap[i].bytes.size() > 1000) ++n;
+        return n;
+    };
+    CHECK(resends(false) == 1);
+    CHECK(resends(true) == 0);
+}
+
 TEST_CASE("failover re-sends still go while their tag is paused by an RNR (§4, MR-RNR-2, MR-PATH-6)") {
     // Tag 1: M1 (receive posted) leaves on path 0, which drops every SEND;
     // M2 (no receive) leaves on path 1 and is rejected: RNR for 30.72 ms.
