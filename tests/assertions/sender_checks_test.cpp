@@ -380,7 +380,8 @@ TEST_CASE("rnr_keeps_window: a window cut on an RNR fails; in real time an RNR t
     // Path 0 carries WRITEs, 10 in flight before tag 4's RNR at 100 us; the
     // span (100 us) after it: kept, the DUT goes on sending; cut, everything
     // is acknowledged and one packet follows. A packet at 400 us keeps the path busy.
-    auto make = [](bool cut, std::vector<trace::timing_figures::late_span> holds = {}, bool realtime = false) {
+    auto make = [](bool cut, std::vector<trace::timing_figures::late_span> holds = {}, bool realtime = false,
+                   std::vector<trace::timing_figures::late_span> dut_waits = {}) {
         trace_builder b;
         for (std::uint32_t i = 0; i < 10; ++i) b.data(nanos{i * 9000}, D::from_dut, {.ppsn = 100 + i, .stream = 2, .seq = i});
         b.data(0us, D::from_dut, {.path = 1, .ppsn = 300, .opcode = 0xC2, .tag = 4, .stream = 1});
@@ -394,7 +395,8 @@ TEST_CASE("rnr_keeps_window: a window cut on an RNR fails; in real time an RNR t
         }
         b.data(400us, D::from_dut, {.ppsn = next, .stream = 2, .seq = next - 100});
         b.tr.timing.realtime = realtime;
-        b.tr.timing.late = std::move(holds);
+        b.tr.timing.late = std::move(holds);  // the DUT's waits are among these too, as in a run
+        b.tr.timing.dut_waits = std::move(dut_waits);
         return b.check("rnr_keeps_window");
     };
     CHECK(make(false).v == verdict::pass);
@@ -411,9 +413,21 @@ TEST_CASE("rnr_keeps_window: a window cut on an RNR fails; in real time an RNR t
     // A hold far from the RNR's window changes nothing.
     CHECK(make(true, {{350us, 40us}}, true).v == verdict::fail);
     CHECK(make(false, {{120us, 40us}}, true).v == verdict::inconclusive);  // a pass the hold may have made
-    // Back-to-back holds of 15 us (a DUT serving one agent call after
-    // another) count in all: 30 us > 25 us.
-    CHECK(make(true, {{120us, 15us}, {135us, 15us}}, true).v == verdict::inconclusive);
+    // Holds of 15 us each do not add up; the DUT's waits for a CPU in the
+    // second half do (30 us > 25 us), before it they do not.
+    CHECK(make(true, {{150us, 15us}, {165us, 15us}}, true).v == verdict::fail);
+    const std::vector<trace::timing_figures::late_span> waits_after{{150us, 15us}, {165us, 15us}}, waits_before{{40us, 15us}, {55us, 15us}};
+    CHECK(make(true, waits_after, true, waits_after).v == verdict::inconclusive);
+    CHECK(make(true, waits_before, true, waits_before).v == verdict::fail);
+    // No busy path around the RNR: inconclusive, doubted for timing only in real time.
+    trace_builder idle;
+    idle.data(0us, D::from_dut, {.path = 1, .ppsn = 300, .opcode = 0xC2, .tag = 4, .stream = 1});
+    idle.rnr(100us, D::to_dut, 4, 1, 0, 0, 10, 300, 1, 1);
+    auto none = idle.check("rnr_keeps_window");
+    CHECK(none.v == verdict::inconclusive);
+    CHECK_FALSE(none.timing_doubt);
+    idle.tr.timing.realtime = true;
+    CHECK(idle.check("rnr_keeps_window").timing_doubt);
 }
 
 TEST_CASE("window_cut_on_ece and no_cross_path_cut") {
