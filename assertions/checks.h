@@ -41,6 +41,7 @@ outcome acks_conform(const context& c);
 outcome naks(const context& c);
 outcome silent_drop(const context& c);
 outcome rnr_sent(const context& c);
+outcome rejection_dropped(const context& c);
 outcome completion_after_placement(const context& c);
 
 // Observations: completions, memory, counters (checks_obs.cpp)

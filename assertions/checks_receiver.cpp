@@ -305,6 +305,80 @@ outcome silent_drop(const context& c) {
 
 // MR-RNR-1 / MR-RNR-6: rejected SENDs get an RNR and their PPSNs are
 // acknowledged with a RnrCount that includes the rejection.
+// MR-RNR-6 (§4): a receiver keeps a rejection "until that message arrives
+// again in full, or fails by NAK", and answers RNR_QUERY with the RNR of
+// every rejection it keeps. An answer (the DUT's RNRs between the query and
+// its RNR_SYNC) carrying the RNR of a message that, before the query, had
+// arrived again in full under an Attempt the DUT never rejected, fails. The
+// rule binds only where such a message exists when a query arrives: a
+// receive posted after the re-send arrived (an agent call held on a busy
+// host) draws a lawful RNR for the re-send too, and the check cannot tell.
+outcome rejection_dropped(const context& c) {
+    const auto& fr = c.tr().frames;
+    using msg_key = std::pair<std::uint16_t, std::uint32_t>;  // stream, StreamSeq
+    std::map<msg_key, std::set<std::uint8_t>> rejected;        // Attempts the DUT rejected, in the whole run
+    for (const auto& r : fr)
+        if (r.d == trace::dir::from_dut && r.is(opcode::rnr))
+            rejected[{r.f().rnrh.stream_id, r.f().rnrh.stream_seq}].insert(r.f().rnrh.attempt);
+    struct arrival {
+        std::map<std::uint32_t, std::uint32_t> parts;  // offset -> length reached the DUT
+        std::uint32_t total = 0;
+    };
+    std::map<std::tuple<std::uint16_t, std::uint32_t, std::uint8_t>, arrival> got;
+    std::size_t queries = 0, bound = 0;
+    for (const auto& r : fr) {
+        if (r.reached_dut() && r.data() && is_send_opcode(r.f().bth.opcode)) {
+            const auto& f = r.f();
+            auto& a = got[{f.mrh.stream_id, f.mrh.stream_seq, f.mrh.attempt}];
+            a.total = f.seth.msg_len;
+            a.parts[f.mrh.msg_offset] = static_cast<std::uint32_t>(f.payload.size());
+            continue;
+        }
+        if (!r.reached_dut() || !r.is(opcode::ctrl) || r.f().ctrlh.type != static_cast<std::uint8_t>(ctrl_type::rnr_query))
+            continue;
+        ++queries;
+        // Messages the DUT had rejected that arrived again in full, under an Attempt it took.
+        std::map<msg_key, std::uint8_t> again;
+        for (const auto& [k, a] : got) {
+            const msg_key m{std::get<0>(k), std::get<1>(k)};
+            auto rj = rejected.find(m);
+            if (rj == rejected.end() || rj->second.count(std::get<2>(k))) continue;
+            std::uint64_t have = 0, reach = 0;
+            for (const auto& [off, len] : a.parts) {  // bytes covered, overlaps once
+                const std::uint64_t from = std::max<std::uint64_t>(off, reach), to = std::uint64_t{off} + len;
+                if (to > from) have += to - from;
+                reach = std::max(reach, to);
+            }
+            if (have >= a.total) again[m] = std::get<2>(k);
+        }
+        if (again.empty()) continue;
+        ++bound;
+        for (std::size_t j = r.index + 1; j < fr.size(); ++j) {
+            const auto& x = fr[j];
+            if (x.d != trace::dir::from_dut) continue;
+            if (x.is(opcode::ctrl) && x.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::rnr_sync)) break;
+            if (!x.is(opcode::rnr)) continue;
+            const auto& h = x.f().rnrh;
+            auto it = again.find({h.stream_id, h.stream_seq});
+            if (it == again.end()) continue;
+            return fail("the RNR_QUERY drew the RNR (Attempt " + std::to_string(h.attempt) + ") of stream " +
+                            std::to_string(h.stream_id) + " seq " + std::to_string(h.stream_seq) +
+                            ", which had arrived again in full under Attempt " + std::to_string(it->second) +
+                            " before the query",
+                        "no RNR for a message that arrived again in full", "RNR re-sent", {r.index, x.index});
+        }
+    }
+    if (!queries) return inconclusive("no RNR_QUERY reached the DUT");
+    if (!bound) {
+        auto o = inconclusive("no rejected message had arrived again in full, under an Attempt the DUT took, before an "
+                              "RNR_QUERY: the rule did not bind (in real time, a receive posted after the re-send "
+                              "arrived makes the DUT reject the re-send too)");
+        o.timing_doubt = c.tr().timing.realtime;
+        return o;
+    }
+    return pass(std::to_string(bound) + " RNR_QUERY answers left out every message that had arrived again in full");
+}
+
 outcome rnr_sent(const context& c) {
     const auto& fr = c.tr().frames;
     std::set<std::tuple<std::uint16_t, std::uint32_t, std::uint8_t, std::uint16_t>> seen;
@@ -423,9 +497,13 @@ outcome grant_advertised(const context& c) {
         if (r.t < *first + *settle) continue;
         ++n;
         const double g = r.f().ackh.grant_rate;
-        if (g == k_grant_unlimited || std::abs(g - want) > tol * want)
+        // GrantRate counts whole 100 Mb/s units: a rate that is not a whole
+        // number of them is off by up to one however it is rounded (at 128
+        // times slower, 100 Gb/s is 7.8 units; the DUT advertises 7).
+        if (g == k_grant_unlimited || std::abs(g - want) > std::max(tol * want, 1.0))
             return fail("a DUT ACK advertises GrantRate " + std::to_string(static_cast<int>(g)) + " x 100 Mb/s",
-                        std::to_string(want) + " x 100 Mb/s +/- " + std::to_string(static_cast<int>(tol * 100)) + "%",
+                        std::to_string(want) + " x 100 Mb/s +/- " + std::to_string(static_cast<int>(tol * 100)) +
+                            "% (at least one unit)",
                         std::to_string(static_cast<int>(g)), {r.index});
     }
     if (!n) return inconclusive("the DUT sent no ACK after the settle time");

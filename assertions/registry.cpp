@@ -212,6 +212,10 @@ const std::vector<assertion_def>& builtin() {
         {"rnr_sent", {"MR-RNR-1", "MR-RNR-6"},
          "The DUT rejects SENDs without a receive with an RNR, and acknowledges their PPSNs with a RnrCount covering it.",
          {{"at_least", T::integer, "1", "rejections required"}}, k::rnr_sent},
+        {"rejection_dropped", {"MR-RNR-6"},
+         "An RNR_QUERY draws no RNR for a message that arrived again in full under an Attempt the DUT took (§4: a "
+         "rejection is kept only until then).",
+         {}, k::rejection_dropped},
         {"completion_after_placement", {"MR-OOO-3"},
          "A receive completes only after every byte of its message reached the DUT.", {}, k::completion_after_placement},
         {"all_complete", {},

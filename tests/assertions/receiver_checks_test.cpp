@@ -48,6 +48,13 @@ TEST_CASE("grant_advertised") {
     CHECK(b.check("grant_advertised", {{"rate", "100Gbps"}}).v == verdict::pass);
     b.ack(2us, D::from_dut, 0, 102, {}, 101, false, 0xFFFF);
     CHECK(b.check("grant_advertised", {{"rate", "100Gbps"}}).v == verdict::fail);
+    // 781.25 Mb/s (100 Gb/s at 128 times slower) is 7.8 units: 7 or 8 is
+    // within one unit, 6 is not.
+    for (auto [g, v] : {std::pair{7, verdict::pass}, {8, verdict::pass}, {6, verdict::fail}}) {
+        trace_builder s;
+        s.ack(1us, D::from_dut, 0, 101, {}, 100, false, static_cast<std::uint16_t>(g));
+        CHECK(s.check("grant_advertised", {{"rate", "781.25Mbps"}}).v == v);
+    }
 }
 
 TEST_CASE("fair_share: inbound / N for N active senders, transitions excused") {
@@ -457,4 +464,59 @@ TEST_CASE("all_complete: a DUT out of retries is excused only by holds as long a
     auto held = out_of_retries({{1ms, 4ms}, {8ms, 3ms}});
     CHECK(held.v == verdict::inconclusive);
     CHECK_THAT(held.message, Catch::Contains("this check needs less than 6.300 ms"));
+}
+
+TEST_CASE("rejection_dropped: an RNR_QUERY draws no RNR for a message that arrived again in full (MR-RNR-6)") {
+    // Stream 1 seq 1 (tag 8, 8 KiB) is rejected as Attempt 0 and re-sent in
+    // full as Attempt 1; then an RNR_QUERY.
+    auto base = [](bool resend_rejected, bool query = true) {
+        trace_builder b;
+        for (std::uint32_t off : {0u, 4096u})
+            b.data(0us, D::to_dut, {.ppsn = 100 + off / 4096, .opcode = 0xC2, .tag = 8, .stream = 1, .seq = 1, .offset = off,
+                                    .len = 4096, .msg_len = 8192});
+        b.rnr(10us, D::from_dut, 8, 1, 1, 0, 14);
+        for (std::uint32_t off : {0u, 4096u})
+            b.data(1300us, D::to_dut, {.ppsn = 102 + off / 4096, .rnr_resend = true, .opcode = 0xC2, .tag = 8, .stream = 1,
+                                       .seq = 1, .offset = off, .len = 4096, .msg_len = 8192, .attempt = 1});
+        if (query) b.ctrl(1301us, D::to_dut, wire::ctrl_type::rnr_query);
+        if (resend_rejected) b.rnr(1305us, D::from_dut, 8, 1, 1, 1, 14, 102, 2);
+        return b;
+    };
+    SECTION("the answer is RNR_SYNC alone") {
+        auto b = base(false);
+        b.ctrl(1310us, D::from_dut, wire::ctrl_type::rnr_sync);
+        CHECK(b.check("rejection_dropped").v == verdict::pass);
+    }
+    SECTION("the answer re-sends the dropped rejection (rnr-kept)") {
+        auto b = base(false);
+        b.rnr(1310us, D::from_dut, 8, 1, 1, 0, 14);
+        b.ctrl(1311us, D::from_dut, wire::ctrl_type::rnr_sync);
+        auto o = b.check("rejection_dropped");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("arrived again in full under Attempt 1"));
+    }
+    SECTION("the re-send was rejected too (its receive came late): the rule did not bind") {
+        auto b = base(true);
+        b.rnr(1310us, D::from_dut, 8, 1, 1, 1, 14, 102, 2);
+        b.ctrl(1311us, D::from_dut, wire::ctrl_type::rnr_sync);
+        auto o = b.check("rejection_dropped");
+        CHECK(o.v == verdict::inconclusive);
+        CHECK_FALSE(o.timing_doubt);  // virtual time
+        b.tr.timing.realtime = true;
+        CHECK(b.check("rejection_dropped").timing_doubt);
+    }
+    SECTION("the re-send arrived only in part") {
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100, .opcode = 0xC2, .tag = 8, .stream = 1, .seq = 1, .len = 4096, .msg_len = 8192});
+        b.rnr(10us, D::from_dut, 8, 1, 1, 0, 14);
+        b.data(1300us, D::to_dut, {.ppsn = 102, .rnr_resend = true, .opcode = 0xC2, .tag = 8, .stream = 1, .seq = 1,
+                                   .len = 4096, .msg_len = 8192, .attempt = 1});
+        b.ctrl(1301us, D::to_dut, wire::ctrl_type::rnr_query);
+        b.rnr(1310us, D::from_dut, 8, 1, 1, 0, 14);
+        CHECK(b.check("rejection_dropped").v == verdict::inconclusive);
+    }
+    SECTION("no query") {
+        auto b = base(false, false);
+        CHECK(b.check("rejection_dropped").v == verdict::inconclusive);
+    }
 }
