@@ -131,7 +131,8 @@ int main(int argc, char** argv) {
     run->add_option("--timing-retries", ra.timing_retries,
                     "Real time: run a case again, with a fresh DUT and the same seed, when it ended inconclusive only\n"
                     "because the engine or its host ran too late for a check (up to N more attempts; a failure is never\n"
-                    "run again; every attempt is in the results). 0: never (docs/timing.md)")
+                    "run again; every attempt is in the results). Under --time-scale auto a case run slowed down runs\n"
+                    "again twice as slow, up to 128 times. 0: never (docs/timing.md)")
         ->capture_default_str()
         ->check(CLI::Range(0u, 10u));
     run->add_flag("--failures-only", ra.quiet_progress, "Print only cases that did not pass while running");

@@ -599,7 +599,11 @@ using detail::case_exec;
 
 namespace {
 
-case_result run_once(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale) {
+// `coarser`: under --time-scale auto, a scaled case runs that many times
+// slower again (a timing retry, D69); the largest scale it maps to, up to
+// k_max_time_scale.
+case_result run_once(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale,
+                     unsigned coarser = 1) {
     auto error = [&](std::string why) {
         case_result r = detail::named(c, seed);
         r.v = verdict::error;
@@ -617,6 +621,7 @@ case_result run_once(const plan::test_case& c, const dut_factory& make, std::uin
         // Coarse time (run/time_scale.h): a fine_timing case on a DUT that
         // cannot hold its tolerances runs slowed down instead of skipped.
         unsigned k = detail::case_time_scale(c, (*d)->hello(), time_scale);
+        if (k > 1 && time_scale == 0) k = std::min(k * coarser, k_max_time_scale);
         std::optional<plan::test_case> scaled;
         if (k > 1) {
             auto sc = scale_case(c, k);
@@ -672,12 +677,17 @@ case_result run_case(const plan::test_case& c, const dut_factory& make, std::uin
     // judged and was doubted only because the engine or its host ran late
     // runs again on a fresh DUT. A failure is never run again, and the
     // earlier attempts' reasons stay in the result (D66).
+    // A case run slowed down (--time-scale auto) runs again twice as slow
+    // (D69): what doubted it was the host's lateness against needs that
+    // scale with the time base.
     std::vector<std::string> before;
     double wall = 0;
+    unsigned coarser = 1;
     while (before.size() < timing_retries && timing_doubted(r)) {
-        before.push_back(r.reason);
+        before.push_back(r.time_scale > 1 ? "at " + std::to_string(r.time_scale) + " times slower: " + r.reason : r.reason);
         wall += r.wall_s;
-        r = run_once(c, make, seed, time_scale);
+        if (time_scale == 0 && r.time_scale > 1) coarser *= 2;
+        r = run_once(c, make, seed, time_scale, coarser);
     }
     r.wall_s += wall;
     r.attempts = static_cast<unsigned>(before.size()) + 1;

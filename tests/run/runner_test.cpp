@@ -987,6 +987,45 @@ TEST_CASE("timing retries: a real-time case inconclusive on timing alone runs ag
     }
 }
 
+namespace {
+// A real-time DUT without fine_timing whose first attempt's receive path
+// lost frames (lossy_dut's counter): the case runs scaled, and is doubted
+// for timing once.
+class lossy_coarse_dut final : public forwarding_dut {
+public:
+    explicit lossy_coarse_dut(std::shared_ptr<int> made) : lost_(++*made <= 1 ? 3 : 0) {}
+    bool realtime() const override { return true; }
+    std::uint64_t frames_lost() const override { return lost_; }
+    mrct::dut::info hello() const override {
+        auto i = in_->hello();
+        std::erase(i.capabilities, std::string("fine_timing"));
+        return i;
+    }
+
+private:
+    std::uint64_t lost_;
+};
+}  // namespace
+
+TEST_CASE("timing retries: a case run slowed down runs again twice as slow under --time-scale auto (D69)") {
+    auto s = load("retry-scaled.yaml", fine_plan());
+    const auto& c = s.cases.at(0);
+    auto made = std::make_shared<int>(0);
+    auto make = [&made]() -> core::result<std::unique_ptr<dut::dut>> {
+        return std::unique_ptr<dut::dut>(std::make_unique<lossy_coarse_dut>(made));
+    };
+    auto r = run::run_case(c, make, 3, 0, 1);
+    CHECK(*made == 2);
+    CHECK(r.attempts == 2);
+    CHECK(r.time_scale == 128);
+    REQUIRE(r.doubted_before.size() == 1);
+    CHECK_THAT(r.doubted_before[0], Catch::StartsWith("at 64 times slower: ") && Catch::Contains("unread"));
+    // An explicit time scale stays as asked.
+    *made = 0;
+    auto fixed = run::run_case(c, make, 3, 64, 1);
+    CHECK(fixed.time_scale == 64);
+}
+
 TEST_CASE("timing retries: only a case whose every inconclusive check was doubted for timing qualifies") {
     run::case_result r;
     r.v = verdict::inconclusive;
