@@ -430,6 +430,36 @@ TEST_CASE("rnr_keeps_window: a window cut on an RNR fails; in real time an RNR t
     CHECK(idle.check("rnr_keeps_window").timing_doubt);
 }
 
+TEST_CASE("rnr_keeps_window judges the busy paths together, and the RNR's own path alone") {
+    // Paths 0 and 2 carry WRITEs, 10 in flight each before tag 4's RNR at
+    // 100 us (span 100 us). After it everything is acknowledged; then the
+    // DUT sends on path 2 only (traffic moved: 20 in flight), or on path 2
+    // with path 0 starved while the RNR came on path 0.
+    auto make = [](unsigned rnr_path, bool moved) {
+        trace_builder b;
+        std::uint32_t seq = 0;
+        for (unsigned path : {0u, 2u})
+            for (std::uint32_t i = 0; i < 10; ++i)
+                b.data(nanos{i * 9000}, D::from_dut, {.path = path, .ppsn = 100 * (path + 1) + i, .stream = 2, .seq = seq++});
+        b.data(0us, D::from_dut, {.path = 1, .ppsn = 300, .opcode = 0xC2, .tag = 4, .stream = 1});
+        if (rnr_path == 0) b.data(1us, D::from_dut, {.ppsn = 90, .opcode = 0xC2, .tag = 4, .stream = 1, .seq = 1});
+        b.rnr(100us, D::to_dut, 4, 1, rnr_path == 0 ? 1 : 0, 0, 10, rnr_path == 0 ? 90 : 300, 1, rnr_path);
+        b.ack(110us, D::to_dut, 0, 110);
+        b.ack(110us, D::to_dut, 2, 310);
+        for (int i = 0; i < (moved ? 20 : 10); ++i)
+            b.data(nanos{160000 + i * 1000}, D::from_dut, {.path = 2, .ppsn = static_cast<std::uint32_t>(310 + i), .stream = 2, .seq = seq++});
+        b.data(400us, D::from_dut, {.ppsn = 110, .stream = 2, .seq = seq++});
+        b.data(400us, D::from_dut, {.path = 2, .ppsn = 340, .stream = 2, .seq = seq++});
+        return b.check("rnr_keeps_window");
+    };
+    CHECK(make(1, true).v == verdict::pass);   // path 0 idle, path 2 carries 20: 20 of 20 in all
+    auto half = make(1, false);                // path 2 carries 10, path 0 nothing: 10 of 20 in all (50 %: kept)
+    CHECK(half.v == verdict::pass);
+    auto own = make(0, true);                  // the RNR came on path 0, which then carried nothing
+    CHECK(own.v == verdict::fail);
+    CHECK_THAT(own.message, Catch::Contains("(the RNR's path) fell from 11 to 0"));
+}
+
 TEST_CASE("window_cut_on_ece and no_cross_path_cut") {
     auto run = [](unsigned marked_inflight, unsigned other_inflight) {
         trace_builder b;
