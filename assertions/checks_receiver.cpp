@@ -25,6 +25,18 @@ bool covers(const frame& f, std::uint32_t ppsn) {
     return d < 256 && d != 0 && f.ackh.sack.test(d);
 }
 
+// A message's bytes that arrived, as [from, to) ranges: how far from byte 0
+// they reach without a hole.
+std::uint32_t arrived_prefix(std::vector<std::pair<std::uint32_t, std::uint32_t>> got) {
+    std::sort(got.begin(), got.end());
+    std::uint32_t upto = 0;
+    for (const auto& [a, b] : got) {
+        if (a > upto) break;
+        upto = std::max(upto, b);
+    }
+    return upto;
+}
+
 }  // namespace
 
 // MR-SACK-1, MR-SACK-2, MR-CC-1, MR-GR-1
@@ -303,8 +315,6 @@ outcome silent_drop(const context& c) {
                 (c.has("counter") ? " and counted in " + c.str("counter") : ""));
 }
 
-// MR-RNR-1 / MR-RNR-6: rejected SENDs get an RNR and their PPSNs are
-// acknowledged with a RnrCount that includes the rejection.
 // MR-RNR-6 (§4): a receiver keeps a rejection "until that message arrives
 // again in full, or fails by NAK", and answers RNR_QUERY with the RNR of
 // every rejection it keeps. An answer (the DUT's RNRs between the query and
@@ -321,7 +331,7 @@ outcome rejection_dropped(const context& c) {
         if (r.d == trace::dir::from_dut && r.is(opcode::rnr))
             rejected[{r.f().rnrh.stream_id, r.f().rnrh.stream_seq}].insert(r.f().rnrh.attempt);
     struct arrival {
-        std::map<std::uint32_t, std::uint32_t> parts;  // offset -> length reached the DUT
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> parts;  // byte ranges that reached the DUT
         std::uint32_t total = 0;
     };
     std::map<std::tuple<std::uint16_t, std::uint32_t, std::uint8_t>, arrival> got;
@@ -331,7 +341,7 @@ outcome rejection_dropped(const context& c) {
             const auto& f = r.f();
             auto& a = got[{f.mrh.stream_id, f.mrh.stream_seq, f.mrh.attempt}];
             a.total = f.seth.msg_len;
-            a.parts[f.mrh.msg_offset] = static_cast<std::uint32_t>(f.payload.size());
+            a.parts.push_back({f.mrh.msg_offset, f.mrh.msg_offset + static_cast<std::uint32_t>(f.payload.size())});
             continue;
         }
         if (!r.reached_dut() || !r.is(opcode::ctrl) || r.f().ctrlh.type != static_cast<std::uint8_t>(ctrl_type::rnr_query))
@@ -343,13 +353,7 @@ outcome rejection_dropped(const context& c) {
             const msg_key m{std::get<0>(k), std::get<1>(k)};
             auto rj = rejected.find(m);
             if (rj == rejected.end() || rj->second.count(std::get<2>(k))) continue;
-            std::uint64_t have = 0, reach = 0;
-            for (const auto& [off, len] : a.parts) {  // bytes covered, overlaps once
-                const std::uint64_t from = std::max<std::uint64_t>(off, reach), to = std::uint64_t{off} + len;
-                if (to > from) have += to - from;
-                reach = std::max(reach, to);
-            }
-            if (have >= a.total) again[m] = std::get<2>(k);
+            if (arrived_prefix(a.parts) >= a.total) again[m] = std::get<2>(k);
         }
         if (again.empty()) continue;
         ++bound;
@@ -379,6 +383,8 @@ outcome rejection_dropped(const context& c) {
     return pass(std::to_string(bound) + " RNR_QUERY answers left out every message that had arrived again in full");
 }
 
+// MR-RNR-1 / MR-RNR-6: rejected SENDs get an RNR and their PPSNs are
+// acknowledged with a RnrCount that includes the rejection.
 outcome rnr_sent(const context& c) {
     const auto& fr = c.tr().frames;
     std::set<std::tuple<std::uint16_t, std::uint32_t, std::uint8_t, std::uint16_t>> seen;
@@ -446,12 +452,7 @@ outcome completion_after_placement(const context& c) {
             before_last = last;
             last = r.t;
         }
-        std::sort(got.begin(), got.end());
-        std::uint32_t upto = 0;
-        for (const auto& [a, b] : got) {
-            if (a > upto) break;
-            upto = std::max(upto, b);
-        }
+        const std::uint32_t upto = arrived_prefix(got);
         // A completion's time may be late by its poll's round trip (t_err),
         // never early: one recorded before its last byte is early for sure.
         if (upto < len || got.empty())
