@@ -331,7 +331,7 @@ outcome rejection_dropped(const context& c) {
         if (r.d == trace::dir::from_dut && r.is(opcode::rnr))
             rejected[{r.f().rnrh.stream_id, r.f().rnrh.stream_seq}].insert(r.f().rnrh.attempt);
     struct arrival {
-        std::vector<std::pair<std::uint32_t, std::uint32_t>> parts;  // byte ranges that reached the DUT
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> parts;  // byte ranges that reached the DUT (a bad ICRC does not decode: not data)
         std::uint32_t total = 0;
     };
     std::map<std::tuple<std::uint16_t, std::uint32_t, std::uint8_t>, arrival> got;

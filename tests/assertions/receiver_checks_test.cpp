@@ -515,6 +515,25 @@ TEST_CASE("rejection_dropped: an RNR_QUERY draws no RNR for a message that arriv
         b.rnr(1310us, D::from_dut, 8, 1, 1, 0, 14);
         CHECK(b.check("rejection_dropped").v == verdict::inconclusive);
     }
+    SECTION("a packet of the re-send arrived with a bad ICRC: the DUT dropped it, the message is not in full") {
+        trace_builder b;
+        for (std::uint32_t off : {0u, 4096u})
+            b.data(0us, D::to_dut, {.ppsn = 100 + off / 4096, .opcode = 0xC2, .tag = 8, .stream = 1, .seq = 1, .offset = off,
+                                    .len = 4096, .msg_len = 8192});
+        b.rnr(10us, D::from_dut, 8, 1, 1, 0, 14);
+        b.data(1300us, D::to_dut, {.ppsn = 102, .rnr_resend = true, .opcode = 0xC2, .tag = 8, .stream = 1, .seq = 1,
+                                   .len = 4096, .msg_len = 8192, .attempt = 1});
+        trace_builder tmp;
+        core::byte_buffer bad = tmp.data(0us, D::to_dut, {.ppsn = 103, .rnr_resend = true, .opcode = 0xC2, .tag = 8,
+                                                         .stream = 1, .seq = 1, .offset = 4096, .len = 4096,
+                                                         .msg_len = 8192, .attempt = 1})
+                                    .bytes;
+        bad[100] ^= 0xFF;  // payload: the ICRC no longer matches
+        REQUIRE_FALSE(b.tr.add(1300us, D::to_dut, bad).f().icrc_ok());
+        b.ctrl(1301us, D::to_dut, wire::ctrl_type::rnr_query);
+        b.rnr(1310us, D::from_dut, 8, 1, 1, 0, 14);
+        CHECK(b.check("rejection_dropped").v == verdict::inconclusive);
+    }
     SECTION("no query") {
         auto b = base(false, false);
         CHECK(b.check("rejection_dropped").v == verdict::inconclusive);
