@@ -113,6 +113,10 @@ private:
     // 15 MiB took 18 ms, inside RNR-007's window (scaled).
     std::unordered_map<std::uint64_t, core::byte_buffer> premade_;
     void premake_setup_payloads();
+    // Work request `wr`'s message bytes (a function of the seed and `wr`):
+    // made now, or taken premade.
+    core::byte_buffer make_payload(std::uint64_t wr, std::size_t size) const { return pattern(size, seed_ * 1000003 + wr); }
+    core::byte_buffer payload(std::uint64_t wr, std::size_t size);
     core::status act(const plan::action& a, int step);
     static std::string describe(const std::map<std::string, std::string>& f);
     core::status execute();

@@ -174,9 +174,18 @@ void case_exec::premake_setup_payloads() {
                 if (a.name == "post_recv") continue;
                 if (bytes + *size > k_budget) return;
                 bytes += *size;
-                premade_.emplace(wr, pattern(*size, seed_ * 1000003 + wr));
+                premade_.emplace(wr, make_payload(wr, *size));
             }
     }
+}
+
+core::byte_buffer case_exec::payload(std::uint64_t wr, std::size_t size) {
+    if (auto it = premade_.find(wr); it != premade_.end() && it->second.size() == size) {
+        auto b = std::move(it->second);
+        premade_.erase(it);
+        return b;
+    }
+    return make_payload(wr, size);
 }
 
 core::status case_exec::post(const plan::action& a) {
@@ -202,15 +211,7 @@ core::status case_exec::post(const plan::action& a) {
     // wire while it fills megabytes.
     std::vector<core::byte_buffer> payloads;
     if (!is_recv)
-        for (unsigned long k = 0; k < count; ++k) {
-            const auto it = premade_.find(next_wr_ + k);
-            if (it != premade_.end() && it->second.size() == size) {
-                payloads.push_back(std::move(it->second));
-                premade_.erase(it);
-            } else {
-                payloads.push_back(pattern(size, seed_ * 1000003 + next_wr_ + k));
-            }
-        }
+        for (unsigned long k = 0; k < count; ++k) payloads.push_back(payload(next_wr_ + k, size));
     for (unsigned long k = 0; k < count; ++k) {
         const std::uint64_t wr = next_wr_++;
         trace::posted_wr p{wr, is_recv ? "recv" : a.name == "post_send" ? "send" : "write", stream, tag, size, s_.now()};
