@@ -33,6 +33,12 @@ using impl = endpoint::impl;
 
 bool has(const config& cfg, bug b) { return cfg.bug_profile == b; }
 
+// Whether sends wait for the pacer (MR-GR-2): from the first accepted ACK,
+// under a limited grant.
+bool paced(const endpoint& e, const connection& c) {
+    return c.grant != 0 && c.grant != k_grant_unlimited && !has(e.cfg(), bug::ignore_grant);
+}
+
 // The path whose RTT estimate and timer serve path p (one shared under shared-rto).
 path_tx& estimator(connection& c, unsigned p, const config& cfg) {
     return has(cfg, bug::shared_rto) ? c.tx[0] : c.tx[p];
@@ -161,23 +167,6 @@ bool resend_same(endpoint& e, connection& c, unsigned p, std::size_t i) {
     return true;
 }
 
-// MR-RTO-4: an expiry resends the path's oldest unacknowledged PPSN. Returns
-// false when the retry limit ended the connection.
-bool resend_oldest(endpoint& e, connection& c, unsigned p) {
-    auto& t = c.tx[p];
-    for (std::size_t i = 0; i < t.window.size(); ++i)
-        if (!t.window[i].acked) return resend_same(e, c, p, i);
-    return true;
-}
-
-// Advances the pacer by the frame just sent (MR-GR-2): rates count IP bytes,
-// IP header through ICRC, at the latest grant.
-void charge_pacer(endpoint& e, connection& c, nanos now) {
-    const double rate = c.grant * static_cast<double>(k_grant_unit_bps);
-    const double bytes = static_cast<double>(e.last_frame_size() - k_eth_len);
-    c.next_pace = std::max(now, c.next_pace) + nanos{static_cast<std::int64_t>(std::ceil(bytes * 8e9 / rate))};
-}
-
 // Queues a resend of window index i on path p with its PPSN; pump() sends it
 // before anything else, within the pacing budget (MR-GR-2 counts resends).
 // One detection causes one resend: the packet is marked until the resend
@@ -191,6 +180,32 @@ void queue_resend(connection& c, unsigned p, std::size_t i, bool even_if_acked =
     auto& t = c.tx[p];
     t.window[i].resend_queued = true;
     c.same_ppsn.push_back({p, psn24::add(t.base_ppsn, static_cast<std::uint32_t>(i)), even_if_acked});
+}
+
+// MR-RTO-4: an expiry resends the path's oldest unacknowledged PPSN. Under a
+// grant it goes through the pacer like every other resend (MR-GR-2 counts
+// them): sent straight from the timer, the expiries of several paths left
+// in one burst (a DUT held by its host broke its grant so in GR-050). A
+// packet whose detection's resend already waits there is not queued twice.
+// Returns false when the retry limit ended the connection.
+bool resend_oldest(endpoint& e, connection& c, unsigned p) {
+    auto& t = c.tx[p];
+    for (std::size_t i = 0; i < t.window.size(); ++i)
+        if (!t.window[i].acked) {
+            if (!paced(e, c)) return resend_same(e, c, p, i);
+            if (!t.window[i].resend_queued) queue_resend(c, p, i);
+            impl::pump(e, c);
+            return c.state == conn_state::established;
+        }
+    return true;
+}
+
+// Advances the pacer by the frame just sent (MR-GR-2): rates count IP bytes,
+// IP header through ICRC, at the latest grant.
+void charge_pacer(endpoint& e, connection& c, nanos now) {
+    const double rate = c.grant * static_cast<double>(k_grant_unit_bps);
+    const double bytes = static_cast<double>(e.last_frame_size() - k_eth_len);
+    c.next_pace = std::max(now, c.next_pace) + nanos{static_cast<std::int64_t>(std::ceil(bytes * 8e9 / rate))};
 }
 
 void transmit_new(endpoint& e, connection& c, unsigned p, tx_unit u, bool retx) {
@@ -402,11 +417,10 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
         if (std::find(w.begin(), w.end(), c.local_id) == w.end()) w.push_back(c.local_id);
         return;
     }
-    const config& cfg = e.cfg();
     const nanos now = e.sched().now();
-    const bool paced = c.grant != 0 && c.grant != k_grant_unlimited && !has(cfg, bug::ignore_grant);
+    const bool limited = paced(e, c);
     for (;;) {
-        if (paced && now < c.next_pace) {
+        if (limited && now < c.next_pace) {
             connection* cp = &c;
             if (!c.pace_timer->armed()) c.pace_timer->arm_at(c.next_pace, [&e, cp] { pump(e, *cp); });
             return;
@@ -422,7 +436,7 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
             t.window[i].resend_queued = false;
             if (t.window[i].acked && !rq.even_if_acked) continue;
             if (!resend_same(e, c, p, i)) return;
-            if (paced) charge_pacer(e, c, now);
+            if (limited) charge_pacer(e, c, now);
             continue;
         }
         // Failover and RNR re-sends go first, then first transmissions. A
@@ -455,7 +469,7 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
         q->erase(it);
         if (retry_limit_reached(e, c, u.msg, u.sent)) return;  // a failover re-send counts too
         transmit_new(e, c, static_cast<unsigned>(p), u, u.retx);
-        if (paced) charge_pacer(e, c, now);
+        if (limited) charge_pacer(e, c, now);
     }
 }
 

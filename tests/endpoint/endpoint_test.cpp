@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -869,4 +870,39 @@ TEST_CASE("one detection, one resend: a resend waiting for the pacer is not foun
     CHECK(resent[first] == 1);
     CHECK(resent[(first + 1) & 0xFFFFFF] == 1);
     CHECK(resent[(first + 2) & 0xFFFFFF] == 0);  // acknowledged before its resend went
+}
+
+TEST_CASE("an expiry's resend waits for the pacer like any resend (MR-GR-2, MR-RTO-4)") {
+    // Each path lets its first ACK through (GrantRate 1: 100 Mb/s, one 4 KiB
+    // packet per 334 us), then loses every ACK: all eight paths' timers
+    // expire within one packet time, again and again. Sent straight from
+    // the timer, their resends left in bursts (beside stress-ng a held DUT's
+    // expiries broke its grant in GR-050); through the pacer, no two data
+    // frames are closer than the first one's time at the grant.
+    fabric::fabric_config fc;
+    for (unsigned p = 0; p < 8; ++p)
+        fc.path_stages_ba[p] = {{"delay", {{"delay", "2us"}}}, {"match_drop", {{"opcode", "ACK"}, {"skip", "1"}, {"count", "0"}}}};
+    ep::config snd, rcv;
+    snd.rto_min = 1ms;  // longer than a packet time at the grant: the pacer can keep up
+    rcv.inbound_rate_bps = 100e6;
+    pair_rig r(fc, snd, rcv);
+    auto rk = r.b->register_mr(1 << 20);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(1 << 20), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(20ms);
+    const auto acks = r.frames(direction::b_to_a, k_ack);
+    REQUIRE(!acks.empty());
+    const core::nanos paced_from = acks.front().t + 2us;
+    std::vector<tapped> tx;
+    for (auto& t : r.frames(direction::a_to_b, k_write))
+        if (t.t > paced_from) tx.push_back(t);
+    REQUIRE(r.a->stats().rto_retransmits >= 8);
+    std::size_t resends = 0;
+    for (std::size_t i = 0; i + 1 < tx.size(); ++i) {
+        const auto slot = core::nanos(static_cast<std::int64_t>(std::ceil((tx[i].bytes.size() - 14) * 8e9 / 100e6)));
+        INFO("frame " << i << " at " << tx[i].t.count() << " ns, the next at " << tx[i + 1].t.count() << " ns");
+        CHECK(tx[i + 1].t - tx[i].t >= slot);
+        resends += (tx[i + 1].f().mrh.flags & wire::k_flag_retx) != 0;
+    }
+    UNSCOPED_INFO(tx.size() << " frames, " << r.a->stats().rto_retransmits << " expiry resends");
+    CHECK(resends >= 8);
 }
