@@ -460,6 +460,39 @@ TEST_CASE("rnr_keeps_window judges the busy paths together, and the RNR's own pa
     CHECK_THAT(own.message, Catch::Contains("(the RNR's path) fell from 11 to 0"));
 }
 
+TEST_CASE("rnr_keeps_window: a fall of inflight at an unchanged pace, or after a timer expiry, is no cut") {
+    // Path 0: 10 WRITEs in flight before tag 4's RNR at 100 us (span 100 us).
+    // After it everything is acknowledged, and the DUT sends `after` packets
+    // in the second half, each acknowledged before the next: inflight 1.
+    auto make = [](int after, bool expiry) {
+        trace_builder b;
+        for (std::uint32_t i = 0; i < 10; ++i) b.data(nanos{i * 9000}, D::from_dut, {.ppsn = 100 + i, .stream = 2, .seq = i});
+        b.data(0us, D::from_dut, {.path = 1, .ppsn = 300, .opcode = 0xC2, .tag = 4, .stream = 1});
+        b.rnr(100us, D::to_dut, 4, 1, 0, 0, 10, 300, 1, 1);
+        if (expiry) b.data(105us, D::from_dut, {.ppsn = 100, .retx = true, .stream = 2, .seq = 0});  // no loss explains it
+        b.ack(110us, D::to_dut, 0, 110);
+        std::uint32_t next = 110;
+        for (int i = 0; i < after; ++i, ++next) {
+            b.data(nanos{155000 + i * 10000}, D::from_dut, {.ppsn = next, .stream = 2, .seq = next - 100});
+            b.ack(nanos{156000 + i * 10000}, D::to_dut, 0, next + 1);
+        }
+        b.data(400us, D::from_dut, {.ppsn = next, .stream = 2, .seq = next - 100});
+        return b.check("rnr_keeps_window");
+    };
+    // 3 packets in 50 us against 10 in 100 us: the pace held (6 >= 5), the
+    // ACKs came sooner. A window cut to one packet would not let 3 go in 50 us
+    // at this RTT; here the DUT's speed, not its window, set its inflight.
+    CHECK(make(3, false).v == verdict::pass);
+    auto slow = make(2, false);  // 2 in 50 us: the pace fell with the inflight
+    CHECK(slow.v == verdict::fail);
+    CHECK_THAT(slow.message, Catch::Contains("fell from 10 to 1 in all, and their new packets from 10 in 100.000 us to 2 in 50.000 us"));
+    // The path's timer expired (a resend no loss explains) around the RNR:
+    // its window was cut by MR-RTO-4, not judged.
+    auto expired = make(2, true);
+    CHECK(expired.v == verdict::inconclusive);
+    CHECK_THAT(expired.message, Catch::Contains("a timer expiry or an ECE cut that path's window"));
+}
+
 TEST_CASE("window_cut_on_ece and no_cross_path_cut") {
     auto run = [](unsigned marked_inflight, unsigned other_inflight) {
         trace_builder b;
