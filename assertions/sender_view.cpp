@@ -38,6 +38,9 @@ struct path_state {
     unsigned consec = 0;
     bool has_rtt = false;
     nanos srtt{0}, rttvar{0};
+    // The same estimator with each sample lengthened by the host's hold at
+    // the ACK (real time): the most the DUT's own estimator can have reached.
+    nanos srtt_held{0}, rttvar_held{0};
     std::uint16_t port = 0, run_port = 0;
     bool seen_ack = false;
 
@@ -55,9 +58,23 @@ struct path_state {
     }
 };
 
-nanos rto_base(const path_state& s, const trace::params& p) {
+nanos rto_base(const path_state& s, const trace::params& p, bool held = false) {
     if (!s.has_rtt) return p.rto_initial;
-    return std::clamp(s.srtt + 4 * s.rttvar, p.rto_min, p.rto_max);
+    return held ? std::clamp(s.srtt_held + 4 * s.rttvar_held, p.rto_min, p.rto_max)
+                : std::clamp(s.srtt + 4 * s.rttvar, p.rto_min, p.rto_max);
+}
+
+// Real time: how much longer than the wire shows the DUT may have taken to
+// read an ACK the engine sent at t: what remains at t of a hold of the
+// engine's host (the probe's) or a wait of the DUT's threads for a CPU that
+// covers t. The DUT's RTT sample is longer by that, and its RTO with it.
+nanos held_at(const trace::timing_figures& tm, nanos t) {
+    nanos most{0};
+    if (!tm.realtime) return most;
+    for (const auto* spans : {&tm.late, &tm.dut_waits})
+        for (const auto& l : *spans)
+            if (l.due <= t && t < l.due + l.late) most = std::max(most, l.due + l.late - t);
+    return most;
 }
 
 nanos backed_off(nanos base, unsigned doublings, const trace::params& p) {
@@ -329,6 +346,7 @@ sender_view::sender_view(const trace::trace& tr) {
                     x.run = s.consec;
                     x.timer_start = std::max({s.last_newack, s.empty_start, s.last_expiry});
                     x.expected_rto = backed_off(rto_base(s, prm), s.consec - 1, prm);
+                    x.expected_rto_held = backed_off(rto_base(s, prm, true), s.consec - 1, prm);
                     x.sport_before = s.run_port;
                     for (const auto& [key, pk] : s.pkts)
                         if (!pk.acked) {
@@ -407,12 +425,23 @@ sender_view::sender_view(const trace::trace& tr) {
                 if (key == trig && !k.retransmitted) {  // Karn: no samples from resends
                     const nanos sample = r.t - k.last_tx;
                     paths[p].rtt_samples.push_back({r.t, sample});
+                    const nanos held = sample + held_at(tr.timing, r.t);
                     if (!s.has_rtt) {
                         s.srtt = sample;
                         s.rttvar = sample / 2;
+                        s.srtt_held = held;
+                        s.rttvar_held = held / 2;
                         s.has_rtt = true;
                     } else {
-                        s.rttvar = (3 * s.rttvar + (s.srtt > sample ? s.srtt - sample : sample - s.srtt)) / 4;
+                        // Held: the DUT's SRTT lies in [srtt, srtt_held] and its
+                        // sample in [sample, held]; the deviation is at most
+                        // the largest between those ranges' ends.
+                        auto dist = [](nanos a, nanos b) { return a > b ? a - b : b - a; };
+                        const nanos dev = std::max({dist(s.srtt, held), dist(s.srtt_held, sample), dist(s.srtt, sample),
+                                                    dist(s.srtt_held, held)});
+                        s.rttvar_held = (3 * s.rttvar_held + dev) / 4;
+                        s.srtt_held = (7 * s.srtt_held + held) / 8;
+                        s.rttvar = (3 * s.rttvar + dist(s.srtt, sample)) / 4;
                         s.srtt = (7 * s.srtt + sample) / 8;
                     }
                 }

@@ -221,6 +221,31 @@ TEST_CASE("rto_timing uses Karn-valid samples only") {
     CHECK(b.check("rto_timing").v == verdict::pass);
 }
 
+TEST_CASE("rto_timing in real time: a hold while the DUT read its RTT sample's ACK may lengthen its RTO") {
+    // Sample 10 us: RTO 100 us from the wire. The expiry comes 600 us after
+    // the timer started. A hold of the host from 5 us to 405 us covered the
+    // ACK: the DUT may have read it up to 395 us late, its sample up to
+    // 405 us, its RTO up to 405 + 4 x 202.5 us: the check cannot tell. The
+    // same hold after the expiry changes nothing: a failure.
+    auto make = [](nanos hold_at) {
+        trace_builder b;
+        b.tr.timing.realtime = true;
+        b.tr.timing.late = {{hold_at, 400us}};
+        b.data(0us, D::from_dut, {.ppsn = 100});
+        b.ack(10us, D::to_dut, 0, 101, {}, 100);
+        b.data(20us, D::from_dut, {.ppsn = 101});
+        b.data(620us, D::from_dut, {.ppsn = 101, .retx = true});
+        return b.check("rto_timing");
+    };
+    auto held = make(5us);
+    CHECK(held.v == verdict::inconclusive);
+    CHECK(held.timing_doubt);
+    CHECK_THAT(held.message, Catch::Contains("its RTO may have been up to 1.215 ms where the wire shows 100.000 us"));
+    auto after = make(700us);
+    CHECK(after.v == verdict::fail);
+    CHECK_THAT(after.message, Catch::Contains("fired after 600.000 us"));
+}
+
 TEST_CASE("rto_independence fails when a path's packets wait past the bound") {
     trace_builder b;
     b.data(0us, D::from_dut, {.path = 0, .ppsn = 100});
