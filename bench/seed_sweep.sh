@@ -20,6 +20,10 @@ filters=()
 for f in "$@"; do filters+=(--filter "$f"); done
 "$build/mrct" run testplans/metaroce-1.2/plan.yaml --dut "$dut" --repeat "$repeat" -j "$(nproc)" \
   --out "$out" --capture none "${filters[@]}" >"$out/log" 2>&1 || true
+if [ ! -f "$out/results.json" ]; then  # a bad filter or DUT: say what mrct said
+  cat "$out/log" >&2
+  exit 2
+fi
 /usr/bin/python3 - "$out/results.json" "$repeat" "$dut" <<'PY'
 import collections, json, re, sys
 path, repeat, dut = sys.argv[1], int(sys.argv[2]), sys.argv[3]
