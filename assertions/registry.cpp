@@ -189,7 +189,9 @@ const std::vector<assertion_def>& builtin() {
          {{"min_packets", T::integer, "1", "new packets of other tags required per pause"}}, k::other_tags_flow,
          flow_need},
         {"rnr_keeps_window", {"MR-RNR-5"},
-         "Around an RNR, the busy paths together, and the path the RNR came on, keep at least a fraction of the inflight they had before.",
+         "Around an RNR, the busy paths together, and the path the RNR came on, keep at least a fraction of the inflight they "
+         "had before, or of their pace (a DUT its speed limits has inflight = pace x ACK time); paths cut by an expiry or "
+         "ECE are not judged.",
          {{"span", T::duration, "100us", "window before and after the RNR"},
           {"keep", T::number, "0.5", "fraction of the earlier inflight required after"}},
          k::rnr_keeps_window, need_of("span", "a quarter of the window around the RNR: a hold of half of it moves the windows compared", false, 4)},
