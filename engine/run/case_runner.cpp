@@ -670,6 +670,11 @@ bool timing_doubted(const case_result& r) {
     return any;
 }
 
+void name_earlier_doubt(case_result& r, const std::vector<std::string>& before) {
+    if (!before.empty() && r.v == verdict::inconclusive && !timing_doubted(r))
+        r.reason += " (the attempt before was doubted for timing: " + before.back() + ")";
+}
+
 case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale,
                      unsigned timing_retries) {
     auto r = run_once(c, make, seed, time_scale);
@@ -689,6 +694,7 @@ case_result run_case(const plan::test_case& c, const dut_factory& make, std::uin
         if (time_scale == 0 && r.time_scale > 1) coarser *= 2;
         r = run_once(c, make, seed, time_scale, coarser);
     }
+    name_earlier_doubt(r, before);
     r.wall_s += wall;
     r.attempts = static_cast<unsigned>(before.size()) + 1;
     r.doubted_before = std::move(before);

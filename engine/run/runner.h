@@ -78,6 +78,11 @@ case_result run_case(const plan::test_case& c, const dut_factory& make, std::uin
 // timing (assertions::outcome::timing_doubt): nothing but lateness stood in
 // the way of a verdict.
 bool timing_doubted(const case_result& r);
+// The last attempt's result after timing retries: where it ended inconclusive
+// for what its own run lacked (no loss happened, no path was busy), its reason
+// also names what doubted the attempt before (`before`: their reasons, in
+// order), so the measured figures stay in the verdict a user reads.
+void name_earlier_doubt(case_result& r, const std::vector<std::string>& before);
 inline constexpr unsigned k_timing_retries = 2;  // run_options' default
 
 // A case that injects a fault (fabric impairments, a peer departing from the

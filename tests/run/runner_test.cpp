@@ -987,6 +987,37 @@ TEST_CASE("timing retries: a real-time case inconclusive on timing alone runs ag
     }
 }
 
+TEST_CASE("timing retries: a retry inconclusive for its own run's reason names what doubted the attempt before") {
+    // Seen beside stress-ng (SACK-001 scaled): the first attempt judged and
+    // was doubted for timing; the retry lost no packet, so had nothing to
+    // judge. Its reason alone ("no loss was detected") hid the figures.
+    const std::vector<std::string> before{"fast_retransmit: events ran up to 6.318 ms late; this check needs 3.200 ms"};
+    run::case_result r;
+    r.v = verdict::inconclusive;
+    r.reason = "fast_retransmit: no loss was detected by SACK in this run";
+    run::assertion_result a;
+    a.o = assertions::inconclusive("no loss was detected by SACK in this run");
+    r.asserts.push_back(a);
+    run::name_earlier_doubt(r, before);
+    CHECK(r.reason == "fast_retransmit: no loss was detected by SACK in this run (the attempt before was doubted for "
+                      "timing: fast_retransmit: events ran up to 6.318 ms late; this check needs 3.200 ms)");
+    // A retry doubted for timing again, a verdict, or no retry: the reason stays.
+    auto doubted = r;
+    doubted.reason = "x";
+    doubted.asserts[0].o.timing_doubt = true;
+    run::name_earlier_doubt(doubted, before);
+    CHECK(doubted.reason == "x");
+    auto passed = r;
+    passed.v = verdict::pass;
+    passed.reason = "";
+    run::name_earlier_doubt(passed, before);
+    CHECK(passed.reason.empty());
+    auto first = r;
+    first.reason = "y";
+    run::name_earlier_doubt(first, {});
+    CHECK(first.reason == "y");
+}
+
 namespace {
 // A real-time DUT without fine_timing whose first attempt's receive path
 // lost frames (lossy_dut's counter): the case runs scaled, and is doubted
