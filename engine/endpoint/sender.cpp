@@ -185,15 +185,17 @@ void queue_resend(connection& c, unsigned p, std::size_t i, bool even_if_acked =
 // MR-RTO-4: an expiry resends the path's oldest unacknowledged PPSN. Under a
 // grant it goes through the pacer like every other resend (MR-GR-2 counts
 // them): sent straight from the timer, the expiries of several paths left
-// in one burst (a DUT held by its host broke its grant so in GR-050). A
-// packet whose detection's resend already waits there is not queued twice.
+// in one burst (a DUT held by its host broke its grant so in GR-050). Every
+// expiry queues its own resend, even where one already waits: an expiry the
+// wire did not show (two expiries, one resend) made the port move look
+// early (PATH-002 beside stress-ng, MR-PATH-4).
 // Returns false when the retry limit ended the connection.
 bool resend_oldest(endpoint& e, connection& c, unsigned p) {
     auto& t = c.tx[p];
     for (std::size_t i = 0; i < t.window.size(); ++i)
         if (!t.window[i].acked) {
             if (!paced(e, c)) return resend_same(e, c, p, i);
-            if (!t.window[i].resend_queued) queue_resend(c, p, i);
+            queue_resend(c, p, i);
             impl::pump(e, c);
             return c.state == conn_state::established;
         }
