@@ -593,12 +593,12 @@ outcome rnr_keeps_window(const context& c) {
         const bool all_fell = fell(all);
         if (all_fell || (own && fell(*own))) {
             const busy_path& f = all_fell ? all : *own;
-            const std::string what = (all_fell ? "the busy paths' inflight fell from " + std::to_string(f.before) + " to " +
-                                                     std::to_string(f.after) + " in all"
-                                               : "path " + std::to_string(f.path) + "'s inflight (the RNR's path) fell from " +
-                                                     std::to_string(f.before) + " to " + std::to_string(f.after)) +
-                                     (all_fell ? ", and their" : ", and its") + " new packets from " + std::to_string(f.sent_before) + " in " + fmt_time(*span) +
-                                     " to " + std::to_string(f.sent_after) + " in " + fmt_time(*span / 2);
+            const std::string whose = all_fell ? "the busy paths'" : "path " + std::to_string(f.path) + "'s";
+            const std::string what = whose + " inflight" + (all_fell ? "" : " (the RNR's path)") + " fell from " +
+                                     std::to_string(f.before) + " to " + std::to_string(f.after) + (all_fell ? " in all" : "") +
+                                     ", and " + (all_fell ? "their" : "its") + " new packets from " +
+                                     std::to_string(f.sent_before) + " in " + fmt_time(*span) + " to " +
+                                     std::to_string(f.sent_after) + " in " + fmt_time(*span / 2);
             return over(fail(what + " after an RNR on tag " + std::to_string(p.tag),
                              ">= " + std::to_string(static_cast<int>(keep * 100)) + "% of " + std::to_string(f.before),
                              std::to_string(f.after), {p.rec}),

@@ -58,23 +58,12 @@ struct path_state {
     }
 };
 
+// The RTO from the wire's samples, or (held) from the same samples each
+// lengthened by the host's hold at its ACK (path_state::srtt_held).
 nanos rto_base(const path_state& s, const trace::params& p, bool held = false) {
     if (!s.has_rtt) return p.rto_initial;
-    return held ? std::clamp(s.srtt_held + 4 * s.rttvar_held, p.rto_min, p.rto_max)
-                : std::clamp(s.srtt + 4 * s.rttvar, p.rto_min, p.rto_max);
-}
-
-// Real time: how much longer than the wire shows the DUT may have taken to
-// read an ACK the engine sent at t: what remains at t of a hold of the
-// engine's host (the probe's) or a wait of the DUT's threads for a CPU that
-// covers t. The DUT's RTT sample is longer by that, and its RTO with it.
-nanos held_at(const trace::timing_figures& tm, nanos t) {
-    nanos most{0};
-    if (!tm.realtime) return most;
-    for (const auto* spans : {&tm.late, &tm.dut_waits})
-        for (const auto& l : *spans)
-            if (l.due <= t && t < l.due + l.late) most = std::max(most, l.due + l.late - t);
-    return most;
+    const nanos srtt = held ? s.srtt_held : s.srtt, rttvar = held ? s.rttvar_held : s.rttvar;
+    return std::clamp(srtt + 4 * rttvar, p.rto_min, p.rto_max);
 }
 
 nanos backed_off(nanos base, unsigned doublings, const trace::params& p) {
@@ -425,7 +414,9 @@ sender_view::sender_view(const trace::trace& tr) {
                 if (key == trig && !k.retransmitted) {  // Karn: no samples from resends
                     const nanos sample = r.t - k.last_tx;
                     paths[p].rtt_samples.push_back({r.t, sample});
-                    const nanos held = sample + held_at(tr.timing, r.t);
+                    // Real time: the DUT may have read this ACK later than
+                    // the engine sent it, by the host's hold at that moment.
+                    const nanos held = sample + (tr.timing.realtime ? tr.timing.held_at(r.t) : nanos{0});
                     if (!s.has_rtt) {
                         s.srtt = sample;
                         s.rttvar = sample / 2;
@@ -435,10 +426,9 @@ sender_view::sender_view(const trace::trace& tr) {
                     } else {
                         // Held: the DUT's SRTT lies in [srtt, srtt_held] and its
                         // sample in [sample, held]; the deviation is at most
-                        // the largest between those ranges' ends.
+                        // the farthest apart the two ranges' ends lie.
                         auto dist = [](nanos a, nanos b) { return a > b ? a - b : b - a; };
-                        const nanos dev = std::max({dist(s.srtt, held), dist(s.srtt_held, sample), dist(s.srtt, sample),
-                                                    dist(s.srtt_held, held)});
+                        const nanos dev = std::max(dist(s.srtt, held), dist(s.srtt_held, sample));
                         s.rttvar_held = (3 * s.rttvar_held + dev) / 4;
                         s.srtt_held = (7 * s.srtt_held + held) / 8;
                         s.rttvar = (3 * s.rttvar + dist(s.srtt, sample)) / 4;

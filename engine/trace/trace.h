@@ -195,6 +195,16 @@ struct timing_figures {
             if (l.due <= to && l.due + l.late >= from) worst = std::max(worst, l.late);
         return worst;
     }
+    // What remains at t of the longest hold of the host, or wait of a DUT
+    // thread for a CPU, that covers t: how much later than t a DUT may have
+    // read a frame the engine sent at t.
+    nanos held_at(nanos t) const {
+        nanos most{0};
+        for (const auto* spans : {&late, &dut_waits})
+            for (const auto& l : *spans)
+                if (l.due <= t && t < l.due + l.late) most = std::max(most, l.due + l.late - t);
+        return most;
+    }
 };
 
 struct trace {
