@@ -906,3 +906,42 @@ TEST_CASE("an expiry's resend waits for the pacer like any resend (MR-GR-2, MR-R
     UNSCOPED_INFO(tx.size() << " frames, " << r.a->stats().rto_retransmits << " expiry resends");
     CHECK(resends >= 8);
 }
+
+TEST_CASE("every expiry sends its own resend, even while an earlier one waits for the pacer (MR-RTO-4, MR-PATH-4, D71)") {
+    // One path; its first ACK gets through (GrantRate 1: one 4 KiB packet per
+    // 334 us), every later ACK is lost. rto_min 20 us: the timer expires at
+    // 20, 40, 80 and 160 us, several times within one packet time at the
+    // grant, so later expiries find the earlier resends still queued. Each
+    // expiry is one resend on the wire: merged, the wire showed fewer resends
+    // than expiries and the port move after the second expiry looked early
+    // (PATH-002 beside stress-ng).
+    fabric::fabric_config fc;
+    fc.paths = 1;
+    fc.path_stages_ba[0] = {{"delay", {{"delay", "2us"}}}, {"match_drop", {{"opcode", "ACK"}, {"skip", "1"}, {"count", "0"}}}};
+    ep::config snd, rcv;
+    snd.num_paths = rcv.num_paths = 1;
+    snd.rto_min = 20us;
+    snd.rto_max = 2ms;     // the queue drains within the run
+    snd.retry_limit = 64;  // no retry limit ends it
+    rcv.inbound_rate_bps = 100e6;
+    pair_rig r(fc, snd, rcv);
+    auto rk = r.b->register_mr(1 << 20);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(256 * 1024), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(30ms);
+    const auto acks = r.frames(direction::b_to_a, k_ack);
+    REQUIRE(!acks.empty());
+    // Two expiries came before the first of their resends could leave: the
+    // situation under test arose.
+    std::size_t retx = 0;
+    core::nanos first_retx{-1};
+    for (auto& t : r.frames(direction::a_to_b, k_write))
+        if (t.f().mrh.flags & wire::k_flag_retx) {
+            if (!retx) first_retx = t.t;
+            ++retx;
+        }
+    const auto expiries = r.a->path_info(r.conn_a)[0].rto_expiries;
+    REQUIRE(first_retx.count() > 0);
+    CHECK(first_retx - acks.front().t > 40us);  // the second expiry (at about 60 us) had come
+    CHECK(expiries >= 4);
+    CHECK(retx == expiries);
+}
