@@ -184,8 +184,9 @@ struct connection {
         unsigned path;
         std::uint32_t ppsn;
         bool even_if_acked;  // bug go-back-n: SACKed packets are resent too
+        bool expiry = false;  // an RTO expiry's resend: the path's timer restarts when it leaves (D74)
     };
-    core::ring<resend_req> same_ppsn;  // SACK resends of a PPSN, sent before anything else
+    core::ring<resend_req> same_ppsn;  // SACK and expiry resends of a PPSN, sent before anything else
     std::map<std::uint16_t, std::uint32_t> next_stream_seq;
     std::map<std::uint16_t, std::uint32_t> next_recv_idx;  // per tag, assigned in posting order
     std::map<std::uint16_t, std::deque<std::uint32_t>> stream_pending;  // stream -> msg indices not yet completed

@@ -176,10 +176,10 @@ bool resend_same(endpoint& e, connection& c, unsigned p, std::size_t i) {
 // latest transmission: beside stress-ng, a burst of ACKs read late found
 // one packet lost four times and resent it four times in 25 us, and the
 // write ran out of retries.)
-void queue_resend(connection& c, unsigned p, std::size_t i, bool even_if_acked = false) {
+void queue_resend(connection& c, unsigned p, std::size_t i, bool even_if_acked = false, bool expiry = false) {
     auto& t = c.tx[p];
     t.window[i].resend_queued = true;
-    c.same_ppsn.push_back({p, psn24::add(t.base_ppsn, static_cast<std::uint32_t>(i)), even_if_acked});
+    c.same_ppsn.push_back({p, psn24::add(t.base_ppsn, static_cast<std::uint32_t>(i)), even_if_acked, expiry});
 }
 
 // MR-RTO-4: an expiry resends the path's oldest unacknowledged PPSN. Under a
@@ -188,18 +188,23 @@ void queue_resend(connection& c, unsigned p, std::size_t i, bool even_if_acked =
 // in one burst (a DUT held by its host broke its grant so in GR-050). Every
 // expiry queues its own resend, even where one already waits: an expiry the
 // wire did not show (two expiries, one resend) made the port move look
-// early (PATH-002 beside stress-ng, MR-PATH-4).
+// early (PATH-002 beside stress-ng, MR-PATH-4). With `restart` the path's
+// timer is restarted when the resend leaves (pump), not now (D74): a resend
+// the pacer held past the doubled RTO let the next expiry move the port
+// before it left, and it went out on the new port after a single expiry on
+// the wire (PATH-002 over agent+pcap beside stress-ng).
 // Returns false when the retry limit ended the connection.
-bool resend_oldest(endpoint& e, connection& c, unsigned p) {
+enum class resent { sent, queued, none, ended };
+resent resend_oldest(endpoint& e, connection& c, unsigned p, bool restart) {
     auto& t = c.tx[p];
     for (std::size_t i = 0; i < t.window.size(); ++i)
         if (!t.window[i].acked) {
-            if (!paced(e, c)) return resend_same(e, c, p, i);
-            queue_resend(c, p, i);
+            if (!paced(e, c)) return resend_same(e, c, p, i) ? resent::sent : resent::ended;
+            queue_resend(c, p, i, false, restart);
             impl::pump(e, c);
-            return c.state == conn_state::established;
+            return c.state == conn_state::established ? resent::queued : resent::ended;
         }
-    return true;
+    return resent::none;
 }
 
 // Advances the pacer by the frame just sent (MR-GR-2): rates count IP bytes,
@@ -392,8 +397,11 @@ void on_rto(endpoint& e, connection& c, unsigned p) {
         fail_path(e, c, p);  // the 4th consecutive expiry moved the port and fails the path
         return;
     }
-    if (!resend_oldest(e, c, p)) return;
-    arm_rto(e, c, p);
+    // RFC 6298 (5.6): the timer starts with the retransmission. Paced, that is
+    // when the queued resend leaves: pump restarts the timer then (D74).
+    const auto r = resend_oldest(e, c, p, true);
+    if (r == resent::ended) return;
+    if (r != resent::queued) arm_rto(e, c, p);
 }
 
 // The shared-rto defect: one timer; on expiry every path with packets in
@@ -407,7 +415,7 @@ void on_rto_shared(endpoint& e, connection& c) {
         t.st.rto_expiries++;
         e.stats_mut().rto_retransmits++;
         t.cwnd = e.cfg().cwnd_min;
-        if (!resend_oldest(e, c, p)) return;
+        if (resend_oldest(e, c, p, false) == resent::ended) return;
     }
     arm_rto(e, c, 0);
 }
@@ -439,6 +447,7 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
             if (t.window[i].acked && !rq.even_if_acked) continue;
             if (!resend_same(e, c, p, i)) return;
             if (limited) charge_pacer(e, c, now);
+            if (rq.expiry) arm_rto(e, c, p);  // the timer starts with the expiry's resend (D74)
             continue;
         }
         // Failover and RNR re-sends go first, then first transmissions. A
@@ -727,11 +736,21 @@ void endpoint::impl::on_rnr_sync(endpoint& e, connection& c, std::uint16_t count
 
 void endpoint::impl::try_complete_sends(endpoint& e, connection& c) {
     const bool any_order = has(e.cfg(), bug::stream_order);
+    auto finished = [](const out_message& m) { return m.failed || (m.acked == m.npkts && !m.rnr_current && !m.held); };
+    // cross-stream-hol: nothing completes behind the first unfinished
+    // message of any stream (messages are numbered in posting order).
+    std::uint32_t first_unfinished = UINT32_MAX;
+    if (has(e.cfg(), bug::cross_stream_hol))
+        for (const auto& [stream, q] : c.stream_pending)
+            for (const auto idx : q)
+                if (!finished(c.msgs[idx])) {
+                    first_unfinished = std::min(first_unfinished, idx);
+                    break;
+                }
     for (auto& [stream, q] : c.stream_pending) {
         for (auto it = q.begin(); it != q.end();) {
             auto& m = c.msgs[*it];
-            const bool finished = m.failed || (m.acked == m.npkts && !m.rnr_current && !m.held);
-            if (!finished) {
+            if (!finished(m) || *it > first_unfinished) {
                 if (!any_order) break;  // MR-STR-1: in StreamSeq order
                 ++it;
                 continue;
