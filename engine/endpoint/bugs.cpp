@@ -39,6 +39,7 @@ const std::vector<bug_info>& bug_profiles() {
         {bug::hasty_ctrl, "hasty-ctrl", "MR-CONN-1, MR-CONN-3, MR-RNR-6, MR-PATH-7", "repeats an unanswered CONNECT, CLOSE, RNR_QUERY or PATH_RESET every initial RTO / 4, ignoring the paths' RTOs"},
         {bug::connect_once, "connect-once", "MR-CONN-1", "sends CONNECT once and never repeats it: a lost CONNECT or ACCEPT leaves the connection opening for ever"},
         {bug::rnr_kept, "rnr-kept", "MR-RNR-6", "keeps a rejection until its message completes: RNR_QUERY re-sends the RNR of a message already re-sent in full"},
+        {bug::cross_stream_hol, "cross-stream-hol", "MR-STR-2", "completes messages in posting order across all streams: a loss or RNR on one stream holds every other stream's completions"},
     };
     return k_bugs;
 }

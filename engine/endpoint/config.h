@@ -54,6 +54,7 @@ enum class bug : std::uint8_t {
     close_on_ack,    // MR-CONN-3: repeats an unanswered CLOSE on every ACK, not every CTRL interval
     hasty_ctrl,      // MR-CONN-1/3, MR-RNR-6, MR-PATH-7: repeats unanswered CTRL every initial RTO / 4, ignoring the paths' RTOs
     connect_once,    // MR-CONN-1: sends CONNECT once; a lost CONNECT or ACCEPT leaves the connection opening for ever
+    cross_stream_hol,// MR-STR-2: completes sends in posting order across all streams (one ordering domain)
 };
 
 struct bug_info {
