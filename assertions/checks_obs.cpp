@@ -191,8 +191,14 @@ outcome frame_count(const context& c) {
     for (const auto& [k, v] : m) what += (what.empty() ? "" : ", ") + k + "=" + v;
     what = std::string(trace::dir_name(d)) + " frames with " + (what.empty() ? "any fields" : what);
     const auto at_least = static_cast<std::size_t>(c.integer("at_least"));
-    if (hits.size() < at_least)
+    if (hits.size() < at_least) {
+        // A premise not met is a scenario that did not arise (a DUT slower
+        // than the queue it should fill is not wrong): nothing to judge.
+        if (c.boolean("premise"))
+            return inconclusive("the case's premise did not arise: " + std::to_string(hits.size()) + " " + what + ", " +
+                                std::to_string(at_least) + " needed");
         return fail(std::to_string(hits.size()) + " " + what, ">= " + std::to_string(at_least), std::to_string(hits.size()), hits);
+    }
     if (c.has("at_most") && hits.size() > static_cast<std::size_t>(c.integer("at_most")))
         return fail(std::to_string(hits.size()) + " " + what, "<= " + c.str("at_most"), std::to_string(hits.size()), hits);
     return pass(std::to_string(hits.size()) + " " + what);

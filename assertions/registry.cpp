@@ -249,7 +249,10 @@ const std::vector<assertion_def>& builtin() {
          {{"dir", T::string, "from_dut", "from_dut or to_dut"},
           {"match", T::string, "", "match.FIELD: a field to match (trace/match.h)", true},
           {"at_least", T::integer, "1", "minimum count"},
-          {"at_most", T::integer, "", "maximum count", true}},
+          {"at_most", T::integer, "", "maximum count", true},
+          {"premise", T::boolean, "false",
+           "the count is the case's premise, not the DUT's behaviour (e.g. CE marks of a queue the DUT must fill): "
+           "fewer than at_least is inconclusive, not fail"}},
          k::frame_count},
         {"completion_count", {},
          "Counts a side's completions (optionally of a kind and status).",

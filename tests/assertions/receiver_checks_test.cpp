@@ -195,6 +195,13 @@ TEST_CASE("observation assertions: completions, order, progress, memory, counts"
     b.nak(1us, D::from_dut, 0x0B, 0, 100);
     CHECK(b.check("frame_count", {{"match.nak_code", "11"}}).v == verdict::pass);
     CHECK(b.check("frame_count", {{"match.opcode", "ACK"}}).v == verdict::fail);
+    // A premise not met (D75): the scenario did not arise, nothing to judge;
+    // too many still fails.
+    auto pm = b.check("frame_count", {{"match.opcode", "ACK"}, {"premise", "true"}});
+    CHECK(pm.v == verdict::inconclusive);
+    CHECK_THAT(pm.message, Catch::Contains("premise did not arise: 0 from_dut frames with opcode=ACK, 1 needed"));
+    CHECK(b.check("frame_count", {{"match.nak_code", "11"}, {"premise", "true"}}).v == verdict::pass);
+    CHECK(b.check("frame_count", {{"match.nak_code", "11"}, {"premise", "true"}, {"at_most", "0"}}).v == verdict::fail);
     b.ctrl(2us, D::from_dut, wire::ctrl_type::accept, {wire::tlv::version(1, 0), wire::tlv::num_paths(2)});
     CHECK(b.check("frame_count", {{"match.ctrl", "ACCEPT"}, {"match.version_minor", "0"}}).v == verdict::pass);
     CHECK(b.check("frame_count", {{"match.version_major", "1"}}).v == verdict::pass);
