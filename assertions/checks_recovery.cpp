@@ -328,18 +328,40 @@ outcome rto_independence(const context& c) {
         for (unsigned i = 0; i < backoff && b < c.tr().p.rto_max; ++i) b *= 2;
         return std::min(b, std::max(*bound, c.tr().p.rto_max));
     };
+    // Real time (D77, as D73 for rto_timing): the DUT's RTO may be longer than the wire's samples
+    // give by the holds at their ACKs. The timer running from `start` is the
+    // one the path's next expiry shows; what its held estimate adds to the
+    // wire's RTO widens the bound for that timer. Virtual time: nothing.
+    auto held_extra = [&]() -> nanos {
+        for (const auto& x : sv.expiries)
+            if (x.path == p && x.t > *start) return std::max(nanos{0}, x.expected_rto_held - x.expected_rto);
+        return nanos{0};
+    };
     auto overdue = [&](nanos now, std::size_t rec) -> std::optional<outcome> {
         if (!start || now - *start <= allowed()) return std::nullopt;
+        const std::string what = "path " + std::to_string(p) + " had packets unacknowledged from " + fmt_time(*start) +
+                                 " for " + fmt_time(now - *start) + " without a timeout";
+        const nanos extra = held_extra();
+        if (now - *start <= allowed() + extra) {
+            auto d = inconclusive("the host held the DUT while it read the ACKs of path " + std::to_string(p) +
+                                  "'s RTT samples: its RTO may have been up to " + fmt_time(extra) +
+                                  " longer than the wire shows, so the bound up to " + fmt_time(allowed() + extra) +
+                                  "; it would have said fail: " + what);
+            d.timing_doubt = true;
+            d.measured["unacked_us"] = core::to_micros(now - *start);
+            d.measured["held_bound_us"] = core::to_micros(allowed() + extra);
+            d.frames = {start_rec, rec};
+            return d;
+        }
         // Holds in the span, as long in all as the overrun, can have kept a
         // DUT beside the engine from its expiry (or the engine from the ACKs
         // that restart it): only they excuse it.
-        auto f = over(fail("path " + std::to_string(p) + " had packets unacknowledged from " + fmt_time(*start) + " for " +
-                                 fmt_time(now - *start) + " without a timeout: its timer is not its own",
+        auto f = over(fail(what + ": its timer is not its own",
                              "an expiry within " + c.str("at_most") + (backoff ? " x 2^" + std::to_string(backoff) : "") +
                                  " = " + fmt_time(allowed()),
                              "none for " + fmt_time(now - *start), {start_rec, rec}),
                         *start, now);
-        f.excused_by = now - *start - allowed();
+        f.excused_by = now - *start - allowed() - extra;
         return f;
     };
     for (const auto& e : evs) {

@@ -257,6 +257,33 @@ TEST_CASE("rto_independence fails when a path's packets wait past the bound") {
     CHECK_THAT(o.message, Catch::Contains("without a timeout"));
 }
 
+TEST_CASE("rto_independence in real time: a hold at an RTT sample's ACK widens the bound by what it may add to the RTO (D73)") {
+    // Sample 10 us: the bound rto_min + 4 x rtt is 140 us. The path's packets
+    // wait 600 us for an expiry. A hold from 5 us to 405 us covered the ACK:
+    // the DUT's RTO may have been up to 1.215 ms, the check cannot tell. The
+    // same hold after the expiry changes nothing: a failure, as it is with no
+    // expiry at all (the timer that never fires is no hold's doing).
+    auto make = [](nanos hold_at, bool expires) {
+        trace_builder b;
+        b.tr.timing.realtime = true;
+        b.tr.timing.late = {{hold_at, 400us}};
+        b.data(0us, D::from_dut, {.path = 0, .ppsn = 100});
+        b.ack(10us, D::to_dut, 0, 101, {}, 100);
+        b.data(20us, D::from_dut, {.path = 0, .ppsn = 101});
+        if (expires) b.data(620us, D::from_dut, {.path = 0, .ppsn = 101, .retx = true});
+        b.tr.end = expires ? 700us : 5ms;
+        return b.check("rto_independence", {{"path", "0"}, {"at_most", "rto_min + 4 * rtt(p0)"}});
+    };
+    auto held = make(5us, true);
+    CHECK(held.v == verdict::inconclusive);
+    CHECK(held.timing_doubt);
+    CHECK_THAT(held.message, Catch::Contains("it would have said fail: path 0 had packets unacknowledged from 20.000 us for 600.000 us"));
+    CHECK(make(700us, true).v == verdict::fail);
+    auto never = make(5us, false);
+    CHECK(never.v == verdict::fail);
+    CHECK_THAT(never.message, Catch::Contains("its timer is not its own"));
+}
+
 TEST_CASE("distinct_entropy and epoch_on_port_change") {
     trace_builder b;
     b.data(0us, D::from_dut, {.path = 0, .ppsn = 100, .sport = 0xC001});
