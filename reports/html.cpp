@@ -117,6 +117,7 @@ std::string html(const json& r) {
     o += "<div class=\"meta\">DUT <b>" + esc(d["name"].get<std::string>()) + "</b> (" + esc(d["spec"].get<std::string>()) +
          ", version " + esc(d["version"].get<std::string>()) + ", bug profile " + esc(d["bug"].get<std::string>()) +
          ") &middot; plan " + esc(r["plan"]["file"].get<std::string>()) + " &middot; host " + esc(r.value("host", std::string("?"))) +
+         (r.contains("priority") ? " &middot; engine priority " + esc(r["priority"].get<std::string>()) : "") +
          " &middot; seed " +
          std::to_string(r["seed"].get<std::uint64_t>()) + " &middot; " + std::to_string(cases.size()) + " of " +
          std::to_string(r["planned"].get<std::size_t>()) + " cases" + (r.value("interrupted", false) ? " (interrupted)" : "") +

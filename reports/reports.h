@@ -27,6 +27,7 @@ struct run_meta {
     std::string shard;  // "K/N" or empty
     bool interrupted = false;
     std::string host;   // where the run ran (empty: this machine's name)
+    std::string priority;  // the engine's scheduling in real time (sim/priority.h); empty: not real time
 };
 
 // One case as JSON, with evidence taken from its trace (if kept).

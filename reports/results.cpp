@@ -45,6 +45,7 @@ json results(const plan::suite& s, const run_meta& m, std::vector<json> cases, s
     j["shards"] = m.shard.empty() ? json::array() : json::array({m.shard});
     j["planned"] = planned;
     j["interrupted"] = m.interrupted;
+    if (!m.priority.empty()) j["priority"] = m.priority;
     j["summary"] = summary(json(cases));
     json cl = json::array();
     for (const auto& c : run::clauses()) cl.push_back({{"id", c.id}, {"level", c.level}, {"text", c.text}});

@@ -63,6 +63,7 @@ struct run_args {
     std::string time_scale = "auto";  // auto | K (run/time_scale.h)
     unsigned timing_retries = run::k_timing_retries;  // real time: attempts after a timing-doubted one (D66)
     bool quiet_progress = false;
+    std::string priority = "auto";  // auto | off | nice:N | fifo:N (sim/priority.h, D76)
 };
 int run_plan(const run_args& a);
 int run_list(const std::string& plan, bool json);

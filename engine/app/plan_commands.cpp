@@ -21,6 +21,7 @@
 #include "reports/reports.h"
 #include "run/runner.h"
 #include "run/time_scale.h"
+#include "sim/priority.h"
 #include "core/units.h"
 
 namespace mrct::app {
@@ -104,6 +105,22 @@ int run_plan(const run_args& a) {
         o.shard_k = k;
         o.shard_n = n;
     }
+    // The engine's priority in real time (D76): raised before any case makes
+    // its threads, which inherit it; the host probe's go back to ordinary.
+    const bool realtime = !(a.dut == "sim" || a.dut.rfind("sim:", 0) == 0);
+    std::optional<sim::priority> prio;
+    if (a.priority == "auto") {
+        if (realtime) prio = sim::k_auto_realtime;
+    } else {
+        auto p = sim::parse_priority(a.priority);
+        if (!p) {
+            std::fprintf(stderr, "--priority: %s\n", p.err().message.c_str());
+            return k_exit_usage;
+        }
+        prio = *p;
+    }
+    std::string prio_said;
+    if (realtime) prio_said = sim::apply_priority(prio.value_or(sim::priority{}));
     std::signal(SIGINT, on_sigint);
     const auto planned = run::planned_runs(*s, o);
     const auto total = o.shard_n > 1 ? (planned + o.shard_n - o.shard_k) / o.shard_n : planned;
@@ -114,6 +131,7 @@ int run_plan(const run_args& a) {
     std::printf("mrct %s: %s (%zu cases%s) against %s, seed %llu\n", std::string(version_string()).c_str(), s->name.c_str(),
                 total, a.shard.empty() ? "" : (", shard " + a.shard + " of " + std::to_string(planned)).c_str(), a.dut.c_str(),
                 static_cast<unsigned long long>(a.seed));
+    if (realtime) std::printf("engine priority: %s\n", prio_said.c_str());
     std::string pcap_dir;
     if (!a.out.empty() && a.capture != "none") {
         pcap_dir = a.out + "/pcap";
@@ -177,7 +195,7 @@ int run_plan(const run_args& a) {
             spdlog::error("cannot create {}: {}", a.out, ec.message());
             return k_exit_infra;
         }
-        reports::run_meta meta{a.dut, dut_info.value_or(dut::info{}), a.seed, a.shard, g_stop.load()};
+        reports::run_meta meta{a.dut, dut_info.value_or(dut::info{}), a.seed, a.shard, g_stop.load(), {}, prio_said};
         if (auto st = reports::write_all(a.out, reports::results(*s, meta, std::move(entries), planned)); !st) {
             spdlog::error("{}", st.err().message);
             return k_exit_infra;

@@ -1,5 +1,7 @@
 #include "sim/host_probe.h"
 
+#include "sim/priority.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -95,6 +97,7 @@ struct host_probe::impl {
     // The DUT's threads: (re)listed every `relist` periods (threads come and
     // go rarely); each period the largest growth of one thread's wait.
     void sample_dut() {
+        become_ordinary();
         ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
         const std::string dir = "/proc/" + std::to_string(dut_pid) + "/task";
         std::map<int, task_stat> tasks;
@@ -141,6 +144,9 @@ struct host_probe::impl {
     }
 
     void run(int cpu) {
+        // A sleeper stands for a DUT at ordinary priority: not at the
+        // engine's, which --priority may have raised (D76).
+        become_ordinary();
         if (cpu >= 0) {
             cpu_set_t set;
             CPU_ZERO(&set);
