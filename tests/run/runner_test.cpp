@@ -397,6 +397,12 @@ TEST_CASE("JUnit keeps failures, errors, skipped and inconclusive apart") {
     CHECK_THAT(x, Catch::Contains("<skipped message=\"inconclusive: no loss\"/>"));
     CHECK_THAT(x, Catch::Contains("<skipped message=\"skipped: the DUT lacks capability 'rtl_backdoor'\"/>"));
     CHECK_THAT(x, Catch::Contains("<property name=\"clauses\" value=\"MR-RNR-4\"/>"));
+    // The engine's priority (D76): in results.json and the report's header
+    // for a real-time run, absent otherwise.
+    const auto rt = reports::results(s, {"agent+udp:x", {}, 1, "", false, {}, "nice -10 (was 0)"}, cs, r.size());
+    CHECK(rt["priority"] == "nice -10 (was 0)");
+    CHECK_THAT(reports::html(rt), Catch::Contains("engine priority nice -10 (was 0)"));
+    CHECK_FALSE(reports::results(s, {"sim", {}, 1, "", false}, cs, r.size()).contains("priority"));
 }
 
 TEST_CASE("the peer departs from the reference on cue: forged RNR and ACK, port moves, role both") {
