@@ -184,7 +184,8 @@ struct connection {
         unsigned path;
         std::uint32_t ppsn;
         bool even_if_acked;  // bug go-back-n: SACKed packets are resent too
-        bool expiry = false;  // an RTO expiry's resend: the path's timer restarts when it leaves (D74)
+        bool expiry = false;  // an RTO expiry's resend: counted, and the path's timer restarted, when it leaves (D74, D78)
+        bool move = false;    // ... and the expiry moves the path's port as it leaves (MR-PATH-4, D78)
     };
     core::ring<resend_req> same_ppsn;  // SACK and expiry resends of a PPSN, sent before anything else
     std::map<std::uint16_t, std::uint32_t> next_stream_seq;

@@ -176,10 +176,24 @@ bool resend_same(endpoint& e, connection& c, unsigned p, std::size_t i) {
 // latest transmission: beside stress-ng, a burst of ACKs read late found
 // one packet lost four times and resent it four times in 25 us, and the
 // write ran out of retries.)
-void queue_resend(connection& c, unsigned p, std::size_t i, bool even_if_acked = false, bool expiry = false) {
+void queue_resend(connection& c, unsigned p, std::size_t i, bool even_if_acked = false, bool expiry = false,
+                  bool move = false) {
     auto& t = c.tx[p];
     t.window[i].resend_queued = true;
-    c.same_ppsn.push_back({p, psn24::add(t.base_ppsn, static_cast<std::uint32_t>(i)), even_if_acked, expiry});
+    c.same_ppsn.push_back({p, psn24::add(t.base_ppsn, static_cast<std::uint32_t>(i)), even_if_acked, expiry, move});
+}
+
+// An RTO expiry takes effect (D78): it is counted and, the second of a run,
+// moves the path to a new source port with PathEpoch + 1 (MR-PATH-2/4). At
+// the expiry when its resend goes at once; paced, when the resend leaves.
+void carry_out_expiry(endpoint& e, connection& c, unsigned p, bool move) {
+    auto& t = c.tx[p];
+    t.st.rto_expiries++;
+    e.stats_mut().rto_retransmits++;
+    if (!move) return;
+    t.port = impl::new_port(e, c, t.port);
+    if (!has(e.cfg(), bug::no_epoch_bump)) t.epoch = (t.epoch + 1) & 0xF;
+    t.st.moves++;
 }
 
 // MR-RTO-4: an expiry resends the path's oldest unacknowledged PPSN. Under a
@@ -192,18 +206,25 @@ void queue_resend(connection& c, unsigned p, std::size_t i, bool even_if_acked =
 // timer is restarted when the resend leaves (pump), not now (D74): a resend
 // the pacer held past the doubled RTO let the next expiry move the port
 // before it left, and it went out on the new port after a single expiry on
-// the wire (PATH-002 over agent+pcap beside stress-ng).
-// Returns false when the retry limit ended the connection.
+// the wire (PATH-002 over agent+pcap beside stress-ng). With `restart` the
+// expiry also takes effect (counted, the port moved when `move`) when its
+// resend leaves, and not at all if an ACK acknowledges the packet first
+// (D78): the move of a second expiry whose resend an ACK overtook showed on
+// the wire as a move after one expiry (PATH-002 over IPv6 beside stress-ng).
 enum class resent { sent, queued, none, ended };
-resent resend_oldest(endpoint& e, connection& c, unsigned p, bool restart) {
+resent resend_oldest(endpoint& e, connection& c, unsigned p, bool restart, bool move = false) {
     auto& t = c.tx[p];
     for (std::size_t i = 0; i < t.window.size(); ++i)
         if (!t.window[i].acked) {
-            if (!paced(e, c)) return resend_same(e, c, p, i) ? resent::sent : resent::ended;
-            queue_resend(c, p, i, false, restart);
+            if (!paced(e, c)) {
+                if (restart) carry_out_expiry(e, c, p, move);
+                return resend_same(e, c, p, i) ? resent::sent : resent::ended;
+            }
+            queue_resend(c, p, i, false, restart, move);
             impl::pump(e, c);
             return c.state == conn_state::established ? resent::queued : resent::ended;
         }
+    if (restart) carry_out_expiry(e, c, p, move);
     return resent::none;
 }
 
@@ -381,25 +402,21 @@ void on_rto(endpoint& e, connection& c, unsigned p) {
     auto& t = c.tx[p];
     if (t.inflight == 0) return;
     t.backoff++;
-    t.st.rto_expiries++;
-    e.stats_mut().rto_retransmits++;
-    if (++t.moves_counter >= cfg.moves_after && !has(cfg, bug::no_port_move)) {
-        t.port = impl::new_port(e, c, t.port);
-        if (!has(cfg, bug::no_epoch_bump)) t.epoch = (t.epoch + 1) & 0xF;
-        t.moves_counter = 0;
-        t.st.moves++;
-    }
+    const bool move = ++t.moves_counter >= cfg.moves_after && !has(cfg, bug::no_port_move);
+    if (move) t.moves_counter = 0;
     t.cwnd = cfg.cwnd_min;  // only this path's window (MR-RTO-4)
     unsigned in_service = 0;
     for (const auto& q : c.tx) in_service += !q.failed;
     if (t.backoff >= 2 * cfg.moves_after && in_service > 1 && !has(cfg, bug::no_port_move) &&
         !has(cfg, bug::no_failover)) {
+        carry_out_expiry(e, c, p, move);
         fail_path(e, c, p);  // the 4th consecutive expiry moved the port and fails the path
         return;
     }
     // RFC 6298 (5.6): the timer starts with the retransmission. Paced, that is
-    // when the queued resend leaves: pump restarts the timer then (D74).
-    const auto r = resend_oldest(e, c, p, true);
+    // when the queued resend leaves: pump restarts the timer then (D74), and
+    // the expiry takes effect then (D78).
+    const auto r = resend_oldest(e, c, p, true, move);
     if (r == resent::ended) return;
     if (r != resent::queued) arm_rto(e, c, p);
 }
@@ -442,9 +459,12 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
             const unsigned p = rq.path;
             auto& t = c.tx[p];
             const std::uint32_t i = psn24::diff(rq.ppsn, t.base_ppsn);
+            // Acknowledged (or the path failed) before it left: dropped, and an
+            // expiry's with it (D78: the ACK ended the run of expiries).
             if (t.failed || i >= t.window.size()) continue;
             t.window[i].resend_queued = false;
             if (t.window[i].acked && !rq.even_if_acked) continue;
+            if (rq.expiry) carry_out_expiry(e, c, p, rq.move);
             if (!resend_same(e, c, p, i)) return;
             if (limited) charge_pacer(e, c, now);
             if (rq.expiry) arm_rto(e, c, p);  // the timer starts with the expiry's resend (D74)

@@ -907,6 +907,48 @@ TEST_CASE("an expiry's resend waits for the pacer like any resend (MR-GR-2, MR-R
     CHECK(resends >= 8);
 }
 
+TEST_CASE("an expiry whose resend an ACK overtakes takes no effect: no port move the wire cannot show (MR-PATH-4, D78)") {
+    // mrct-refnic takes in every frame of one socket read before it sends
+    // (endpoint::begin_batch). A second expiry that fires inside such a
+    // batch queues its resend; an ACK read in the same batch acknowledges
+    // the packet, and the resend is dropped. Had the expiry moved the port
+    // there, the wire showed one expiry and then a new port (PATH-002 over
+    // IPv6 beside stress-ng). ACKs take 60 us, rto_max 30 us: the timer
+    // expires at 30 and 60 us after the send, the ACK of the packet comes
+    // at 62 us.
+    fabric::fabric_config fc;
+    fc.paths = 1;
+    fc.path_stages_ab[0] = {{"delay", {{"delay", "1us"}}}};
+    fc.path_stages_ba[0] = {{"delay", {{"delay", "60us"}}}};
+    ep::config snd, rcv;
+    snd.num_paths = rcv.num_paths = 1;
+    snd.rto_min = 10us;
+    snd.rto_max = 30us;
+    snd.retry_limit = 64;
+    pair_rig r(fc, snd, rcv);
+    auto rk = r.b->register_mr(1 << 16);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(64), r.b->mr_va(rk), rk, 1).ok());  // learns the grant: paced
+    r.run_for(2ms);
+    REQUIRE(r.a->poll().size() == 1);
+    const auto before = r.a->path_info(r.conn_a)[0];
+    const auto t0 = r.s.now();
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(64), r.b->mr_va(rk) + 4096, rk, 2).ok());
+    r.run_for(50us);  // the first expiry (30 us) resent the packet
+    r.a->begin_batch();
+    r.run_for(20us);  // the second expiry (60 us) queues its resend; the ACK (62 us) acknowledges the packet
+    r.a->end_batch();
+    r.run_for(2ms);
+    REQUIRE(r.a->poll().size() == 1);
+    const auto after = r.a->path_info(r.conn_a)[0];
+    std::size_t retx = 0;
+    for (auto& t : r.frames(direction::a_to_b, k_write))
+        if (t.t >= t0 && (t.f().mrh.flags & wire::k_flag_retx)) ++retx;
+    CHECK(retx == 1);                                          // the first expiry's resend only
+    CHECK(after.rto_expiries - before.rto_expiries == retx);   // the second took no effect
+    CHECK(after.moves == before.moves);                        // and moved nothing
+    CHECK(after.port == before.port);
+}
+
 TEST_CASE("a paced expiry resend restarts the timer when it leaves: one resend per expiry, the port moves on the second (MR-RTO-4, MR-PATH-4, D71, D74)") {
     // One path; its first ACK gets through (GrantRate 1: one 4 KiB packet per
     // 334 us), every later ACK is lost. rto_min 20 us, far below a packet

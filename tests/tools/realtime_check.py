@@ -32,10 +32,12 @@ BUGS = {"frozen-rnr": ["MR-RNR-4"], "shared-rto": ["MR-RTO-1", "MR-RTO-2"]}
 def measured(case):
     """An inconclusive verdict the engine explains with what it measured: its own
     lateness or the holds of its host against what a check needs, or a DUT that
-    never reached what the check needs (a grant it never came near)."""
+    never reached what the check needs (a grant it never came near, a queue it
+    never filled: a premise that did not arise, counted, D75)."""
     r = case["reason"]
     return case["verdict"] == "inconclusive" and any(
-        k in r for k in ("late", "this check needs", "was held", "receive path dropped", "never came near", "could resolve"))
+        k in r for k in ("late", "this check needs", "was held", "receive path dropped", "never came near", "could resolve",
+                         "premise did not arise"))
 
 
 def verdicts(res):
