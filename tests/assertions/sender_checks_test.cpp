@@ -421,6 +421,25 @@ TEST_CASE("rnr_pause and rnr_resume") {
         CHECK(o.v == verdict::fail);
         CHECK_THAT(o.message, Catch::Contains("a later RNR on the tag extended the pause"));
     }
+    SECTION("the tag resumes with its first re-sent message; the others follow at the DUT's pace") {
+        // Seq 0 and seq 1 of tag 4 rejected at 10 us (320 us, due by 412 us).
+        // Seq 0 is re-sent at 331 us; seq 1, behind it, only at 600 us: the
+        // tag resumed on time. Had neither gone by 412 us, it did not.
+        auto two = [](nanos first, nanos second) {
+            auto b = trace_builder{};
+            b.data(0us, D::from_dut, {.ppsn = 100, .opcode = 0xC2, .tag = 4, .stream = 1});
+            b.data(0us, D::from_dut, {.ppsn = 101, .opcode = 0xC2, .tag = 4, .stream = 1, .seq = 1});
+            b.rnr(10us, D::to_dut, 4, 1, 0, 0, 10);
+            b.rnr(10us, D::to_dut, 4, 1, 1, 0, 10);
+            b.data(first, D::from_dut, {.ppsn = 102, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
+            b.data(second, D::from_dut, {.ppsn = 103, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .seq = 1, .attempt = 1});
+            return b.check("rnr_resume");
+        };
+        CHECK(two(331us, 600us).v == verdict::pass);
+        auto o = two(500us, 600us);
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("tag 4 resumed 490.000 us after an RNR of 320.000 us"));
+    }
     SECTION("other tags held until the pause ends") {
         auto b = base();
         b.data(400us, D::from_dut, {.path = 1, .ppsn = 301, .opcode = 0xC2, .tag = 5, .stream = 2, .offset = 1024, .msg_len = 8192});
