@@ -85,8 +85,8 @@ endpoint::endpoint& service::ep() {
     return *ep_;
 }
 
-void service::receive(core::bytes_view frame) {
-    if (ep_) ep_->receive(frame);
+void service::receive(core::bytes_view frame, std::optional<core::nanos> arrived) {
+    if (ep_) ep_->receive(frame, arrived);
 }
 
 json service::handle(const json& req, session& sess) {

@@ -45,7 +45,8 @@ public:
 
     json handle(const json& request, session& sess);
     // A frame from the wire (Ethernet, rebuilt by the port); dropped before the endpoint starts.
-    void receive(core::bytes_view frame);
+    // `arrived`: endpoint::receive's (the frame's kernel receive time, in scheduler time).
+    void receive(core::bytes_view frame, std::optional<core::nanos> arrived = std::nullopt);
     // Frames read together: see endpoint::begin_batch.
     void begin_batch() {
         if (ep_) ep_->begin_batch();

@@ -352,7 +352,12 @@ void endpoint::end_batch() {
         if (auto it = conns_.find(id); it != conns_.end()) impl::pump(*this, *it->second);
 }
 
-void endpoint::receive(core::bytes_view bytes) {
+void endpoint::receive(core::bytes_view bytes, std::optional<nanos> arrived) {
+    struct reset {
+        std::optional<nanos>& a;
+        ~reset() { a.reset(); }
+    } r{arrived_};
+    if (arrived && *arrived < s_.now()) arrived_ = arrived;
     ++c_.frames_in;
     auto d = decode_ethernet(bytes, {.verify_icrc = cfg_.bug_profile != bug::accept_bad_icrc});
     if (!d.ok()) {

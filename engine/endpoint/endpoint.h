@@ -163,8 +163,13 @@ public:
                            std::uint64_t wr_id, std::optional<std::uint32_t> imm = {});
     std::vector<completion> poll();
 
-    // A frame from the wire.
-    void receive(core::bytes_view frame);
+    // A frame from the wire. `arrived`: when it reached the host, in
+    // scheduler time (a real-time host's kernel receive stamp), if earlier
+    // than now: RTT samples and RNR pauses count from it, as a NIC stamps
+    // a frame at its port, not when its software got to it (D80).
+    void receive(core::bytes_view frame, std::optional<nanos> arrived = std::nullopt);
+    // The current frame's arrival (receive's `arrived`, else now).
+    nanos arrival() const { return arrived_.value_or(s_.now()); }
     // Frames read together (one read of a socket's queue) are all taken in
     // before the sender acts on them: between begin_batch() and end_batch()
     // sending is deferred, as a NIC's pipeline takes the ACKs queued at its
@@ -225,6 +230,7 @@ private:
     std::size_t last_frame_size_ = 0;
     active_count active_;
     bool batching_ = false;
+    std::optional<nanos> arrived_;  // while receive() runs: the frame's arrival
     std::vector<std::uint32_t> pump_after_batch_;  // connections whose sending waits for end_batch()
 };
 

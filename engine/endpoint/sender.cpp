@@ -550,7 +550,9 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
             auto& est = estimator(c, p, cfg);
             // karn-violation measures a retransmitted packet from its first
             // transmission: the ambiguity Karn's rule exists to avoid.
-            const nanos r = e.sched().now() - (pkt.retransmitted ? pkt.first_sent : pkt.last_sent);
+            // From the ACK's arrival (D80): a real-time host's read lag is not the path's RTT.
+            const nanos sent = pkt.retransmitted ? pkt.first_sent : pkt.last_sent;
+            const nanos r = std::max(e.arrival(), sent) - sent;
             if (!est.has_rtt) {
                 est.srtt = r;
                 est.rttvar = r / 2;
@@ -713,7 +715,7 @@ void endpoint::impl::on_rnr(endpoint& e, connection& c, const frame& f) {
         m->rnr_current = true;
         if (has(cfg, bug::rnr_cuts_window))  // MR-RNR-5: treats the RNR as congestion
             for (auto& t : c.tx) t.cwnd = cfg.cwnd_min;
-        const nanos until = e.sched().now() + rnr_timer_duration(r.timer_code);
+        const nanos until = e.arrival() + rnr_timer_duration(r.timer_code);  // from its arrival (D80)
         const bool all = has(cfg, bug::rnr_pauses_all);
         nanos& slot = all ? c.all_paused_until : c.tag_paused_until[m->tag];
         slot = std::max(slot, until);

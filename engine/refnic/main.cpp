@@ -85,9 +85,12 @@ int main(int argc, char** argv) {
     // endpoint sends (endpoint::begin_batch): the batch ends in a handler
     // posted behind the read's.
     bool batch_open = false;
-    w.start([&](core::bytes_view f, std::int64_t) {
+    w.start([&](core::bytes_view f, std::int64_t wire_ns) {
         spdlog::trace("wire in: {} bytes", f.size());
         drv.sync();
+        // When the frame reached the host (the kernel's stamp): RTT samples
+        // and RNR pauses count from it, as a NIC's do (D80).
+        const auto arrived = sched.now() - netio::wire_age(wire_ns);
         if (!batch_open) {
             batch_open = true;
             svc.begin_batch();
@@ -97,7 +100,7 @@ int main(int argc, char** argv) {
                 svc.end_batch();
             });
         }
-        svc.receive(f);
+        svc.receive(f, arrived);
     });
     agent::server srv(drv.io(), [&](const agent::json& req, agent::session& s) {
         drv.sync();

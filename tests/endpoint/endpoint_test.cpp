@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <set>
 
@@ -905,6 +906,37 @@ TEST_CASE("an expiry's resend waits for the pacer like any resend (MR-GR-2, MR-R
     }
     UNSCOPED_INFO(tx.size() << " frames, " << r.a->stats().rto_retransmits << " expiry resends");
     CHECK(resends >= 8);
+}
+
+TEST_CASE("RTT samples count from a frame's arrival, not from when a busy host got to it (D80)") {
+    // A's software takes every frame 500 us after it arrived (a real-time
+    // host that fell behind). Given the arrival, its RTT estimate is the
+    // path's (about 4 us); without, it is 500 us longer.
+    auto srtt = [](bool stamped) {
+        fabric::fabric_config fc;
+        fc.paths = 1;
+        ep::config cfg;
+        cfg.num_paths = 1;
+        pair_rig r(fc, cfg, cfg);
+        std::deque<std::unique_ptr<sim::timer>> late;
+        r.fab->set_receiver(fabric::direction::b_to_a, [&](core::bytes_view fr, const fabric::packet_meta&) {
+            const auto arrived = r.s.now();
+            auto t = std::make_unique<sim::timer>(r.s);
+            t->arm_in(500us, [&r, buf = core::byte_buffer(fr.begin(), fr.end()), arrived, stamped] {
+                r.a->receive(buf, stamped ? std::optional<core::nanos>(arrived) : std::nullopt);
+            });
+            late.push_back(std::move(t));
+        });
+        auto rk = r.b->register_mr(1 << 20);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(256 * 1024), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(20ms);
+        REQUIRE(r.a->poll().size() == 1);
+        return r.a->path_info(r.conn_a)[0].srtt;
+    };
+    const auto with = srtt(true), without = srtt(false);
+    UNSCOPED_INFO("srtt with the arrival " << with.count() << " ns, without " << without.count() << " ns");
+    CHECK(with < 50us);
+    CHECK(without > 500us);
 }
 
 TEST_CASE("an expiry whose resend an ACK overtakes takes no effect: no port move the wire cannot show (MR-PATH-4, D78)") {
