@@ -138,7 +138,8 @@ int main(int argc, char** argv) {
     run->add_option("--priority", ra.priority,
                     "Real time: the engine's scheduling priority on a host shared with other work (docs/timing.md,\n"
                     "Priority): auto (default) raises the engine to nice -10 against a real-time DUT (needs root or\n"
-                    "CAP_SYS_NICE; otherwise it runs on at ordinary priority and says so) and leaves it against sim;\n"
+                    "CAP_SYS_NICE; otherwise it runs on at ordinary priority and says so), except agent+dpdk, whose\n"
+                    "lcore busy-polls, and leaves it against sim;\n"
                     "off; nice:N (-20..19); fifo:N (SCHED_FIFO 1..99: wakes first, can starve a DUT on the same CPUs).\n"
                     "The host probe's threads stay at ordinary priority: they stand for the DUT. In results.json")
         ->capture_default_str();

@@ -109,8 +109,11 @@ int run_plan(const run_args& a) {
     // its threads, which inherit it; the host probe's go back to ordinary.
     const bool realtime = !(a.dut == "sim" || a.dut.rfind("sim:", 0) == 0);
     std::optional<sim::priority> prio;
+    // auto leaves agent+dpdk as it is: its lcore busy-polls, and raised it
+    // takes its CPU from everything beside it (D76).
+    const bool busy_polls = a.dut.rfind("agent+dpdk", 0) == 0;
     if (a.priority == "auto") {
-        if (realtime) prio = sim::k_auto_realtime;
+        if (realtime && !busy_polls) prio = sim::k_auto_realtime;
     } else {
         auto p = sim::parse_priority(a.priority);
         if (!p) {
