@@ -357,15 +357,17 @@ outcome rnr_resume(const context& c) {
         if (!within) return error(within.err().message);
         due.push_back(p.at + *within);
     }
+    // The first packet after `after` of pause q's message under its next Attempt.
+    auto resend_of = [&sv](const pause& q, nanos after) -> const tx_event* {
+        const std::uint8_t next = static_cast<std::uint8_t>((q.attempt + 1) & 0xF);
+        for (const auto& e : sv.tx)
+            if (e.t > after && e.stream == q.stream && e.stream_seq == q.seq && e.attempt == next) return &e;
+        return nullptr;
+    };
     for (std::size_t pi = 0; pi < ps.size(); ++pi) {
         const auto& p = ps[pi];
         const std::uint8_t next = static_cast<std::uint8_t>((p.attempt + 1) & 0xF);
-        const tx_event* resend = nullptr;
-        for (const auto& e : sv.tx)
-            if (e.t > p.at && e.stream == p.stream && e.stream_seq == p.seq && e.attempt == next) {
-                resend = &e;
-                break;
-            }
+        const tx_event* resend = resend_of(p, p.at);
         // A later RNR for the same message covers this one.
         bool superseded = false;
         for (const auto& q : ps)
@@ -390,15 +392,9 @@ outcome rnr_resume(const context& c) {
         for (const auto& q : ps)
             if (q.tag == p.tag && q.at < resend->t) last_rnr = std::max(last_rnr, q.at);
         nanos tag_resumed = resend->t;
-        for (const auto& q : ps) {
-            if (q.tag != p.tag) continue;
-            const std::uint8_t qn = static_cast<std::uint8_t>((q.attempt + 1) & 0xF);
-            for (const auto& e : sv.tx)
-                if (e.t > last_rnr && e.stream == q.stream && e.stream_seq == q.seq && e.attempt == qn) {
-                    tag_resumed = std::min(tag_resumed, e.t);
-                    break;
-                }
-        }
+        for (const auto& q : ps)
+            if (q.tag == p.tag)
+                if (const auto* e = resend_of(q, last_rnr)) tag_resumed = std::min(tag_resumed, e->t);
         const nanos after = tag_resumed - p.at;
         worst = std::max(worst, after);
         // §4: the tag stays paused until the latest-ending RNR timer on it

@@ -107,7 +107,7 @@ int run_plan(const run_args& a) {
     }
     // The engine's priority in real time (D76): raised before any case makes
     // its threads, which inherit it; the host probe's go back to ordinary.
-    const bool realtime = !(a.dut == "sim" || a.dut.rfind("sim:", 0) == 0);
+    const bool realtime = a.dut.rfind("agent+", 0) == 0;  // parse_dut accepted it: sim, sim:bug=, agent+WIRE
     std::optional<sim::priority> prio;
     // auto leaves agent+dpdk as it is: its lcore busy-polls, and raised it
     // takes its CPU from everything beside it (D76).

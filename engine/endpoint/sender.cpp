@@ -202,15 +202,13 @@ void carry_out_expiry(endpoint& e, connection& c, unsigned p, bool move) {
 // in one burst (a DUT held by its host broke its grant so in GR-050). Every
 // expiry queues its own resend, even where one already waits: an expiry the
 // wire did not show (two expiries, one resend) made the port move look
-// early (PATH-002 beside stress-ng, MR-PATH-4). With `restart` the path's
-// timer is restarted when the resend leaves (pump), not now (D74): a resend
-// the pacer held past the doubled RTO let the next expiry move the port
-// before it left, and it went out on the new port after a single expiry on
-// the wire (PATH-002 over agent+pcap beside stress-ng). With `restart` the
-// expiry also takes effect (counted, the port moved when `move`) when its
-// resend leaves, and not at all if an ACK acknowledges the packet first
-// (D78): the move of a second expiry whose resend an ACK overtook showed on
-// the wire as a move after one expiry (PATH-002 over IPv6 beside stress-ng).
+// early (PATH-002 beside stress-ng, MR-PATH-4). With `restart` (the
+// path's own expiry), when the resend leaves, not now, the path's timer
+// restarts (D74) and the expiry takes effect, counted and the port moved
+// when `move` (D78); if an ACK acknowledges the packet first, it takes none.
+// Otherwise the wire showed a move after what looked like one expiry: the
+// next expiry came while the pacer held the resend (over agent+pcap), or an
+// ACK overtook the second expiry's resend (over IPv6, beside stress-ng).
 enum class resent { sent, queued, none, ended };
 resent resend_oldest(endpoint& e, connection& c, unsigned p, bool restart, bool move = false) {
     auto& t = c.tx[p];
@@ -429,8 +427,7 @@ void on_rto_shared(endpoint& e, connection& c) {
     for (unsigned p = 0; p < c.num_paths; ++p) {
         auto& t = c.tx[p];
         if (!t.inflight) continue;
-        t.st.rto_expiries++;
-        e.stats_mut().rto_retransmits++;
+        carry_out_expiry(e, c, p, false);  // at once: the defect's one timer restarts at the expiry
         t.cwnd = e.cfg().cwnd_min;
         if (resend_oldest(e, c, p, false) == resent::ended) return;
     }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -28,22 +29,13 @@ int thread_nice() {
     return errno ? 0 : n;
 }
 
+// N in [lo, hi], written as at most 4 characters: decimal digits with an optional sign.
 std::optional<int> bounded_int(std::string_view s, int lo, int hi) {
-    if (s.empty() || s.size() > 4) return std::nullopt;
-    std::size_t i = 0;
-    bool neg = false;
-    if (s[0] == '-' || s[0] == '+') {
-        neg = s[0] == '-';
-        i = 1;
-    }
-    if (i == s.size()) return std::nullopt;
+    if (s.size() > 4) return std::nullopt;
+    if (s.size() > 1 && s[0] == '+' && s[1] != '-') s.remove_prefix(1);  // from_chars takes no '+'
     int v = 0;
-    for (; i < s.size(); ++i) {
-        if (s[i] < '0' || s[i] > '9') return std::nullopt;
-        v = v * 10 + (s[i] - '0');
-    }
-    if (neg) v = -v;
-    if (v < lo || v > hi) return std::nullopt;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || end != s.data() + s.size() || v < lo || v > hi) return std::nullopt;
     return v;
 }
 

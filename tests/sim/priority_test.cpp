@@ -20,9 +20,10 @@ TEST_CASE("--priority values are parsed and bounded") {
     CHECK(n->k == sim::priority::kind::nice);
     CHECK(n->value == -10);
     CHECK(sim::parse_priority("nice:19")->value == 19);
+    CHECK(sim::parse_priority("nice:+5")->value == 5);
     CHECK(sim::parse_priority("fifo:1")->k == sim::priority::kind::fifo);
     for (const char* bad : {"", "auto", "nice", "nice:", "nice:-21", "nice:20", "nice:1x", "fifo:0", "fifo:100", "rr:5",
-                            "nice:--1", "nice:99999"})
+                            "nice:--1", "nice:+-1", "nice:-0010", "nice:99999"})
         CHECK_FALSE(sim::parse_priority(bad).ok());
     CHECK_THAT(sim::parse_priority("nice:-30").err().message, Catch::Contains("nice:N (N from -20 to 19)"));
 }
