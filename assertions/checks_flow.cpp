@@ -54,8 +54,13 @@ struct ece_span {
     bool lasts_beyond(nanos settle) const { return count >= 2 && first + settle < last; }
 };
 
-outcome no_sustained_ece(unsigned p) {
-    return inconclusive("path " + std::to_string(p) + " did not see ECE for longer than the settle time");
+// The case's premise, marks for longer than the settle time, did not arise
+// (a held host bunches the DUT's packets, so fewer ACKs come back marked):
+// said with what the wire showed (D75).
+outcome no_sustained_ece(unsigned p, const ece_span& s, nanos settle) {
+    const auto seen = s.count ? fmt_time(s.last - s.first) : std::string("no time");
+    return inconclusive("the case's premise did not arise: path " + std::to_string(p) + " saw ECE for " + seen + " (" +
+                        std::to_string(s.count) + " marked ACKs), not longer than the settle time, " + fmt_time(settle));
 }
 
 ece_span ece_on(const sender_view& sv, unsigned p) {
@@ -82,7 +87,7 @@ outcome window_cut_on_ece(const context& c) {
     if (!settle) return error(settle.err().message);
     const auto at_most = static_cast<unsigned>(c.integer("at_most"));
     auto span = ece_on(sv, p);
-    if (!span.lasts_beyond(*settle)) return no_sustained_ece(p);
+    if (!span.lasts_beyond(*settle)) return no_sustained_ece(p, span, *settle);
     const unsigned most = sv.max_inflight(p, span.first + *settle, span.last);
     if (most > at_most) {
         // The verdict rests on the time from the first ECE to the first moment
@@ -112,7 +117,7 @@ outcome no_cross_path_cut(const context& c) {
     if (!settle) return error(settle.err().message);
     const auto at_least = static_cast<unsigned>(c.integer("at_least"));
     auto span = ece_on(sv, p);
-    if (!span.lasts_beyond(*settle)) return no_sustained_ece(p);
+    if (!span.lasts_beyond(*settle)) return no_sustained_ece(p, span, *settle);
     std::size_t others = 0;
     outcome o;
     for (const auto& [q, s] : sv.paths) {

@@ -599,6 +599,19 @@ TEST_CASE("window_cut_on_ece and no_cross_path_cut") {
     CHECK(three.v == verdict::inconclusive);
     CHECK_THAT(three.message, Catch::Contains("held for 120.000 us in all between 50.000 us and"));
     CHECK_THAT(three.message, Catch::Contains("this check needs 100.000 us"));
+
+    // Marks for less than the settle time: the premise did not arise, said
+    // with what the wire showed (a held host bunches packets, fewer marks).
+    trace_builder brief;
+    for (std::uint32_t i = 0; i < 8; ++i) brief.data(0us, D::from_dut, {.path = 0, .ppsn = 100 + i});
+    brief.ack(50us, D::to_dut, 0, 104, {}, 103, true);
+    brief.ack(90us, D::to_dut, 0, 108, {}, 107, true);
+    for (const char* check : {"window_cut_on_ece", "no_cross_path_cut"}) {
+        auto o = brief.check(check, {{std::string(check) == "window_cut_on_ece" ? "path" : "marked", "0"}});
+        CHECK(o.v == verdict::inconclusive);
+        CHECK_THAT(o.message, Catch::Contains("the case's premise did not arise: path 0 saw ECE for 40.000 us (2 marked ACKs), "
+                                              "not longer than the settle time, 200.000 us"));
+    }
 }
 
 TEST_CASE("timing_figures::held_between counts each held moment once") {
