@@ -144,6 +144,29 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
 // Connects and says hello; an unreachable or refusing agent is an error.
 core::result<std::unique_ptr<dut>> make_agent(const agent_options& o);
 
+// A DUT library behind the in-process ABI (abi/mrct_dut.h, docs/dut-abi.md),
+// in virtual time: "so:PATH.so[,KEY=VALUE...]". The options go to the
+// library's mrct_dut_create; bug=NAME is also what hello() reports.
+struct so_options {
+    std::string path;
+    std::string library_options;  // "bug=frozen-rnr,..." as given, less the engine's own below
+    std::string bug;
+    // isolate=process|none: the library in a child process per case (a crash
+    // or hang is the case's error) or in the engine's (docs/dut-abi.md).
+    bool isolate = true;
+    std::chrono::milliseconds call_limit{60000};  // call_limit=DUR: isolated, a call's wall-clock bound
+    std::string host_program;  // mrct-dut-host: beside the running program, or $MRCT_DUT_HOST
+};
+core::result<so_options> parse_so_options(const std::string& text);
+// Loads the library (once per path), checks its version and symbols and
+// makes an instance for one case.
+core::result<std::unique_ptr<dut>> make_so(const so_options& o);
+// The bugs a library can plant (mrct_dut_describe), for selftest.
+struct so_bug {
+    std::string name, clauses, summary;
+};
+core::result<std::vector<so_bug>> so_bugs(const so_options& o);
+
 // Counters of a reference endpoint by name ("drop.bad_icrc", "naks_sent", ...).
 std::map<std::string, std::uint64_t> endpoint_counters(const endpoint::counters& k);
 

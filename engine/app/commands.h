@@ -74,6 +74,7 @@ int run_explain(const std::string& plan, const std::string& case_id);
 // The plan against the reference DUT and every bug profile; prints the kill matrix.
 // time_scale > 1: the fine_timing cases run that many times slower and must
 // give their written verdicts (run/time_scale.h).
-int run_selftest(const std::string& plan, unsigned jobs, const std::string& out, unsigned time_scale = 1);
+int run_selftest(const std::string& plan, unsigned jobs, const std::string& out, unsigned time_scale = 1,
+                 const std::string& dut = "sim");
 
 }  // namespace mrct::app

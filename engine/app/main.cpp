@@ -108,6 +108,9 @@ int main(int argc, char** argv) {
     run->add_option("plan", ra.plan, "Test plan (YAML)")->required()->check(CLI::ExistingFile);
     run->add_option("--dut", ra.dut,
                     "DUT: sim (reference, in-process, virtual time), sim:bug=NAME (a bug profile, see `mrct docs bugs`),\n"
+                    "so:PATH.so[,isolate=process|none][,call_limit=60s][,KEY=VALUE...] (a DUT library behind the C ABI of\n"
+                    "dut_adapters/abi/mrct_dut.h, virtual time, a child process per case unless isolate=none; other options\n"
+                    "go to the library, e.g. bug=NAME; docs/dut-abi.md),\n"
                     "agent+udp:agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=2s][,host=shared|separate][,pid=PID]\n"
                     "(an agent, e.g. mrct-refnic, and MetaRoCE over UDP sockets, in real time; host=separate: the DUT is on\n"
                     "other hardware; pid: the DUT's process on this host, whose waits for a CPU are read), agent+pcap:...,iface=IF[,dut_mac=MAC] (raw Ethernet\n"
@@ -166,6 +169,10 @@ int main(int argc, char** argv) {
     selftest->add_option("--plan", st_plan, "Test plan")->check(CLI::ExistingFile);
     selftest->add_option("--jobs,-j", st_jobs, "Cases run in parallel")->check(CLI::Range(1u, 256u));
     selftest->add_option("--out", st_out, "Directory for kill-matrix.json");
+    std::string st_dut = "sim";
+    selftest->add_option("--dut", st_dut,
+                         "The DUT family: sim (the reference and its bug profiles) or so:PATH.so (a DUT library and the\n"
+                         "bugs it lists in mrct_dut_describe, each planted with bug=NAME; docs/dut-abi.md)");
     unsigned st_scale = 1;
     selftest->add_option("--time-scale", st_scale,
                          "Also prove coarse time (docs/timing.md): run the fine_timing cases K times slower (K a power of\n"
@@ -206,7 +213,7 @@ int main(int argc, char** argv) {
         if (*explain)
             return ex_args.size() == 2 ? mrct::app::run_explain(ex_args[0], ex_args[1])
                                        : mrct::app::run_explain("testplans/metaroce-1.2/plan.yaml", ex_args[0]);
-        if (*selftest) return mrct::app::run_selftest(st_plan, st_jobs, st_out, st_scale);
+        if (*selftest) return mrct::app::run_selftest(st_plan, st_jobs, st_out, st_scale, st_dut);
     } catch (const std::exception& e) {
         spdlog::error("internal error: {}", e.what());
         return mrct::app::k_exit_infra;

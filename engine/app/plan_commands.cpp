@@ -326,9 +326,34 @@ int run_explain(const std::string& path, const std::string& id) {
     return k_exit_usage;
 }
 
-int run_selftest(const std::string& path, unsigned jobs, const std::string& out, unsigned time_scale) {
+int run_selftest(const std::string& path, unsigned jobs, const std::string& out, unsigned time_scale, const std::string& dut) {
     auto s = load_valid(path);
     if (!s) return plan_error(s.err());
+    // The family under test: its clean DUT and the bugs it can plant, each
+    // a DUT spec of its own. sim: the reference's bug profiles; so:PATH: the
+    // library's (mrct_dut_describe), planted with bug=NAME.
+    struct planted {
+        std::string name, clauses, spec;
+    };
+    std::vector<planted> bugs;
+    if (dut == "sim") {
+        for (const auto& b : endpoint::bug_profiles())
+            bugs.push_back({std::string(b.name), std::string(b.clauses), "sim:bug=" + std::string(b.name)});
+    } else if (dut.rfind("so:", 0) == 0) {
+        auto o = dut::parse_so_options(dut.substr(3));
+        if (!o) return plan_error(o.err());
+        if (!o->bug.empty()) {
+            std::fprintf(stderr, "selftest --dut: name the clean library; selftest plants each of its bugs itself\n");
+            return k_exit_usage;
+        }
+        auto list = dut::so_bugs(*o);
+        if (!list) return plan_error(list.err());
+        for (const auto& b : *list) bugs.push_back({b.name, b.clauses, dut + ",bug=" + b.name});
+    } else {
+        std::fprintf(stderr, "selftest --dut expects sim or so:PATH.so, got '%s'\n", dut.c_str());
+        return k_exit_usage;
+    }
+    if (auto probe = run::parse_dut(dut); !probe) return plan_error(probe.err());
     run::run_options o;
     o.jobs = jobs;
     o.stop = &g_stop;
@@ -368,10 +393,10 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
         return same;
     };
     // 1. Reference: 100 % pass, no inconclusive.
-    auto ref = run::run_suite(*s, *run::parse_dut("sim"), o);
+    auto ref = run::run_suite(*s, *run::parse_dut(dut), o);
     std::map<assertions::verdict, int> n;
     for (const auto& r : ref) n[r.v]++;
-    std::printf("reference DUT: %zu cases, %d pass, %d fail, %d inconclusive, %d error, %d skipped\n", ref.size(),
+    std::printf("%s: %zu cases, %d pass, %d fail, %d inconclusive, %d error, %d skipped\n", dut == "sim" ? "reference DUT" : dut.c_str(), ref.size(),
                 n[assertions::verdict::pass], n[assertions::verdict::fail], n[assertions::verdict::inconclusive],
                 n[assertions::verdict::error], n[assertions::verdict::skipped]);
     for (const auto& r : ref)
@@ -379,15 +404,16 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
             ok = ok && unscalable(r);
             std::printf("  %s %s: %s\n", mark(r.v), r.id.c_str(), r.reason.c_str());
         }
-    ok = same_as_written("sim", ref) && ok;
+    ok = same_as_written(dut, ref) && ok;
     // 2. Every bug profile: caught, and by a case citing a clause it breaks.
     std::printf("\nkill matrix (bug profile -> failing cases; * = the case cites a clause the profile breaks)\n");
     nlohmann::ordered_json matrix = nlohmann::ordered_json::object();
-    for (const auto& b : endpoint::bug_profiles()) {
+    for (const auto& b : bugs) {
         if (g_stop) break;
-        const auto dut = "sim:bug=" + std::string(b.name);
-        auto res = run::run_suite(*s, *run::parse_dut(dut), o);
-        ok = same_as_written(dut, res) && ok;
+        auto make = run::parse_dut(b.spec);
+        if (!make) return plan_error(make.err());
+        auto res = run::run_suite(*s, *make, o);
+        ok = same_as_written(b.spec, res) && ok;
         const auto broken = split_clauses(b.clauses);
         std::vector<std::string> killers;
         bool cited = false;

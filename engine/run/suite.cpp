@@ -47,9 +47,18 @@ core::result<dut_factory> parse_dut(const std::string& spec, std::string* bug_ou
         // A fresh connection per case: an agent that failed the last case is
         // reached again and reset (hello, reset, configure) before the next.
         return dut_factory([o = *o]() { return dut::make_agent(o); });
+    } else if (spec.rfind("so:", 0) == 0) {
+        auto o = dut::parse_so_options(spec.substr(3));
+        if (!o) return o.err();
+        // Load and instantiate once now, so that a bad library or option
+        // stops the run before its first case, not as an error in each.
+        if (auto probe = dut::make_so(*o); !probe) return probe.err();
+        if (bug_out) *bug_out = o->bug;
+        return dut_factory([o = *o]() { return dut::make_so(o); });
     } else {
         return core::error{"unknown DUT '" + spec +
-                           "' (sim, sim:bug=NAME, agent+udp:OPTIONS, agent+pcap:OPTIONS, agent+dpdk:OPTIONS; docs/adapters.md)"};
+                           "' (sim, sim:bug=NAME, so:PATH.so[,KEY=VALUE...], agent+udp:OPTIONS, agent+pcap:OPTIONS, "
+                           "agent+dpdk:OPTIONS; docs/adapters.md)"};
     }
     if (bug_out) *bug_out = bug;
     return dut_factory([bug]() -> core::result<std::unique_ptr<dut::dut>> { return dut::make_sim(bug); });

@@ -48,11 +48,11 @@ const std::vector<std::pair<std::string, std::string>>& capabilities() {
                         "rto_min/2, RTO within 10% + 5 us, RNR resume within 50 us): the simulated DUT; not a "
                         "userspace stack driven in real time on a shared host"},
         {"virtual_time", "the engine and the DUT share one clock, so a step acts on the DUT's traffic at the exact "
-                         "moment the plan gives (the simulated DUT; also an RTL DUT in simulation). Cases whose "
+                         "moment the plan gives (the simulated DUT; a DUT library through so:, an RTL DUT in simulation). Cases whose "
                          "scenario rests on that are not scaled for real wires (docs/timing.md, coarse time)"},
-        {"raw_frames", "the engine's wire can send any frame (bad lengths, truncation): sim, agent+pcap"},
+        {"raw_frames", "the engine's wire can send any frame (bad lengths, truncation): sim, so:, agent+pcap"},
         {"raw_rx", "the DUT sees frames the kernel's UDP stack would drop (truncated, bad lengths): sim, NICs"},
-        {"wire_headers", "the engine sees Ethernet/IP headers as they were on the wire: sim, agent+pcap"},
+        {"wire_headers", "the engine sees Ethernet/IP headers as they were on the wire: sim, so:, agent+pcap"},
     };
     return k;
 }
