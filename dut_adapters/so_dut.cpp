@@ -453,6 +453,7 @@ private:
         (void)gone();
         auto frames = std::move(queued_);
         queued_.clear();
+        if (!frames.empty() && !tx_) breach(calling_, "transmitted a frame before mrct_dut_start");
         if (fault_.empty())
             for (const auto& f : frames) tx_(f, nanos{0});
         follow();
@@ -472,6 +473,7 @@ private:
         if (!proxy_->armed() || proxy_->deadline() != t) proxy_->arm_at(t, [this] { wake(); });
     }
     void wake() {
+        if (!usable()) return;  // a fault since the event was armed
         const auto t = now();
         if (t == last_wake_) {
             if (++same_instant_ > k_max_advances_per_instant) {

@@ -23,8 +23,10 @@ const std::string k_toy = MRCT_TOY_DUT;
 // this test program.
 const bool k_env = (setenv("MRCT_DUT_HOST", MRCT_DUT_HOST_PATH, 1), true);
 // How a segfaulting child ends: by the signal, or, built with
-// AddressSanitizer, by ASan's report and exit status 1.
-const std::string k_crashed = "(died of signal 11 \\(Segmentation fault\\)|exited with status 1)";
+// AddressSanitizer, by ASan's report and then exit status 1, or SIGABRT
+// under ASAN_OPTIONS=abort_on_error=1 (CI).
+const std::string k_crashed =
+    "(died of signal 11 \\(Segmentation fault\\)|died of signal 6 \\(Aborted\\)|exited with status 1)";
 
 plan::suite load(const std::string& text) {
     const auto dir = std::filesystem::path(MRCT_TEST_TMP) / "so_dut_test_files";
@@ -244,6 +246,11 @@ TEST_CASE("so: a library refusing a parameter refuses the case's configuration, 
     auto st = (*d)->configure({{"rto_min", "1us"}});
     REQUIRE_FALSE(st.ok());
     CHECK_THAT(st.err().message, Catch::Contains("mrct_dut_configure: invalid_param: no parameter 'rto_min' here"));
+    // A frame before start has nowhere to go: a breach, not a crash.
+    auto early = dut::make_so(*dut::parse_so_options(k_toy + ",mode=send_in_configure"));
+    REQUIRE(early.ok());
+    (void)(*early)->configure({{"mtu", "4096"}});
+    CHECK_THAT((*early)->fault(), Catch::Contains("mrct_dut_configure transmitted a frame before mrct_dut_start"));
 }
 
 TEST_CASE("so: a whole case against a library that errs ends as error, with reports") {

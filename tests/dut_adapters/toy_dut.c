@@ -67,6 +67,7 @@ const char *mrct_dut_last_error(mrct_dut *d) {
 
 int mrct_dut_configure(mrct_dut *d, const char *name, const char *value) {
     (void)value;
+    if (is(d, "send_in_configure")) d->host.transmit(d->host.ctx, (const uint8_t *)"x", 1);
     if (is(d, "refuse_config")) {
         snprintf(d->error, sizeof d->error, "no parameter '%s' here", name);
         return MRCT_E_INVALID_PARAM;
