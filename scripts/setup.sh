@@ -6,6 +6,8 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   g++ cmake ninja-build pkg-config clang libclang-rt-14-dev
+  # the RTL stage (dut_adapters/rtl, docs/rtl.md)
+  verilator
   # libraries (docs/architecture.md lists who uses what)
   libdpdk-dev libboost-dev libyaml-cpp-dev catch2 libspdlog-dev libfmt-dev libpcap-dev
   libcli11-dev nlohmann-json3-dev zlib1g-dev libisal-dev
