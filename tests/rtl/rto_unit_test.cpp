@@ -14,7 +14,10 @@
 #include "Vmr_rto.h"
 #include "Vmr_rto_no_backoff.h"
 #include "Vmr_rto_shared.h"
+#include "rtl/clocked.h"
 #include "verilated.h"
+
+using namespace mrct;
 
 namespace {
 
@@ -49,38 +52,20 @@ void model_sample(model_path& p, std::int64_t now, std::int64_t sent, bool retra
 }
 
 template <class V>
-struct unit {
-    VerilatedContext ctx;
-    std::unique_ptr<V> m{new V(&ctx)};
-    std::int64_t now = 0;
-    unit() {
-        m->cfg_rto_initial = k_initial;
-        m->cfg_rto_min = k_min;
-        m->cfg_rto_max = k_max;
-        m->rst_n = 0;
-        m->clk = 0;
-        m->eval();
-        m->rst_n = 1;
-        m->eval();
-    }
-    void at(std::int64_t t) {
-        now = t;
-        m->now = static_cast<std::uint64_t>(t);
-        m->eval();
-    }
+struct unit : test::clocked<V> {
+    using test::clocked<V>::m;
+    unit() : test::clocked<V>([](V& v) {
+        v.cfg_rto_initial = k_initial;
+        v.cfg_rto_min = k_min;
+        v.cfg_rto_max = k_max;
+    }) {}
     void cmd(op o, unsigned path, std::int64_t sent = 0, bool retx = false) {
-        m->cmd_valid = 1;
         m->cmd_op = o;
         m->cmd_path = path;
         m->cmd_sent_first = static_cast<std::uint64_t>(sent);
         m->cmd_sent_last = static_cast<std::uint64_t>(sent);
         m->cmd_retransmitted = retx;
-        m->eval();
-        m->clk = 1;
-        m->eval();
-        m->clk = 0;
-        m->cmd_valid = 0;
-        m->eval();
+        this->pulse();
     }
     std::int64_t rto(unsigned path) {
         m->rd_path = path;

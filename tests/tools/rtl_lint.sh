@@ -5,16 +5,25 @@
 set -euo pipefail
 hdl=$1
 status=0
-lint() {
-    if out=$(verilator --lint-only -Wall "$@" 2>&1); then
-        echo "clean: $*"
+lint() {  # UNIT [DEFINE]
+    local unit=$1 define=${2:-}
+    local files=("$hdl/mr_earliest.sv")  # the deadline finder every timer unit uses
+    [ "$unit" = mr_earliest ] || files+=("$hdl/$unit.sv")
+    if out=$(verilator --lint-only -Wall $define "${files[@]}" --top-module "$unit" 2>&1); then
+        echo "clean: $unit $define"
     else
-        echo "NOT CLEAN: $*"
+        echo "NOT CLEAN: $unit $define"
         echo "$out"
         status=1
     fi
 }
-lint "$hdl/mr_rto.sv"
-lint -DMR_BUG_SHARED_RTO "$hdl/mr_rto.sv"
-lint -DMR_BUG_NO_BACKOFF "$hdl/mr_rto.sv"
+lint mr_earliest
+lint mr_rto
+lint mr_rto -DMR_BUG_SHARED_RTO
+lint mr_rto -DMR_BUG_NO_BACKOFF
+lint mr_rnr
+lint mr_rnr -DMR_BUG_FROZEN_RNR
+lint mr_rx_path
+lint mr_rx_path -DMR_BUG_SACK_WORD
+lint mr_rx_path -DMR_BUG_CE_SATURATES
 exit $status

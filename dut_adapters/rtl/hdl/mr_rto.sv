@@ -60,7 +60,6 @@ module mr_rto #(
 );
     localparam logic [2:0] OP_SAMPLE = 3'd1, OP_ARM = 3'd2, OP_CANCEL = 3'd3, OP_ACKED = 3'd4, OP_RESET = 3'd5,
                            OP_EXPIRE = 3'd6;
-    localparam logic [TW-1:0] NEVER = '1;
 
     // Valid bits and counters reset; the values they qualify need none.
     logic [NPATHS-1:0]      has_rtt, armed;
@@ -164,18 +163,8 @@ module mr_rto #(
     end
 
     // Expiries due now, lowest path first; the earliest armed deadline.
-    always_comb begin
-        exp_valid = 1'b0;
-        exp_path = '0;
-        next_deadline = NEVER;
-        for (int unsigned i = 0; i < NPATHS; i++) begin
-            if (armed[i] && deadline[i] <= now && !exp_valid) begin
-                exp_valid = 1'b1;
-                exp_path = PW'(i);
-            end
-            if (armed[i] && deadline[i] < next_deadline) next_deadline = deadline[i];
-        end
-    end
+    mr_earliest #(.N(NPATHS), .TW(TW)) due (
+        .armed(armed), .at(deadline), .now(now), .due_valid(exp_valid), .due_index(exp_path), .next(next_deadline));
 
     always_comb begin
         rd_rto = rto_of(srtt[entry(rd_path)], rttvar[entry(rd_path)], has_rtt[entry(rd_path)], backoff[entry(rd_path)]);
