@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "dut_adapters/dut.h"
+#include "core/text.h"
 #include "core/units.h"
 #include "dut_adapters/so_library.h"
 
@@ -132,16 +133,7 @@ core::result<std::shared_ptr<so_library>> open_library(const std::string& path) 
         return core::error{"so: '" + path + "': mrct_dut_describe lists " + std::to_string(d->n_bugs) + " bugs without a table"};
     lib->described.name = safe_text(d->name, 256);
     lib->described.version = safe_text(d->version, 256);
-    std::string cap;
-    for (const char c : safe_text(d->capabilities)) {
-        if (c == ',' || c == ' ') {
-            if (!cap.empty()) lib->described.capabilities.push_back(cap);
-            cap.clear();
-        } else {
-            cap += c;
-        }
-    }
-    if (!cap.empty()) lib->described.capabilities.push_back(cap);
+    lib->described.capabilities = core::split(safe_text(d->capabilities), ", ");
     for (std::size_t i = 0; i < d->n_bugs; ++i) {
         const auto& b = d->bugs[i];
         if (!b.name || !b.clauses)
@@ -227,21 +219,11 @@ public:
     bool in_error(std::uint32_t c) const override { return conn_status(c).in_error; }
     std::vector<std::uint32_t> accepted() const override {
         std::vector<std::uint32_t> v(16);
-        if (!usable()) return {};
-        for (int round = 0; round < 2; ++round) {
-            std::size_t n = 0;
-            auto* self = const_cast<so_dut*>(this);
-            if (!self->note(self->status("mrct_dut_accepted", lib_->mrct_dut_accepted(d_, v.data(), v.size(), &n))))
-                return {};
-            if (n <= v.size()) {
-                v.resize(n);
-                return v;
-            }
-            if (n > k_max_list) break;
-            v.resize(n);
-        }
-        const_cast<so_dut*>(this)->breach("mrct_dut_accepted", "gave a count beyond the room it was given, twice");
-        return {};
+        if (!self().fill_all("mrct_dut_accepted", v, [&](std::uint32_t* p, std::size_t cap, std::size_t* n) {
+                return lib_->mrct_dut_accepted(d_, p, cap, n);
+            }))
+            return {};
+        return v;
     }
     core::status close(std::uint32_t c) override {
         if (!usable()) return core::error{fault_};
@@ -324,28 +306,20 @@ public:
         return b;
     }
     std::map<std::string, std::uint64_t> counters() const override {
-        std::map<std::string, std::uint64_t> m;
-        if (!usable()) return m;
-        auto* self = const_cast<so_dut*>(this);
         std::vector<mrct_counter> v(64);
-        for (int round = 0; round < 2; ++round) {
-            std::size_t n = 0;
-            if (!self->note(self->status("mrct_dut_counters", lib_->mrct_dut_counters(d_, v.data(), v.size(), &n)))) return m;
-            if (n <= v.size()) {
-                for (std::size_t i = 0; i < n; ++i) {
-                    if (!memchr(v[i].name, 0, sizeof v[i].name)) {
-                        self->breach("mrct_dut_counters", "a counter name not NUL-terminated within 48 bytes");
-                        return {};
-                    }
-                    m[safe_text(v[i].name)] = v[i].value;
-                }
-                return m;
+        if (!self().fill_all("mrct_dut_counters", v, [&](mrct_counter* p, std::size_t cap, std::size_t* n) {
+                return lib_->mrct_dut_counters(d_, p, cap, n);
+            }))
+            return {};
+        std::map<std::string, std::uint64_t> m;
+        for (const auto& c : v) {
+            if (!memchr(c.name, 0, sizeof c.name)) {
+                self().breach("mrct_dut_counters", "a counter name not NUL-terminated within 48 bytes");
+                return {};
             }
-            if (n > k_max_list) break;
-            v.resize(n);
+            m[safe_text(c.name)] = c.value;
         }
-        self->breach("mrct_dut_counters", "gave a count beyond the room it was given, twice");
-        return {};
+        return m;
     }
 
 private:
@@ -376,6 +350,28 @@ private:
         self->queued_.emplace_back(frame, frame + len);
     }
     static void on_log(void*, const char*) {}
+
+    // The dut interface's queries are const; a breach they find is still a fault.
+    so_dut& self() const { return const_cast<so_dut&>(*this); }
+    // A list the library fills (`fill(data, cap, &n)`, n the total): with
+    // the room `v` has, and once more with room for all if it needs more.
+    // `v` ends as the list; false on a fault.
+    template <class T, class F>
+    bool fill_all(const char* fn, std::vector<T>& v, F&& fill) {
+        if (!usable()) return false;
+        for (int round = 0; round < 2; ++round) {
+            std::size_t n = 0;
+            if (!note(status(fn, fill(v.data(), v.size(), &n)))) return false;
+            if (n <= v.size()) {
+                v.resize(n);
+                return true;
+            }
+            if (n > k_max_list) break;
+            v.resize(n);
+        }
+        breach(fn, "gave a count beyond the room it was given, twice");
+        return false;
+    }
 
     bool usable() const { return d_ && fault_.empty(); }
     nanos now() const { return s_ ? s_->now() : nanos{0}; }
@@ -437,10 +433,9 @@ private:
     }
     mrct_conn_status conn_status(std::uint32_t c) const {
         mrct_conn_status st{};
-        if (usable()) const_cast<so_dut*>(this)->note(status_const("mrct_dut_status", lib_->mrct_dut_status(d_, c, &st)));
+        if (usable()) self().note(self().status("mrct_dut_status", lib_->mrct_dut_status(d_, c, &st)));
         return st;
     }
-    core::status status_const(const char* fn, int st) const { return const_cast<so_dut*>(this)->status(fn, st); }
 
     void enter(const char* fn) {
         in_call_ = true;
@@ -486,7 +481,6 @@ private:
             same_instant_ = 0;
         }
         enter("mrct_dut_advance");
-        calling_ = "mrct_dut_advance";
         lib_->mrct_dut_advance(d_, t.count());
         leave();
     }
@@ -521,14 +515,7 @@ core::result<so_options> parse_so_options(const std::string& text) {
     const auto comma = text.find(',');
     o.path = text.substr(0, comma);
     if (o.path.empty()) return core::error{"so: expects so:PATH.so[,KEY=VALUE...] (docs/dut-abi.md)"};
-    std::string rest = comma == std::string::npos ? "" : text.substr(comma + 1);
-    std::size_t pos = 0;
-    while (pos < rest.size()) {
-        auto c = rest.find(',', pos);
-        if (c == std::string::npos) c = rest.size();
-        const auto kv = rest.substr(pos, c - pos);
-        pos = c + 1;
-        if (kv.empty()) continue;
+    for (const auto& kv : core::split(comma == std::string::npos ? "" : std::string_view(text).substr(comma + 1), ",")) {
         const auto eq = kv.find('=');
         if (eq == std::string::npos || eq == 0) return core::error{"so: option '" + kv + "' is not KEY=VALUE"};
         const auto key = kv.substr(0, eq), value = kv.substr(eq + 1);
@@ -550,14 +537,20 @@ core::result<so_options> parse_so_options(const std::string& text) {
     return o;
 }
 
+namespace {
+core::result<std::shared_ptr<so_library>> library_for(const so_options& o) {
+    return o.isolate ? remote_library(o) : open_library(o.path);
+}
+}  // namespace
+
 core::result<std::vector<so_bug>> so_bugs(const so_options& o) {
-    auto lib = o.isolate ? remote_library(o) : open_library(o.path);
+    auto lib = library_for(o);
     if (!lib) return lib.err();
     return (*lib)->bugs;
 }
 
 core::result<std::unique_ptr<dut>> make_so(const so_options& o) {
-    auto lib = o.isolate ? remote_library(o) : open_library(o.path);
+    auto lib = library_for(o);
     if (!lib) return lib.err();
     auto d = std::make_unique<so_dut>(*lib, o);
     if (auto st = d->create(); !st) return st.err();

@@ -170,6 +170,12 @@ int recv_message(int fd, std::vector<std::uint8_t>& m) {
     }
     return have == want ? 0 : 1;
 }
+// The bytes of a message recv_message read (past its length).
+reader body_of(const std::vector<std::uint8_t>& m) {
+    std::uint64_t n = 0;
+    std::memcpy(&n, m.data(), sizeof n);
+    return reader{m.data() + sizeof n, m.data() + sizeof n + n};
+}
 void set_receive_timeout(int fd, std::chrono::milliseconds t) {
     timeval tv{static_cast<time_t>(t.count() / 1000), static_cast<suseconds_t>(t.count() % 1000 * 1000)};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -238,9 +244,7 @@ struct remote_instance {
             kill_child("the DUT library's process " + reap(std::chrono::milliseconds(500)) + " in " + op_fn(o));
             return false;
         }
-        std::uint64_t n = 0;
-        std::memcpy(&n, in.data(), sizeof n);
-        r = reader{in.data() + sizeof n, in.data() + sizeof n + n};
+        r = body_of(in);
         const auto frames = r.get<std::uint32_t>();
         for (std::uint32_t i = 0; i < frames && r.ok; ++i) {
             auto [p, n] = r.bytes();
@@ -264,6 +268,21 @@ struct remote_instance {
 remote_instance* R(mrct_dut* d) { return reinterpret_cast<remote_instance*>(d); }
 
 void put_addr(writer& w, const mrct_dut_addr* a) { w.bytes(a, sizeof *a); }
+
+// A list the library fills: `w` (the call's own fields) and the room, then
+// the status, the library's count into *n and the entries that fit into
+// `out` (serve_list's answer).
+template <class T>
+int list_call(mrct_dut* d, op o, writer w, T* out, size_t cap, size_t* n) {
+    w.put<std::uint64_t>(cap);
+    reader r;
+    if (!R(d)->call(o, w, r)) return MRCT_E_INTERNAL;
+    const auto st = r.get<std::int32_t>();
+    *n = r.get<std::uint64_t>();
+    auto [p, bytes] = r.bytes();
+    if (p) std::memcpy(out, p, std::min(bytes, cap * sizeof(T)));
+    return st;
+}
 
 // Spawns mrct-dut-host for `path` and reads its hello: the library's
 // description, or why it could not load it.
@@ -305,9 +324,7 @@ core::result<spawned> spawn_host(const so_options& o, std::vector<std::uint8_t>&
 
 // The hello: u8 loaded, then the error or the description.
 core::result<std::shared_ptr<so_library>> read_hello(const std::vector<std::uint8_t>& hello, const std::string& path) {
-    std::uint64_t n = 0;
-    std::memcpy(&n, hello.data(), sizeof n);
-    reader r{hello.data() + sizeof n, hello.data() + sizeof n + n};
+    reader r = body_of(hello);
     const auto loaded = r.get<std::uint8_t>();
     if (!r.ok) return core::error{"so: the process hosting '" + path + "' sent a malformed hello"};
     if (!loaded) return core::error{r.str()};
@@ -405,17 +422,7 @@ int t_status(mrct_dut* d, uint32_t conn, mrct_conn_status* out) {
     *out = r.get<mrct_conn_status>();
     return st;
 }
-int t_accepted(mrct_dut* d, uint32_t* conns, size_t cap, size_t* n) {
-    writer w;
-    w.put<std::uint64_t>(cap);
-    reader r;
-    if (!R(d)->call(op::accepted, w, r)) return MRCT_E_INTERNAL;
-    const auto st = r.get<std::int32_t>();
-    *n = r.get<std::uint64_t>();
-    auto [p, bytes] = r.bytes();
-    if (p) std::memcpy(conns, p, std::min(bytes, cap * sizeof *conns));
-    return st;
-}
+int t_accepted(mrct_dut* d, uint32_t* conns, size_t cap, size_t* n) { return list_call(d, op::accepted, {}, conns, cap, n); }
 int t_close(mrct_dut* d, mrct_time_ns now, uint32_t conn) {
     writer w;
     w.put(now);
@@ -475,14 +482,7 @@ int t_post_send(mrct_dut* d, mrct_time_ns now, uint32_t conn, uint16_t stream, u
 int t_poll(mrct_dut* d, mrct_time_ns now, mrct_completion* out, size_t cap, size_t* n) {
     writer w;
     w.put(now);
-    w.put<std::uint64_t>(cap);
-    reader r;
-    if (!R(d)->call(op::poll, w, r)) return MRCT_E_INTERNAL;
-    const auto st = r.get<std::int32_t>();
-    *n = r.get<std::uint64_t>();
-    auto [p, bytes] = r.bytes();
-    if (p) std::memcpy(out, p, std::min(bytes, cap * sizeof *out));
-    return st;
+    return list_call(d, op::poll, std::move(w), out, cap, n);
 }
 int t_read_mem(mrct_dut* d, uint32_t rkey, uint64_t offset, uint8_t* out, uint64_t len) {
     writer w;
@@ -496,17 +496,7 @@ int t_read_mem(mrct_dut* d, uint32_t rkey, uint64_t offset, uint8_t* out, uint64
     if (p) std::memcpy(out, p, std::min<std::uint64_t>(bytes, len));
     return st;
 }
-int t_counters(mrct_dut* d, mrct_counter* out, size_t cap, size_t* n) {
-    writer w;
-    w.put<std::uint64_t>(cap);
-    reader r;
-    if (!R(d)->call(op::counters, w, r)) return MRCT_E_INTERNAL;
-    const auto st = r.get<std::int32_t>();
-    *n = r.get<std::uint64_t>();
-    auto [p, bytes] = r.bytes();
-    if (p) std::memcpy(out, p, std::min(bytes, cap * sizeof *out));
-    return st;
-}
+int t_counters(mrct_dut* d, mrct_counter* out, size_t cap, size_t* n) { return list_call(d, op::counters, {}, out, cap, n); }
 const char* t_dead(mrct_dut* d) { return R(d)->dead.empty() ? nullptr : R(d)->dead.c_str(); }
 
 }  // namespace
@@ -590,6 +580,21 @@ core::result<std::shared_ptr<so_library>> remote_library(const so_options& o) {
 
 // ------------------------------------------------------------------ child
 
+namespace {
+// A list the library fills (accepted, poll, counters): the engine's room
+// (at most `most`), then the status, the library's count and the entries
+// that fit, as the engine's list_call reads them.
+template <class T, class F>
+void serve_list(reader& r, writer& w, std::uint64_t most, F&& fill) {
+    const auto cap = std::min<std::uint64_t>(r.get<std::uint64_t>(), most);
+    std::vector<T> v(cap);
+    std::size_t n = 0;
+    w.put<std::int32_t>(fill(v.data(), v.size(), &n));
+    w.put<std::uint64_t>(n);
+    w.bytes(v.data(), std::min<std::size_t>(n, cap) * sizeof(T));
+}
+}  // namespace
+
 int serve_instance(int fd, const so_library& lib) {
     struct sink {
         std::vector<std::vector<std::uint8_t>> frames;
@@ -610,9 +615,7 @@ int serve_instance(int fd, const so_library& lib) {
     std::vector<std::uint8_t> in;
     for (;;) {
         if (recv_message(fd, in) != 0) break;  // the engine closed: done
-        std::uint64_t len = 0;
-        std::memcpy(&len, in.data(), sizeof len);
-        reader r{in.data() + sizeof len, in.data() + sizeof len + len};
+        reader r = body_of(in);
         const auto o = static_cast<op>(r.get<std::uint8_t>());
         writer w;  // the call's own fields
         out.frames.clear();
@@ -627,7 +630,11 @@ int serve_instance(int fd, const so_library& lib) {
                 if (!d) w.str(safe_text(err, sizeof err - 1));
                 break;
             }
-            case op::last_error: w.str(lib.mrct_dut_last_error(d) ? std::string(lib.mrct_dut_last_error(d), strnlen(lib.mrct_dut_last_error(d), 4096)) : "(null)"); break;
+            case op::last_error: {
+                const char* e = lib.mrct_dut_last_error(d);
+                w.str(e ? std::string(e, strnlen(e, 4096)) : "(null)");
+                break;
+            }
             case op::configure: {
                 const auto name = r.str();
                 const auto value = r.str();
@@ -668,15 +675,9 @@ int serve_instance(int fd, const so_library& lib) {
                 w.put(s);
                 break;
             }
-            case op::accepted: {
-                const auto cap = std::min<std::uint64_t>(r.get<std::uint64_t>(), 1 << 20);
-                std::vector<std::uint32_t> v(cap);
-                std::size_t n = 0;
-                w.put<std::int32_t>(lib.mrct_dut_accepted(d, v.data(), v.size(), &n));
-                w.put<std::uint64_t>(n);
-                w.bytes(v.data(), std::min<std::size_t>(n, cap) * sizeof v[0]);
+            case op::accepted:
+                serve_list<std::uint32_t>(r, w, 1 << 20, [&](std::uint32_t* p, std::size_t cap, std::size_t* n) { return lib.mrct_dut_accepted(d, p, cap, n); });
                 break;
-            }
             case op::close: {
                 const auto now = r.get<mrct_time_ns>();
                 w.put<std::int32_t>(lib.mrct_dut_close(d, now, r.get<std::uint32_t>()));
@@ -730,12 +731,9 @@ int serve_instance(int fd, const so_library& lib) {
             }
             case op::poll: {
                 const auto now = r.get<mrct_time_ns>();
-                const auto cap = std::min<std::uint64_t>(r.get<std::uint64_t>(), 1 << 16);
-                std::vector<mrct_completion> v(cap);
-                std::size_t n = 0;
-                w.put<std::int32_t>(lib.mrct_dut_poll(d, now, v.data(), v.size(), &n));
-                w.put<std::uint64_t>(n);
-                w.bytes(v.data(), std::min<std::size_t>(n, cap) * sizeof v[0]);
+                serve_list<mrct_completion>(r, w, 1 << 16, [&](mrct_completion* p, std::size_t cap, std::size_t* n) {
+                    return lib.mrct_dut_poll(d, now, p, cap, n);
+                });
                 break;
             }
             case op::read_mem: {
@@ -748,15 +746,9 @@ int serve_instance(int fd, const so_library& lib) {
                 w.bytes(b.data(), st == MRCT_OK ? b.size() : 0);
                 break;
             }
-            case op::counters: {
-                const auto cap = std::min<std::uint64_t>(r.get<std::uint64_t>(), 1 << 16);
-                std::vector<mrct_counter> v(cap);
-                std::size_t n = 0;
-                w.put<std::int32_t>(lib.mrct_dut_counters(d, v.data(), v.size(), &n));
-                w.put<std::uint64_t>(n);
-                w.bytes(v.data(), std::min<std::size_t>(n, cap) * sizeof v[0]);
+            case op::counters:
+                serve_list<mrct_counter>(r, w, 1 << 16, [&](mrct_counter* p, std::size_t cap, std::size_t* n) { return lib.mrct_dut_counters(d, p, cap, n); });
                 break;
-            }
             case op::destroy: break;
         }
         if (!r.ok) return 2;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mrct_dut.h"
+#include "core/text.h"
 #include "endpoint/endpoint.h"
 
 namespace {
@@ -99,14 +100,7 @@ mrct_dut* mrct_dut_create(const mrct_dut_host* host, const char* options, char* 
     if (!host || host->size < sizeof(mrct_dut_host) || !host->transmit) return say("no usable host callbacks");
     auto d = std::make_unique<mrct_dut>();
     d->host = *host;
-    std::string opts = options ? options : "";
-    std::size_t pos = 0;
-    while (pos < opts.size()) {
-        auto comma = opts.find(',', pos);
-        if (comma == std::string::npos) comma = opts.size();
-        const auto kv = opts.substr(pos, comma - pos);
-        pos = comma + 1;
-        if (kv.empty()) continue;
+    for (const auto& kv : core::split(options ? options : "", ",")) {
         const auto eq = kv.find('=');
         const auto key = kv.substr(0, eq);
         const auto value = eq == std::string::npos ? std::string() : kv.substr(eq + 1);

@@ -22,6 +22,7 @@
 #include "run/runner.h"
 #include "run/time_scale.h"
 #include "sim/priority.h"
+#include "core/text.h"
 #include "core/units.h"
 
 namespace mrct::app {
@@ -54,21 +55,6 @@ const char* mark(assertions::verdict v) {
     return "?";
 }
 
-std::vector<std::string> split_clauses(std::string_view s) {
-    // "MR-RNR-2, MR-RNR-3" -> ids
-    std::vector<std::string> out;
-    std::string cur;
-    for (char c : s) {
-        if (c == ',' || c == ' ') {
-            if (!cur.empty()) out.push_back(cur);
-            cur.clear();
-        } else {
-            cur += c;
-        }
-    }
-    if (!cur.empty()) out.push_back(cur);
-    return out;
-}
 
 }  // namespace
 
@@ -353,7 +339,8 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
         std::fprintf(stderr, "selftest --dut expects sim or so:PATH.so, got '%s'\n", dut.c_str());
         return k_exit_usage;
     }
-    if (auto probe = run::parse_dut(dut); !probe) return plan_error(probe.err());
+    auto clean = run::parse_dut(dut);  // loads (and for so:, checks) the library once, before any case
+    if (!clean) return plan_error(clean.err());
     run::run_options o;
     o.jobs = jobs;
     o.stop = &g_stop;
@@ -393,7 +380,7 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
         return same;
     };
     // 1. Reference: 100 % pass, no inconclusive.
-    auto ref = run::run_suite(*s, *run::parse_dut(dut), o);
+    auto ref = run::run_suite(*s, *clean, o);
     std::map<assertions::verdict, int> n;
     for (const auto& r : ref) n[r.v]++;
     std::printf("%s: %zu cases, %d pass, %d fail, %d inconclusive, %d error, %d skipped\n", dut == "sim" ? "reference DUT" : dut.c_str(), ref.size(),
@@ -414,7 +401,7 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
         if (!make) return plan_error(make.err());
         auto res = run::run_suite(*s, *make, o);
         ok = same_as_written(b.spec, res) && ok;
-        const auto broken = split_clauses(b.clauses);
+        const auto broken = core::split(b.clauses, ", ");  // "MR-RNR-2, MR-RNR-3" -> ids
         std::vector<std::string> killers;
         bool cited = false;
         for (const auto& r : res) {
