@@ -2,12 +2,14 @@
 #include <algorithm>
 #include <map>
 #include <array>
+#include <optional>
 #include <set>
 
 #include "assertions/checks.h"
 #include "core/serial.h"
 #include "core/units.h"
 #include <cmath>
+#include "wire/ctrl.h"
 #include "wire/protocol.h"
 
 namespace mrct::assertions::checks {
@@ -35,6 +37,83 @@ std::uint32_t arrived_prefix(std::vector<std::pair<std::uint32_t, std::uint32_t>
         upto = std::max(upto, b);
     }
     return upto;
+}
+
+// MR-CC-1, §5 "CE accounting": CE_Count counts every CE-marked packet the
+// DUT took in on the path, duplicates included, modulo 2^16, from 0 at the
+// connection and at each PATH_RESET. Frames reach the DUT in the order the
+// trace shows them (one link), so:
+//  - an ACK whose trigger is a CE-marked copy that reached the DUT after the
+//    DUT's previous ACK on the path, its only copy, shows a count other than
+//    that ACK's: the DUT counted it in between. Sound on any wire, a frame
+//    lost in the DUT's host included;
+//  - in virtual time, where every frame shown reached the DUT, the count lies
+//    between the CE-marked copies (not NAKed) that arrived up to the first
+//    copy of the trigger and every CE-marked copy that arrived before the ACK.
+// Paths that saw a PATH_RESET are not judged after it; nor is a trace with
+// data for more than one of the DUT's connections (paths would be confused).
+std::optional<outcome> ce_count_wrong(const trace::trace& tr) {
+    const auto& fr = tr.frames;
+    std::set<std::uint32_t> conns;
+    std::set<std::pair<unsigned, std::uint32_t>> naked;  // (path, PPSN) the DUT NAKed
+    std::map<std::pair<unsigned, std::uint32_t>, unsigned> copies;
+    for (const auto& r : fr) {
+        if (r.reached_dut() && r.data() && r.f().icrc_ok()) {
+            conns.insert(r.f().bth.dest_qp);
+            ++copies[{r.f().mrh.path_id, r.f().bth.psn}];
+        }
+        if (r.d == trace::dir::from_dut && r.is(opcode::nak)) naked.insert({r.f().nakh.path_id, r.f().nakh.nak_ppsn.ppsn()});
+    }
+    if (conns.size() != 1) return std::nullopt;
+    struct path_state {
+        bool reset = false;
+        std::uint32_t low = 0, high = 0;  // CE-marked copies: surely counted, possibly counted
+        std::map<std::uint32_t, std::uint32_t> low_at_first;  // PPSN -> low at its first copy
+        std::map<std::uint32_t, std::size_t> ce_copy_at;      // CE-marked PPSN -> its (only) copy's record
+        std::optional<std::pair<std::size_t, std::uint16_t>> last_ack;  // record, CE_Count
+    };
+    std::map<unsigned, path_state> ps;
+    for (const auto& r : fr) {
+        if (r.reached_dut() && r.is(opcode::ctrl) && r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::path_reset)) {
+            if (auto id = read_ctrl_tlvs(r.f().tlvs).path_id) ps[*id].reset = true;
+            continue;
+        }
+        if (r.reached_dut() && r.data() && r.f().icrc_ok()) {
+            const auto& f = r.f();
+            auto& st = ps[f.mrh.path_id];
+            const bool ce = f.ip_ecn() == k_ecn_ce;
+            if (ce) {
+                ++st.high;
+                if (!naked.count({f.mrh.path_id, f.bth.psn})) ++st.low;
+                st.ce_copy_at[f.bth.psn] = r.index;
+            }
+            st.low_at_first.emplace(f.bth.psn, st.low);
+            continue;
+        }
+        if (r.d != trace::dir::from_dut || !r.is(opcode::ack)) continue;
+        const auto& a = r.f().ackh;
+        auto& st = ps[a.path_id];
+        if (st.reset) continue;
+        const std::uint32_t x = a.trig_ppsn.ppsn();
+        const std::string where = " on path " + std::to_string(a.path_id);
+        if (auto c = st.ce_copy_at.find(x); a.ece() && c != st.ce_copy_at.end() && copies[{a.path_id, x}] == 1 &&
+                                             st.last_ack && c->second > st.last_ack->first &&
+                                             a.ce_count == st.last_ack->second)
+            return fail("CE_Count" + where + " did not count CE-marked PPSN " + std::to_string(x) +
+                            ", which arrived after the DUT's previous ACK on the path (MR-CC-1)",
+                        "more than " + std::to_string(st.last_ack->second), std::to_string(a.ce_count),
+                        {st.last_ack->first, c->second, r.index});
+        st.last_ack = std::make_pair(r.index, a.ce_count);
+        if (tr.timing.realtime) continue;
+        const auto first = st.low_at_first.find(x);
+        if (first == st.low_at_first.end()) continue;  // the trigger never reached the DUT: not ours to judge here
+        const std::uint32_t lo = first->second, hi = st.high;
+        if (static_cast<std::uint16_t>(a.ce_count - lo) > hi - lo)
+            return fail("CE_Count" + where + " is not the count of CE-marked packets the DUT received there (MR-CC-1)",
+                        "between " + std::to_string(lo) + " and " + std::to_string(hi) + " (mod 65536)",
+                        std::to_string(a.ce_count), {r.index});
+    }
+    return std::nullopt;
 }
 
 }  // namespace
@@ -90,6 +169,10 @@ outcome acks_conform(const context& c) {
         return std::nullopt;
     };
     for (const auto& r : fr) {
+        if (r.reached_dut() && r.is(opcode::ctrl) && r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::path_reset)) {
+            if (auto id = read_ctrl_tlvs(r.f().tlvs).path_id) last_ce.erase(*id);  // the count restarts at 0 (§5)
+            continue;
+        }
         if (r.d == trace::dir::from_dut && r.is(opcode::ack)) {
             const auto& a = r.f().ackh;
             if (a.grant_rate == 0)
@@ -232,6 +315,7 @@ outcome acks_conform(const context& c) {
                         "an ACK covering it within " + fmt_time(interval + *within), "none", {r.index});
         }
     }
+    if (auto wrong = ce_count_wrong(c.tr())) return *wrong;
     if (!checked) return inconclusive("the DUT received no data");
     if (busy + unresolved == checked && busy)
         return inconclusive("every late answer came while the DUT was behind its wire by at least " +

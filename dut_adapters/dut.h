@@ -158,6 +158,10 @@ struct so_options {
     std::string host_program;  // mrct-dut-host: beside the running program, or $MRCT_DUT_HOST
 };
 core::result<so_options> parse_so_options(const std::string& text);
+// The RTL DUT (docs/rtl.md): "rtl[:KEY=VALUE,...]" is
+// "so:LIBRARY[,KEY=VALUE,...]" with libmrct-rtl-dut.so beside the running
+// program, or $MRCT_RTL_DUT. Any other spec comes back as it was.
+std::string expand_rtl(const std::string& spec);
 // Loads the library (once per path), checks its version and symbols and
 // makes an instance for one case.
 core::result<std::unique_ptr<dut>> make_so(const so_options& o);

@@ -503,15 +503,24 @@ private:
 
 }  // namespace
 
+namespace {
+// A program installed beside this one, or what the environment names.
+std::string beside_self(const char* env_name, const char* file) {
+    if (const char* env = std::getenv(env_name); env && *env) return env;
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return (ec ? std::filesystem::path(file) : self.parent_path() / file).string();
+}
+}  // namespace
+
+std::string expand_rtl(const std::string& spec) {
+    if (spec != "rtl" && !spec.starts_with("rtl:")) return spec;
+    return "so:" + beside_self("MRCT_RTL_DUT", "libmrct-rtl-dut.so") + (spec == "rtl" ? "" : "," + spec.substr(4));
+}
+
 core::result<so_options> parse_so_options(const std::string& text) {
     so_options o;
-    if (const char* env = std::getenv("MRCT_DUT_HOST"); env && *env) {
-        o.host_program = env;
-    } else {
-        std::error_code ec;
-        const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-        o.host_program = (ec ? std::filesystem::path("mrct-dut-host") : self.parent_path() / "mrct-dut-host").string();
-    }
+    o.host_program = beside_self("MRCT_DUT_HOST", "mrct-dut-host");
     const auto comma = text.find(',');
     o.path = text.substr(0, comma);
     if (o.path.empty()) return core::error{"so: expects so:PATH.so[,KEY=VALUE...] (docs/dut-abi.md)"};

@@ -190,6 +190,8 @@ std::string html(const json& r) {
              num(c["sim_time_us"].get<double>() / 1000) + " ms simulated &middot; " + std::to_string(c["frames"].get<std::size_t>()) +
              " frames";
         if (c.contains("pcap")) o += " &middot; <a href=\"" + esc(c["pcap"].get<std::string>()) + "\">pcap</a>";
+        if (c.contains("waveform"))
+            o += " &middot; <a href=\"" + esc(c["waveform"].get<std::string>()) + "\" title=\"FST of the RTL core; open with gtkwave\">waveform</a>";
         if (c.contains("time_scale") && c["time_scale"].is_number_unsigned())
             o += " &middot; run " + std::to_string(c["time_scale"].get<unsigned>()) +
                  " times slower (every time and timer scaled, rates divided)";

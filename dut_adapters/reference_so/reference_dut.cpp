@@ -3,6 +3,8 @@
 // carries everything the plan needs. `--dut so:build/libmrct-reference-dut.so`
 // must give the verdicts, and for a seed the wire, of `--dut sim`; with
 // `,bug=NAME` those of `sim:bug=NAME` (ctest so_reference_equivalence).
+// The RTL DUT (libmrct-rtl-dut.so) is the same glue with another flavour
+// (flavour.h): its units are Verilated RTL.
 //
 // It keeps its own scheduler and follows the engine's clock: every call
 // first runs what was due before its `now`, advance() what is due at it.
@@ -15,6 +17,7 @@
 #include "mrct_dut.h"
 #include "core/text.h"
 #include "endpoint/endpoint.h"
+#include "flavour.h"
 
 namespace {
 
@@ -34,15 +37,12 @@ endpoint::address to_address(const mrct_dut_addr& a) {
     return r;
 }
 
-std::string capabilities() {
-    return "write,write_imm,send,send_imm,ipv4,fine_timing,virtual_time,raw_frames,raw_rx,wire_headers";
-}
-
 }  // namespace
 
 struct mrct_dut {
     mrct_dut_host host{};
     std::string bug;
+    std::map<std::string, std::string> options;  // the flavour's create options
     endpoint::config cfg;
     sim::scheduler sched;
     std::unique_ptr<endpoint::endpoint> ep;
@@ -68,23 +68,13 @@ extern "C" {
 uint32_t mrct_dut_abi_version(void) { return MRCT_DUT_ABI_VERSION; }
 
 const mrct_dut_info* mrct_dut_describe(void) {
-    static const std::string caps = capabilities();
-    static const std::vector<std::string> strings = [] {
-        std::vector<std::string> v;
-        for (const auto& b : endpoint::bug_profiles()) {
-            v.emplace_back(b.name);
-            v.emplace_back(b.clauses);
-            v.emplace_back(b.description);
-        }
-        return v;
-    }();
-    static const std::vector<mrct_dut_bug> bugs = [] {
+    const auto& f = so_shell::this_flavour();
+    static const std::vector<mrct_dut_bug> bugs = [&f] {
         std::vector<mrct_dut_bug> v;
-        for (std::size_t i = 0; i + 2 < strings.size(); i += 3)
-            v.push_back({strings[i].c_str(), strings[i + 1].c_str(), strings[i + 2].c_str()});
+        for (const auto& b : f.bugs) v.push_back({b.name.c_str(), b.clauses.c_str(), b.description.c_str()});
         return v;
     }();
-    static const mrct_dut_info info{"mrct-reference (so)", "metaroce-1.2-model", caps.c_str(), bugs.size(), bugs.data()};
+    static const mrct_dut_info info{f.name.c_str(), "metaroce-1.2-model", f.capabilities.c_str(), bugs.size(), bugs.data()};
     return &info;
 }
 
@@ -100,14 +90,26 @@ mrct_dut* mrct_dut_create(const mrct_dut_host* host, const char* options, char* 
     if (!host || host->size < sizeof(mrct_dut_host) || !host->transmit) return say("no usable host callbacks");
     auto d = std::make_unique<mrct_dut>();
     d->host = *host;
+    const auto& f = so_shell::this_flavour();
     for (const auto& kv : core::split(options ? options : "", ",")) {
         const auto eq = kv.find('=');
         const auto key = kv.substr(0, eq);
         const auto value = eq == std::string::npos ? std::string() : kv.substr(eq + 1);
-        if (key != "bug") return say("unknown option '" + key + "' (this library takes bug=NAME)");
-        if (auto st = endpoint::config_set(d->cfg, "bug", value); !st) return say(st.err().message);
-        d->bug = value;
+        if (key == "bug") {
+            std::string all = "none";
+            for (const auto& b : f.bugs) all += ", " + b.name;
+            const bool known = value == "none" || std::any_of(f.bugs.begin(), f.bugs.end(), [&](const auto& b) { return b.name == value; });
+            if (!known) return say("unknown bug profile '" + value + "' (expected one of: " + all + ")");
+            d->bug = value == "none" ? "" : value;
+        } else if (f.options.count(key)) {
+            d->options[key] = value;
+        } else {
+            std::string takes = "bug=NAME";
+            for (const auto& [k, help] : f.options) takes += ", " + k + "=... (" + help + ")";
+            return say("unknown option '" + key + "' (this library takes " + takes + ")");
+        }
     }
+    if (!d->bug.empty() && f.plant) f.plant(d->cfg, d->bug);
     return d.release();
 }
 
@@ -127,6 +129,7 @@ int mrct_dut_start(mrct_dut* d, const mrct_dut_addr* self, uint64_t seed) {
     d->ep = std::make_unique<endpoint::endpoint>(d->sched, d->cfg, to_address(*self), seed, [d](core::bytes_view f) {
         d->host.transmit(d->host.ctx, f.data(), f.size());
     });
+    if (const auto& f = so_shell::this_flavour(); f.attach) f.attach(*d->ep, d->bug, d->options);
     return MRCT_OK;
 }
 

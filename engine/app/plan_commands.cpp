@@ -127,14 +127,28 @@ int run_plan(const run_args& a) {
         std::error_code ec;
         std::filesystem::create_directories(pcap_dir, ec);
     }
+    // A DUT that writes waveforms (capability `waveform`: the RTL DUT) gives
+    // one for each failing case, beside its pcap (docs/rtl.md).
+    if (!pcap_dir.empty() && a.dut.find(",waveform=") == std::string::npos && a.dut.find(":waveform=") == std::string::npos) {
+        if (auto probe = (*make)(); probe) {
+            const auto caps = (*probe)->hello().capabilities;
+            if (std::find(caps.begin(), caps.end(), "waveform") != caps.end()) {
+                const std::string spec = a.dut == "rtl" ? "rtl:" : a.dut + ",";
+                o.waveform.dir = pcap_dir;
+                o.waveform.make = [spec](const std::string& path) -> core::result<run::dut_factory> {
+                    if (path.find(',') != std::string::npos) return core::error{"its path has a comma: " + path};
+                    return run::parse_dut(spec + "waveform=" + path);
+                };
+            }
+        }
+    }
     // Each case becomes its report entry as it ends, evidence included, so its
     // trace can go at once.
     std::vector<reports::json> entries;
     o.progress = [&](const run::case_result& r, std::size_t done, std::size_t n) {
         if (!a.out.empty()) entries.push_back(reports::case_json(r, r.order));
         if (!pcap_dir.empty() && r.tr && (a.capture == "all" || r.v == assertions::verdict::fail || r.v == assertions::verdict::error)) {
-            std::string name;
-            for (char ch : r.id) name += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ? ch : '_';
+            const auto name = run::evidence_name(r.id);
             const auto path = pcap_dir + "/" + name + ".pcap";
             auto w = capture::pcap_writer::create(path + ".tmp");
             if (w) {
@@ -145,6 +159,8 @@ int run_plan(const run_args& a) {
                 }
             }
         }
+        if (!r.waveform.empty() && !entries.empty())
+            entries.back()["waveform"] = "pcap/" + std::filesystem::path(r.waveform).filename().string();
         if (a.quiet_progress && r.v == assertions::verdict::pass) return;
         const std::string attempt = r.attempts > 1 ? " (attempt " + std::to_string(r.attempts) + ", the earlier inconclusive on timing)" : "";
         std::printf("[%zu/%zu] %-12s %s%s%s%s\n", done, n, mark(r.v), r.id.c_str(), attempt.c_str(),
@@ -312,7 +328,8 @@ int run_explain(const std::string& path, const std::string& id) {
     return k_exit_usage;
 }
 
-int run_selftest(const std::string& path, unsigned jobs, const std::string& out, unsigned time_scale, const std::string& dut) {
+int run_selftest(const std::string& path, unsigned jobs, const std::string& out, unsigned time_scale, const std::string& given) {
+    const std::string dut = dut::expand_rtl(given);  // rtl: the RTL DUT's library and its planted defines
     auto s = load_valid(path);
     if (!s) return plan_error(s.err());
     // The family under test: its clean DUT and the bugs it can plant, each
@@ -336,7 +353,7 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
         if (!list) return plan_error(list.err());
         for (const auto& b : *list) bugs.push_back({b.name, b.clauses, dut + ",bug=" + b.name});
     } else {
-        std::fprintf(stderr, "selftest --dut expects sim or so:PATH.so, got '%s'\n", dut.c_str());
+        std::fprintf(stderr, "selftest --dut expects sim, rtl or so:PATH.so, got '%s'\n", dut.c_str());
         return k_exit_usage;
     }
     auto clean = run::parse_dut(dut);  // loads (and for so:, checks) the library once, before any case

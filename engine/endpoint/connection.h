@@ -20,6 +20,7 @@
 #include "core/ring.h"
 #include "endpoint/endpoint.h"
 #include "endpoint/rnr_seq.h"
+#include "endpoint/units.h"
 #include "wire/sack.h"
 #include "sim/scheduler.h"
 
@@ -212,6 +213,9 @@ struct connection {
     std::map<std::pair<std::uint16_t, std::uint32_t>, rejection> rejections;
     std::uint16_t rnr_count = 0;
     nanos last_data{-1'000'000'000'000};
+
+    // Installed units (endpoint::set_units), or none: the endpoint's own code.
+    std::unique_ptr<units> hw;
 };
 
 }  // namespace mrct::endpoint

@@ -402,6 +402,14 @@ void endpoint::impl::setup_paths(endpoint& e, connection& c) {
     c.rnr_query_timer = std::make_unique<sim::timer>(e.s_);
     c.pace_timer = std::make_unique<sim::timer>(e.s_);
     c.shared_rto_timer = std::make_unique<sim::timer>(e.s_);
+    if (e.units_ && !c.hw) {
+        connection* cp = &c;
+        endpoint* ep = &e;
+        c.hw = e.units_(e.s_, e.cfg_, c.num_paths,
+                        unit_events{[ep, cp](unsigned p) { ack_timer_due(*ep, *cp, p); },
+                                    [ep, cp](unsigned p) { on_rto(*ep, *cp, p); },
+                                    [ep, cp](std::uint16_t tag) { resume(*ep, *cp, tag); }});
+    }
 }
 
 // §4: max(initial RTO, the largest RTO among the paths in service).
@@ -437,7 +445,10 @@ void endpoint::impl::send_connect(endpoint& e, connection& c) {
 void endpoint::impl::fail_connection(endpoint& e, connection& c) {
     if (c.state == conn_state::error) return;
     c.state = conn_state::error;
-    for (auto& t : c.tx) t.rto_timer->cancel();
+    for (unsigned p = 0; p < c.tx.size(); ++p) {
+        c.tx[p].rto_timer->cancel();
+        if (c.hw) c.hw->rto_cancel(p);
+    }
     c.ctrl_timer->cancel();
     for (auto& [stream, q] : c.stream_pending) {
         for (auto idx : q) {
@@ -582,7 +593,7 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
             auto& applied = r.resets_applied;
             if (std::find(applied.begin(), applied.end(), ppsn) == applied.end()) {
                 c.peer_initial_ppsn[*fields.path_id] = ppsn;
-                restart_rx(r, ppsn);
+                restart_rx(c, *fields.path_id, ppsn);
                 if (applied.size() == path_rx::k_resets_remembered) applied.erase(applied.begin());
                 applied.push_back(ppsn);
             }

@@ -17,6 +17,7 @@
 #include "core/result.h"
 #include "core/rng.h"
 #include "endpoint/config.h"
+#include "endpoint/units.h"
 #include "sim/scheduler.h"
 #include "wire/build.h"
 #include "wire/frame.h"
@@ -123,6 +124,10 @@ public:
     using frame_tx_owned = std::function<void(core::byte_buffer& frame)>;
     // Replaces the constructor's sink: frames go to `tx` from now on.
     void set_tx(frame_tx_owned tx) { tx_owned_ = std::move(tx); }
+    // Connections made from now on take their receive path, retransmission
+    // timers and RNR pauses from units `make` builds (units.h), not from the
+    // endpoint's own code: the RTL DUT's shell installs its Verilated units.
+    void set_units(units_factory make) { units_ = std::move(make); }
 
     endpoint(sim::scheduler& s, const config& cfg, address self, std::uint64_t seed, frame_tx tx);
     ~endpoint();
@@ -231,7 +236,8 @@ private:
     active_count active_;
     bool batching_ = false;
     std::optional<nanos> arrived_;  // while receive() runs: the frame's arrival
-    std::vector<std::uint32_t> pump_after_batch_;  // connections whose sending waits for end_batch()
+    std::vector<std::uint32_t> pump_after_batch_;
+    units_factory units_;  // empty: the endpoint's own units  // connections whose sending waits for end_batch()
 };
 
 }  // namespace mrct::endpoint

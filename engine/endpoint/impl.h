@@ -33,12 +33,17 @@ struct endpoint::impl {
     static void send_rnr_query(endpoint& e, connection& c);
     static void try_complete_sends(endpoint& e, connection& c);
     static void on_path_ctrl(endpoint& e, connection& c, const wire::frame& f);
+    // Installed units' events (units.h): an RTO expiry, a tag's pause ended.
+    static void on_rto(endpoint& e, connection& c, unsigned p);
+    static void resume(endpoint& e, connection& c, std::uint16_t tag);
     // receiver (receiver.cpp)
     static void on_data(endpoint& e, connection* c, const wire::frame& f);
     static void on_rnr_query(endpoint& e, connection& c);
     static void init_rx(endpoint& e, connection& c);
     // A receiving path starts as new at `ppsn`: connection set-up and PATH_RESET.
-    static void restart_rx(path_rx& r, std::uint32_t ppsn);
+    static void restart_rx(connection& c, unsigned p, std::uint32_t ppsn);
+    // Installed units' event: the path's ACK timer is due.
+    static void ack_timer_due(endpoint& e, connection& c, unsigned p);
     static void send_nak(endpoint& e, std::uint32_t dest_qp, const wire::frame& f, std::uint8_t code);
 };
 

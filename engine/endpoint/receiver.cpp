@@ -91,11 +91,13 @@ void endpoint::impl::init_rx(endpoint& e, connection& c) {
     for (unsigned p = 0; p < c.num_paths; ++p) {
         auto& r = c.rx[p];
         r.ack_timer = std::make_unique<sim::timer>(e.sched());
-        restart_rx(r, c.peer_initial_ppsn[p]);
+        restart_rx(c, p, c.peer_initial_ppsn[p]);
     }
 }
 
-void endpoint::impl::restart_rx(path_rx& r, std::uint32_t ppsn) {
+void endpoint::impl::restart_rx(connection& c, unsigned p, std::uint32_t ppsn) {
+    auto& r = c.rx[p];
+    if (c.hw) c.hw->rx_restart(p, ppsn);
     r.cum_ack = ppsn;
     r.highest = psn24::add(ppsn, 0xFFFFFF);  // ppsn - 1: the next packet is no gap
     r.got.reset();
@@ -110,6 +112,12 @@ void send_ack(endpoint& e, connection& c, unsigned p, std::uint32_t trig, bool e
               const std::map<std::uint32_t, std::unique_ptr<connection>>& conns) {
     auto& r = c.rx[p];
     auto s = impl::base(e, c, opcode::ack, sport);  // from the triggering packet's port
+    if (c.hw) {  // the units' fields
+        const auto u = c.hw->rx_ack(p);
+        r.cum_ack = u.cum_ack;
+        r.got = u.sack;
+        r.ce_count = u.ce_count;
+    }
     s.bth.psn = r.cum_ack;
     wire::ackh a;
     a.path_epoch = r.last_epoch & 0xF;
@@ -125,6 +133,7 @@ void send_ack(endpoint& e, connection& c, unsigned p, std::uint32_t trig, bool e
     ++e.stats_mut().acks_sent;
     r.unacked = 0;
     r.ack_timer->cancel();
+    if (c.hw) c.hw->rx_acked(p);
 }
 
 void send_rnr(endpoint& e, connection& c, std::uint16_t stream, std::uint32_t seq, const rejection& rj) {
@@ -192,6 +201,11 @@ void endpoint::impl::send_nak(endpoint& e, std::uint32_t dest_qp, const frame& f
     ++e.c_.naks_sent;
 }
 
+void endpoint::impl::ack_timer_due(endpoint& e, connection& c, unsigned p) {
+    // D53: the latest packet on the path is the trigger; no ECE.
+    send_ack(e, c, p, c.rx[p].last_ppsn, false, c.rx[p].last_sport, e.conns_);
+}
+
 void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
     const config& cfg = e.cfg();
     auto& k = e.c_;
@@ -212,16 +226,30 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
     auto& r = c.rx[p];
     const std::uint32_t ppsn = f.bth.psn;
     const std::uint32_t d = psn24::diff(ppsn, r.cum_ack);
-    const bool behind = d >= psn24::k_half;
-    const bool duplicate = behind || (d < 256 && r.got.test(d));
-    if (!duplicate && d >= 256) return send_nak(e, c.remote_id, f, static_cast<std::uint8_t>(nak_code::psn_out_of_window));
+    const auto cls = c.hw ? c.hw->rx_classify(p, ppsn)
+                     : d >= psn24::k_half || (d < 256 && r.got.test(d)) ? units::rx_class::duplicate
+                     : d >= 256                                          ? units::rx_class::out_of_window
+                                                                         : units::rx_class::fresh;
+    const bool duplicate = cls == units::rx_class::duplicate;
+    if (cls == units::rx_class::out_of_window)
+        return send_nak(e, c.remote_id, f, static_cast<std::uint8_t>(nak_code::psn_out_of_window));
 
     const bool ce = f.ip_ecn() == k_ecn_ce;
     r.last_sport = f.udp.sport;
     r.last_epoch = m.path_epoch;
     r.last_ppsn = ppsn;
-    if (ce) ++r.ce_count;  // every CE-marked packet acknowledged, duplicates included
+    if (ce && !c.hw) ++r.ce_count;  // every CE-marked packet acknowledged, duplicates included
+    bool marked = false;  // with units: mark_received() leaves the marking to the PACKET command
     auto ack_policy = [&](bool new_gap) {
+        if (c.hw) {
+            const bool now = c.hw->rx_packet(p, ppsn, ce, f.bth.ack_req, marked);
+            const auto u = c.hw->rx_ack(p);  // mirrored for conn_wire
+            r.cum_ack = u.cum_ack;
+            r.got = u.sack;
+            r.ce_count = u.ce_count;
+            if (now) send_ack(e, c, p, ppsn, ce, f.udp.sport, e.conns_);
+            return;
+        }
         const bool lazy = has(cfg, bug::lazy_ack);
         if (ce || (!lazy && (f.bth.ack_req || new_gap)) || ++r.unacked >= cfg.ack_every) {
             send_ack(e, c, p, ppsn, ce, f.udp.sport, e.conns_);
@@ -235,6 +263,10 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
         }
     };
     auto mark_received = [&]() -> bool {
+        if (c.hw) {
+            marked = true;
+            return false;
+        }
         const bool new_gap = psn24::lt(psn24::add(r.highest, 1), ppsn);
         if (psn24::lt(r.highest, ppsn)) r.highest = ppsn;
         r.got.set(d);

@@ -44,6 +44,17 @@ path_tx& estimator(connection& c, unsigned p, const config& cfg) {
     return has(cfg, bug::shared_rto) ? c.tx[0] : c.tx[p];
 }
 
+// Installed units keep the estimate: the path's fields mirror it, for
+// the readers (pick_path, ctrl_interval, path_info).
+void sync_estimate(connection& c, unsigned p) {
+    const auto est = c.hw->rto_read(p);
+    auto& t = c.tx[p];
+    t.has_rtt = est.has_rtt;
+    t.srtt = est.srtt;
+    t.rttvar = est.rttvar;
+    t.backoff = est.backoff;
+}
+
 nanos current_rto(const path_tx& est, const config& cfg) {
     nanos base = est.has_rtt ? std::clamp(est.srtt + 4 * est.rttvar, cfg.rto_min, cfg.rto_max) : cfg.rto_initial;
     for (unsigned i = 0; i < est.backoff && base < cfg.rto_max; ++i) base *= 2;
@@ -54,6 +65,7 @@ bool is_send(const out_message& m) { return is_send_opcode(m.opcode); }
 
 bool tag_paused(const connection& c, const out_message& m, nanos now) {
     if (!is_send(m)) return false;
+    if (c.hw) return c.hw->rnr_paused(m.tag);
     if (now < c.all_paused_until) return true;
     auto it = c.tag_paused_until.find(m.tag);
     return it != c.tag_paused_until.end() && now < it->second;
@@ -107,6 +119,10 @@ void send_data(endpoint& e, connection& c, unsigned p, std::uint32_t ppsn, const
 void arm_rto(endpoint& e, connection& c, unsigned p) {
     const config& cfg = e.cfg();
     connection* cp = &c;
+    if (c.hw) {
+        c.tx[p].rto = c.hw->rto_arm(p);
+        return;
+    }
     if (has(cfg, bug::shared_rto)) {
         // One timer for the connection: restarted by any path's progress (the defect).
         const nanos rto = current_rto(c.tx[0], cfg);
@@ -126,6 +142,11 @@ bool any_inflight(const connection& c) {
 }
 
 void restart_or_cancel(endpoint& e, connection& c, unsigned p) {
+    if (c.hw) {
+        if (c.tx[p].inflight) arm_rto(e, c, p);
+        else c.hw->rto_cancel(p);
+        return;
+    }
     if (has(e.cfg(), bug::shared_rto)) {
         if (any_inflight(c)) arm_rto(e, c, p);
         else c.shared_rto_timer->cancel();
@@ -249,7 +270,9 @@ void transmit_new(endpoint& e, connection& c, unsigned p, tx_unit u, bool retx) 
     t.inflight++;
     e.stats_mut().data_sent++;
     send_data(e, c, p, ppsn, pkt, retx);
-    const bool timer_running = has(e.cfg(), bug::shared_rto) ? c.shared_rto_timer->armed() : t.rto_timer->armed();
+    const bool timer_running = c.hw                            ? c.hw->rto_armed(p)
+                               : has(e.cfg(), bug::shared_rto) ? c.shared_rto_timer->armed()
+                                                               : t.rto_timer->armed();
     if (!timer_running) arm_rto(e, c, p);
 }
 
@@ -326,6 +349,7 @@ void fail_path(endpoint& e, connection& c, unsigned p) {
     auto& t = c.tx[p];
     t.failed = true;
     t.rto_timer->cancel();
+    if (c.hw) c.hw->rto_cancel(p);
     std::deque<tx_unit> again;
     for (auto& pkt : t.window) {
         if (pkt.acked) continue;
@@ -385,6 +409,10 @@ void endpoint::impl::on_path_ctrl(endpoint& e, connection& c, const frame& f) {
     t.hi_acked_by_epoch.fill(0);
     t.has_rtt = false;
     t.backoff = 0;
+    if (c.hw) {
+        c.hw->rto_reset(p);
+        sync_estimate(c, p);
+    }
     t.moves_counter = 0;
     t.rto = cfg.rto_initial;
     t.cwnd = cfg.cwnd_initial;
@@ -395,11 +423,19 @@ void endpoint::impl::on_path_ctrl(endpoint& e, connection& c, const frame& f) {
 
 // RTO expiry on path p (MR-RTO-1/3/4, MR-PATH-4).
 void on_rto(endpoint& e, connection& c, unsigned p) {
-    if (c.state != conn_state::established) return;
+    if (c.state != conn_state::established) {
+        if (c.hw) c.hw->rto_cancel(p);
+        return;
+    }
     const config& cfg = e.cfg();
     auto& t = c.tx[p];
+    if (c.hw) {  // the units count the expiry; a path with nothing in flight drops it
+        if (t.inflight == 0) return c.hw->rto_cancel(p);
+        c.hw->rto_expire(p);
+        sync_estimate(c, p);
+    }
     if (t.inflight == 0) return;
-    t.backoff++;
+    if (!c.hw) t.backoff++;
     const bool move = ++t.moves_counter >= cfg.moves_after && !has(cfg, bug::no_port_move);
     if (move) t.moves_counter = 0;
     t.cwnd = cfg.cwnd_min;  // only this path's window (MR-RTO-4)
@@ -542,7 +578,10 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
         t.hi_acked_tx_seq = std::max(t.hi_acked_tx_seq, pkt.tx_seq);
         auto& hi = t.hi_acked_by_epoch[pkt.epoch & 0xF];
         hi = std::max(hi, pkt.tx_seq);
-        if (ppsn == trig && (!pkt.retransmitted || has(cfg, bug::karn_violation))) {
+        if (ppsn == trig && c.hw) {  // the units apply Karn's rule
+            c.hw->rto_sample(p, pkt.first_sent, pkt.last_sent, pkt.retransmitted, e.arrival());
+            sync_estimate(c, p);
+        } else if (ppsn == trig && (!pkt.retransmitted || has(cfg, bug::karn_violation))) {
             // RFC 6298 with Karn's rule: no samples from retransmitted packets.
             auto& est = estimator(c, p, cfg);
             // karn-violation measures a retransmitted packet from its first
@@ -579,7 +618,12 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
     }
     if (newly) {
         // Timer restart (§5 terms): ends the run of consecutive expiries on this path.
-        estimator(c, p, cfg).backoff = 0;
+        if (c.hw) {
+            c.hw->rto_acked(p);
+            sync_estimate(c, p);
+        } else {
+            estimator(c, p, cfg).backoff = 0;
+        }
         t.moves_counter = 0;
         restart_or_cancel(e, c, p);
     }
@@ -686,7 +730,7 @@ void resume_tag(endpoint& e, connection& c, std::uint16_t tag, bool all) {
         if (!m.rnr_current || m.done || m.failed || (!all && m.tag != tag)) continue;
         // MR-RNR-4: re-send the whole message, new PPSNs, RNR_RESEND, Attempt + 1.
         m.rnr_current = false;
-        m.attempt = (m.attempt + 1) & 0xF;
+        m.attempt = c.hw ? c.hw->next_attempt(m.attempt) : (m.attempt + 1) & 0xF;
         m.acked = 0;
         m.held = false;
         m.pkt_acked.assign(m.npkts, false);
@@ -696,6 +740,10 @@ void resume_tag(endpoint& e, connection& c, std::uint16_t tag, bool all) {
     impl::pump(e, c);
 }
 }  // namespace
+
+void endpoint::impl::resume(endpoint& e, connection& c, std::uint16_t tag) { resume_tag(e, c, tag, false); }
+
+void endpoint::impl::on_rto(endpoint& e, connection& c, unsigned p) { mrct::endpoint::on_rto(e, c, p); }
 
 void endpoint::impl::on_rnr(endpoint& e, connection& c, const frame& f) {
     const config& cfg = e.cfg();
@@ -707,7 +755,14 @@ void endpoint::impl::on_rnr(endpoint& e, connection& c, const frame& f) {
     if (sit != c.stream_pending.end())
         for (auto idx : sit->second)
             if (c.msgs[idx].stream_seq == r.stream_seq) m = &c.msgs[idx];
-    if (m && is_send(*m) && r.attempt == (m->attempt & 0xF) && !m->done && !m->failed) {
+    if (m && is_send(*m) && !m->done && !m->failed && c.hw) {
+        // The units decide whether the Attempt is current, and when the tag resumes.
+        if (c.hw->rnr_pause(m->tag, r.timer_code, r.attempt, m->attempt & 0xF, e.arrival())) {
+            m->rnr_current = true;
+            if (has(cfg, bug::rnr_cuts_window))
+                for (auto& t : c.tx) t.cwnd = cfg.cwnd_min;
+        }
+    } else if (m && is_send(*m) && r.attempt == (m->attempt & 0xF) && !m->done && !m->failed) {
         // MR-RNR-2: pause only this tag, until the latest-ending timer on it.
         m->rnr_current = true;
         if (has(cfg, bug::rnr_cuts_window))  // MR-RNR-5: treats the RNR as congestion

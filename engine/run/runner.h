@@ -49,6 +49,9 @@ struct case_result {
     // inconclusive on timing alone (run_case's timing retries, D66).
     unsigned attempts = 1;
     std::vector<std::string> doubted_before;
+    // A failed or erred case re-run with the DUT's waveform on
+    // (run_options::waveform): the file it wrote, else empty.
+    std::string waveform;
 };
 
 // Makes a fresh DUT for each case.
@@ -105,7 +108,20 @@ struct run_options {
     unsigned timing_retries = k_timing_retries;  // run_case's
     const std::atomic<bool>* stop = nullptr;  // set by SIGINT: finish the running cases, start no more
     std::function<void(const case_result&, std::size_t done, std::size_t total)> progress;
+    // Waveforms of failing cases (docs/rtl.md): a case that failed or erred
+    // is run once more, same seed and time base, against the DUT `make(PATH)`
+    // gives, one that writes its waveform at PATH (dir/NAME.fst, NAME from
+    // evidence_name). Virtual time repeats the run exactly; a re-run that
+    // ends otherwise keeps no waveform. Unset: no re-runs.
+    struct waveforms {
+        std::string dir;
+        std::function<core::result<dut_factory>(const std::string& path)> make;
+    } waveform;
 };
+
+// A case ID as a file name for its evidence (pcap, waveform): letters,
+// digits, '-' and '_' kept, anything else '_'.
+std::string evidence_name(const std::string& id);
 
 bool glob_match(std::string_view pattern, std::string_view text);
 std::vector<const plan::test_case*> select(const plan::suite& s, const run_options& o);

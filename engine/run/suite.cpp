@@ -1,7 +1,11 @@
 // Selecting, running (in parallel) and repeating cases.
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <mutex>
 #include <thread>
+
+#include <spdlog/spdlog.h>
 
 #include "run/runner.h"
 
@@ -32,7 +36,8 @@ bool glob_match(std::string_view p, std::string_view t) {
     return pi == p.size();
 }
 
-core::result<dut_factory> parse_dut(const std::string& spec, std::string* bug_out) {
+core::result<dut_factory> parse_dut(const std::string& given, std::string* bug_out) {
+    const std::string spec = dut::expand_rtl(given);  // rtl[:...]: the RTL DUT's library
     std::string bug;
     if (spec == "sim") {
     } else if (spec.rfind("sim:bug=", 0) == 0) {
@@ -57,7 +62,7 @@ core::result<dut_factory> parse_dut(const std::string& spec, std::string* bug_ou
         return dut_factory([o = *o]() { return dut::make_so(o); });
     } else {
         return core::error{"unknown DUT '" + spec +
-                           "' (sim, sim:bug=NAME, so:PATH.so[,KEY=VALUE...], agent+udp:OPTIONS, agent+pcap:OPTIONS, "
+                           "' (sim, sim:bug=NAME, rtl, rtl:bug=NAME, so:PATH.so[,KEY=VALUE...], agent+udp:OPTIONS, agent+pcap:OPTIONS, "
                            "agent+dpdk:OPTIONS; docs/adapters.md)"};
     }
     if (bug_out) *bug_out = bug;
@@ -80,6 +85,33 @@ std::vector<const plan::test_case*> select(const plan::suite& s, const run_optio
     }
     return out;
 }
+
+std::string evidence_name(const std::string& id) {
+    std::string name;
+    for (char ch : id) name += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ? ch : '_';
+    return name;
+}
+
+namespace {
+// The failing case once more, writing the DUT's waveform (run_options::waveform).
+void with_waveform(case_result& r, const plan::test_case& c, std::uint64_t seed, const run_options& o) {
+    const auto path = (std::filesystem::path(o.waveform.dir) / (evidence_name(r.id) + ".fst")).string();
+    auto make = o.waveform.make(path);
+    if (!make) {
+        spdlog::warn("{}: no waveform: {}", r.id, make.err().message);
+        return;
+    }
+    const auto again = run_case(c, *make, seed, r.time_scale, 0);
+    std::error_code ec;
+    if (again.v != r.v || again.reason != r.reason) {
+        spdlog::warn("{}: no waveform: the re-run with it ended {} ({}), not as the run did", r.id,
+                     assertions::verdict_name(again.v), again.reason);
+        std::filesystem::remove(path, ec);
+        return;
+    }
+    if (std::filesystem::is_regular_file(path, ec)) r.waveform = path;
+}
+}  // namespace
 
 std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make, const run_options& o) {
     auto cases = select(s, o);
@@ -116,6 +148,7 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
             for (char ch : jobs[i].c->id) seed = seed * 131 + static_cast<unsigned char>(ch);
             seed += 0x9E37ull * jobs[i].rep;
             auto r = run_case(*jobs[i].c, make, seed, o.time_scale, o.timing_retries);
+            if (o.waveform.make && (r.v == verdict::fail || r.v == verdict::error)) with_waveform(r, *jobs[i].c, seed, o);
             if (o.repeat > 1) r.id += "#" + std::to_string(jobs[i].rep + 1);
             r.order = orders[i];
             std::lock_guard<std::mutex> g(m);

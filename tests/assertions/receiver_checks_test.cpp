@@ -42,6 +42,44 @@ TEST_CASE("acks_conform: AckReq, CE and gaps answered at once") {
     }
 }
 
+TEST_CASE("acks_conform: CE_Count counts every CE-marked packet (MR-CC-1)") {
+    // 20 CE-marked packets on path 0, each answered at once with ECE: the
+    // count must reach 20, past the 15 a saturating counter stops at.
+    auto run = [](auto count_for) {
+        trace_builder b;
+        for (std::uint32_t i = 0; i < 20; ++i) {
+            const auto t = nanos{static_cast<std::int64_t>(i) * 2000};
+            b.data(t, D::to_dut, {.ppsn = 100 + i, .ce = true});
+            b.ack(t + 1us, D::from_dut, 0, 101 + i, {}, 100 + i, true, 4000, 0, count_for(i + 1));
+        }
+        return b.check("acks_conform");
+    };
+    CHECK(run([](std::uint32_t n) { return static_cast<std::uint16_t>(n); }).v == verdict::pass);
+    SECTION("saturating at 15: stuck while marked packets keep arriving") {
+        auto o = run([](std::uint32_t n) { return static_cast<std::uint16_t>(std::min(n, 15u)); });
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("did not count CE-marked PPSN 115"));
+    }
+    SECTION("counting too many (twice each): outside what arrived") {
+        auto o = run([](std::uint32_t n) { return static_cast<std::uint16_t>(2 * n); });
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("is not the count of CE-marked packets"));
+    }
+    SECTION("duplicates count; a PATH_RESET restarts the path (not judged after it)") {
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100, .ce = true});
+        b.data(1us, D::to_dut, {.ppsn = 100, .ce = true});  // a duplicate copy, counted too
+        b.ack(2us, D::from_dut, 0, 101, {}, 100, true, 4000, 0, 2);
+        CHECK(b.check("acks_conform").v == verdict::pass);
+        b.ctrl(3us, D::to_dut, wire::ctrl_type::path_reset, {wire::tlv::path_id(0), wire::tlv::initial_ppsn({500})});
+        b.data(4us, D::to_dut, {.ppsn = 500, .ce = true});
+        b.ack(5us, D::from_dut, 0, 501, {}, 500, true, 4000, 0, 1);
+        const auto o = b.check("acks_conform");
+        INFO(o.message);
+        CHECK(o.v == verdict::pass);
+    }
+}
+
 TEST_CASE("grant_advertised") {
     trace_builder b;
     b.ack(1us, D::from_dut, 0, 101, {}, 100, false, 1000);

@@ -56,7 +56,8 @@ module mr_rto #(
     output logic [7:0]    rd_backoff,
     output logic [TW-1:0] rd_srtt,
     output logic [TW-1:0] rd_rttvar,
-    output logic          rd_has_rtt
+    output logic          rd_has_rtt,
+    output logic          rd_armed        // the path's timer runs
 );
     localparam logic [2:0] OP_SAMPLE = 3'd1, OP_ARM = 3'd2, OP_CANCEL = 3'd3, OP_ACKED = 3'd4, OP_RESET = 3'd5,
                            OP_EXPIRE = 3'd6;
@@ -172,6 +173,7 @@ module mr_rto #(
         rd_srtt = srtt[entry(rd_path)];
         rd_rttvar = rttvar[entry(rd_path)];
         rd_has_rtt = has_rtt[entry(rd_path)];
+        rd_armed = armed[entry(rd_path)];
     end
 
     // cmd_sent_first serves only a Karn violation (a sample measured from
