@@ -198,7 +198,8 @@ const std::vector<assertion_def>& builtin() {
         {"close_after_ack", {"MR-CONN-3"}, "CLOSE leaves only when nothing is unacknowledged.", {}, k::close_after_ack},
         {"acks_conform", {"MR-SACK-1", "MR-SACK-2", "MR-CC-1", "MR-GR-1"},
          "The DUT acknowledges at once on AckReq, a new gap or CE (with ECE), every packet within the ACK interval; "
-         "CE_Count never decreases; GrantRate is never 0.",
+         "CE_Count counts the CE-marked packets that arrived (duplicates included, from 0 at each PATH_RESET; D84); "
+         "GrantRate is never 0.",
          {{"within", T::duration, "5us", "processing time allowed for an immediate ACK"}}, k::acks_conform},
         {"naks", {"MR-HDR-5", "MR-OOO-4", "MR-SACK-5", "MR-CONN-2", "MR-CONN-3", "MR-CONN-4"},
          "The DUT sends NAKs with a given code (at least / at most a count).",

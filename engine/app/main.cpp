@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
                     "DUT: sim (reference, in-process, virtual time), sim:bug=NAME (a bug profile, see `mrct docs bugs`),\n"
                     "so:PATH.so[,isolate=process|none][,call_limit=60s][,KEY=VALUE...] (a DUT library behind the C ABI of\n"
                     "dut_adapters/abi/mrct_dut.h, virtual time, a child process per case unless isolate=none; other options\n"
-                    "go to the library, e.g. bug=NAME; docs/dut-abi.md),\n"
+                    "go to the library, e.g. bug=NAME; docs/dut-abi.md), rtl[:bug=NAME][,waveform=F.fst] (the RTL DUT: the\n"
+                    "Verilated core of dut_adapters/rtl behind the same ABI, clean or with a planted define; docs/rtl.md),\n"
                     "agent+udp:agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=2s][,host=shared|separate][,pid=PID]\n"
                     "(an agent, e.g. mrct-refnic, and MetaRoCE over UDP sockets, in real time; host=separate: the DUT is on\n"
                     "other hardware; pid: the DUT's process on this host, whose waits for a CPU are read), agent+pcap:...,iface=IF[,dut_mac=MAC] (raw Ethernet\n"
@@ -171,8 +172,9 @@ int main(int argc, char** argv) {
     selftest->add_option("--out", st_out, "Directory for kill-matrix.json");
     std::string st_dut = "sim";
     selftest->add_option("--dut", st_dut,
-                         "The DUT family: sim (the reference and its bug profiles) or so:PATH.so (a DUT library and the\n"
-                         "bugs it lists in mrct_dut_describe, each planted with bug=NAME; docs/dut-abi.md)");
+                         "The DUT family: sim (the reference and its bug profiles), rtl (the RTL DUT and its planted\n"
+                         "defines; docs/rtl.md) or so:PATH.so (a DUT library and the bugs it lists in mrct_dut_describe,\n"
+                         "each planted with bug=NAME; docs/dut-abi.md)");
     unsigned st_scale = 1;
     selftest->add_option("--time-scale", st_scale,
                          "Also prove coarse time (docs/timing.md): run the fine_timing cases K times slower (K a power of\n"

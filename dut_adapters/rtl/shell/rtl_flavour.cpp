@@ -25,7 +25,7 @@ namespace {
 
 struct variant {
     bug_entry bug;  // empty name: the clean core
-    endpoint::units_factory (*make)(std::string waveform);
+    endpoint::units_factory (*make)(std::string waveform, std::string stats);
 };
 
 // Waveform files: the first connection's at PATH, the next ones' beside it
@@ -37,11 +37,12 @@ std::string waveform_for(const std::string& path, unsigned n) {
 }
 
 template <class V>
-endpoint::units_factory make_units(std::string waveform) {
-    auto count = std::make_shared<unsigned>(0);
-    return [waveform, count](sim::scheduler& s, const endpoint::config& cfg, unsigned /*max_paths*/,
+endpoint::units_factory make_units(std::string waveform, std::string stats_file) {
+    auto stats = std::make_shared<rtl::core_stats>();
+    stats->file = std::move(stats_file);
+    return [waveform, stats](sim::scheduler& s, const endpoint::config& cfg, unsigned /*max_paths*/,
                              endpoint::unit_events ev) -> std::unique_ptr<endpoint::units> {
-        return std::make_unique<rtl::rtl_units<V>>(s, cfg, std::move(ev), waveform_for(waveform, ++*count));
+        return std::make_unique<rtl::rtl_units<V>>(s, cfg, std::move(ev), waveform_for(waveform, stats->cores + 1), stats);
     };
 }
 
@@ -71,11 +72,15 @@ const flavour& this_flavour() {
         r.capabilities = "write,write_imm,send,send_imm,ipv4,fine_timing,virtual_time,raw_frames,raw_rx,wire_headers,waveform";
         for (const auto& v : variants())
             if (!v.bug.name.empty()) r.bugs.push_back(v.bug);
-        r.options = {{"waveform", "an FST of the RTL core per connection, the first at this path"}};
+        r.options = {{"waveform", "an FST of the RTL core per connection, the first at this path"},
+                     {"stats", "a line 'EDGES EVALS CORES' appended to this file per instance (bench/rtl_dut.sh)"}};
         r.attach = [](endpoint::endpoint& ep, const std::string& bug, const std::map<std::string, std::string>& o) {
-            const auto w = o.find("waveform");
+            auto get = [&o](const char* k) {
+                const auto it = o.find(k);
+                return it == o.end() ? std::string() : it->second;
+            };
             for (const auto& v : variants())
-                if (v.bug.name == bug) ep.set_units(v.make(w == o.end() ? std::string() : w->second));
+                if (v.bug.name == bug) ep.set_units(v.make(get("waveform"), get("stats")));
         };
         return r;
     }();

@@ -12,7 +12,9 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,12 +35,32 @@ using core::nanos;
 
 inline constexpr std::uint64_t k_time_mask = (std::uint64_t{1} << 48) - 1;  // TW = 48
 
+// What the cores of one DUT instance did, for bench/rtl_dut.sh: rising clock
+// edges (one per command), model evaluations, and the wall time spent in
+// them (measured only with `file` set). With `file` set, a line
+// "EDGES EVALS CORES EVAL_NS" is appended to it when the instance goes.
+struct core_stats {
+    std::string file;
+    std::uint64_t edges = 0, evals = 0, cores = 0, eval_ns = 0;
+    ~core_stats() {
+        if (file.empty()) return;
+        if (std::FILE* f = std::fopen(file.c_str(), "a")) {
+            std::fprintf(f, "%llu %llu %llu %llu\n", static_cast<unsigned long long>(edges),
+                         static_cast<unsigned long long>(evals), static_cast<unsigned long long>(cores),
+                         static_cast<unsigned long long>(eval_ns));
+            std::fclose(f);
+        }
+    }
+};
+
 template <class V>
 class rtl_units final : public endpoint::units {
 public:
     // `fst`: a waveform file to write (empty: none).
-    rtl_units(sim::scheduler& s, const endpoint::config& cfg, endpoint::unit_events ev, const std::string& fst)
-        : s_(s), ev_(std::move(ev)), timer_(s) {
+    rtl_units(sim::scheduler& s, const endpoint::config& cfg, endpoint::unit_events ev, const std::string& fst,
+              std::shared_ptr<core_stats> stats)
+        : s_(s), ev_(std::move(ev)), stats_(std::move(stats)), timed_(!stats_->file.empty()), timer_(s) {
+        ++stats_->cores;
         if (!fst.empty()) ctx_.traceEverOn(true);
         m_ = std::make_unique<V>(&ctx_);
         if (!fst.empty()) {
@@ -134,7 +156,6 @@ public:
         m_->rnr_cmd_rnr_attempt = rnr_attempt & 0xF;
         m_->rnr_cmd_msg_attempt = msg_attempt & 0xF;
         pulse(unit::rnr, k_rnr_pause, arrived);  // paused from the RNR's arrival (D80)
-        if (m_->rnr_full) ++table_full_;
         return m_->rnr_accepted;
     }
     bool rnr_paused(std::uint16_t tag) override {
@@ -148,10 +169,6 @@ public:
         return m_->rnr_next_attempt;
     }
 
-    // Pauses refused because the tag table was full (a design limit, not a
-    // verdict): the shell reports them as a counter.
-    std::uint64_t table_full() const { return table_full_; }
-
 private:
     static constexpr std::uint8_t k_rx_restart = 1, k_rx_packet = 2, k_rx_acked = 3;
     static constexpr std::uint8_t k_rto_sample = 1, k_rto_arm = 2, k_rto_cancel = 3, k_rto_acked = 4,
@@ -161,7 +178,14 @@ private:
     static std::uint64_t ns(nanos t) { return static_cast<std::uint64_t>(std::max<std::int64_t>(t.count(), 0)) & k_time_mask; }
 
     void eval() {
-        m_->eval();
+        if (timed_) {
+            const auto t0 = std::chrono::steady_clock::now();
+            m_->eval();
+            stats_->eval_ns += static_cast<std::uint64_t>((std::chrono::steady_clock::now() - t0).count());
+        } else {
+            m_->eval();
+        }
+        ++stats_->evals;
         if (trace_) {
             // Picoseconds, with a sub-step per evaluation inside one
             // nanosecond, so every edge shows in order.
@@ -190,6 +214,7 @@ private:
         eval();
         m_->clk = 1;
         eval();
+        ++stats_->edges;
         m_->clk = 0;
         command(u, 0, false);
         at(s_.now());
@@ -253,12 +278,13 @@ private:
 
     sim::scheduler& s_;
     endpoint::unit_events ev_;
+    std::shared_ptr<core_stats> stats_;
+    bool timed_;
     VerilatedContext ctx_;
     std::unique_ptr<V> m_;
     std::unique_ptr<VerilatedFstC> trace_;
     std::uint64_t last_dump_ = 0, step_ = 0;
     sim::timer timer_;
-    std::uint64_t table_full_ = 0;
     bool serving_ = false;
 };
 
