@@ -69,6 +69,32 @@ void path::rearm() {
     }
 }
 
+void fabric::deliver(direction d, handle h) {
+    if (delivering_) {  // sent from inside a receiver: delivered by the scheduler, same instant
+        deferred_.push_back({d, h});
+        if (!deferred_timer_.armed()) deferred_timer_.arm_at(s_.now(), [this] { deliver_deferred(); });
+        return;
+    }
+    ++delivering_;
+    auto& r = receivers_[static_cast<int>(d)];
+    if (r) r(pool_.view(h), pool_.meta(h));
+    pool_.release(h);
+    --delivering_;
+}
+
+void fabric::deliver_deferred() {
+    // In order; what these deliveries send is deferred again, behind them.
+    for (std::size_t i = 0; i < deferred_.size(); ++i) {
+        const auto [d, h] = deferred_[i];
+        ++delivering_;
+        auto& r = receivers_[static_cast<int>(d)];
+        if (r) r(pool_.view(h), pool_.meta(h));
+        pool_.release(h);
+        --delivering_;
+    }
+    deferred_.clear();
+}
+
 core::result<std::unique_ptr<fabric>> fabric::create(sim::scheduler& s, const fabric_config& cfg, packet_pool* pool) {
     if (cfg.paths < 1 || cfg.paths > 256) return core::error{"fabric: paths must be 1..256"};
     std::unique_ptr<fabric> f(new fabric(s, cfg, pool));
@@ -98,11 +124,8 @@ core::result<std::unique_ptr<fabric>> fabric::create(sim::scheduler& s, const fa
             }
             fabric* self = f.get();
             const auto dir = static_cast<direction>(d);
-            f->paths_[d].push_back(std::make_unique<path>(s, f->pool_, std::move(stages), [self, dir](handle h) {
-                auto& r = self->receivers_[static_cast<int>(dir)];
-                if (r) r(self->pool_.view(h), self->pool_.meta(h));
-                self->pool_.release(h);
-            }));
+            f->paths_[d].push_back(std::make_unique<path>(s, f->pool_, std::move(stages),
+                                                          [self, dir](handle h) { self->deliver(dir, h); }));
         }
     }
     return f;

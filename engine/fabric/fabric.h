@@ -101,6 +101,16 @@ private:
     std::vector<std::pair<std::uint16_t, unsigned>> pins_;
     std::uint64_t ecmp_seed_;
     std::uint64_t sent_ = 0;
+    // A frame a receiver sends while it takes in another (a path that holds
+    // nothing: no delay stage, or delay 0) reaches its receiver from the
+    // scheduler at the same instant, not from inside that receiver: a
+    // zero-delay topology otherwise recursed once per frame (a 16 MiB WRITE
+    // overflowed the stack).
+    void deliver(direction d, handle h);
+    void deliver_deferred();
+    unsigned delivering_ = 0;
+    std::vector<std::pair<direction, handle>> deferred_;
+    sim::timer deferred_timer_{s_};
 };
 
 // The UDP source port of an Ethernet/IP/UDP frame, or 0.

@@ -301,3 +301,38 @@ TEST_CASE("fabric::create validates each distinct stage list once; paths keep th
         }
     }
 }
+
+TEST_CASE("fabric: a frame sent from inside a receiver is delivered by the scheduler, same instant, in order") {
+    // Two sides answering each other through paths that hold nothing (no
+    // stages): 200,000 round trips. Delivered from inside the receiver this
+    // recursed once per frame and overflowed the stack (a 16 MiB WRITE over
+    // `delay: 0us`); now each answer waits for the receiver to return.
+    sim::scheduler s;
+    sim::virtual_driver d(s);
+    fabric_config c;
+    c.default_stages.clear();  // the default holds frames 2 us
+    auto r = fabric::fabric::create(s, c);
+    REQUIRE(r.ok());
+    auto& f = **r;
+    const auto frame = wire::build(wire::data_spec(wire::opcode::write, wire::mrh{}, core::byte_buffer(64, 0xAB)));
+    int left = 200000, depth = 0, deepest = 0;
+    std::vector<core::nanos> times;
+    auto answer = [&](direction back) {
+        return [&, back](core::bytes_view, const packet_meta&) {
+            deepest = std::max(deepest, ++depth);
+            times.push_back(s.now());
+            if (--left > 0) f.send(back, frame);
+            --depth;
+        };
+    };
+    f.set_receiver(direction::a_to_b, answer(direction::b_to_a));
+    f.set_receiver(direction::b_to_a, answer(direction::a_to_b));
+    s.at(5us, [&] { f.send(direction::a_to_b, frame); });
+    d.run();
+    CHECK(left == 0);
+    CHECK(deepest == 1);
+    REQUIRE(times.size() == 200000);
+    CHECK(times.front() == 5us);
+    CHECK(times.back() == 5us);  // nothing held them: the same instant
+    CHECK(f.pool().in_use() == 0);
+}
