@@ -70,7 +70,7 @@ void path::rearm() {
 }
 
 void fabric::deliver(direction d, handle h) {
-    if (delivering_) {  // sent from inside a receiver: delivered by the scheduler, same instant
+    if (delivering_ >= k_max_nesting) {  // too deep: delivered by the scheduler, same instant
         deferred_.push_back({d, h});
         if (!deferred_timer_.armed()) deferred_timer_.arm_at(s_.now(), [this] { deliver_deferred(); });
         return;

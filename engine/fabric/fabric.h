@@ -87,6 +87,9 @@ public:
     packet_pool& pool() { return pool_; }
     std::uint64_t sent() const { return sent_; }
 
+    // How deep deliveries nest before the scheduler takes over (deliver()).
+    static constexpr unsigned k_max_nesting = 16;
+
 private:
     fabric(sim::scheduler& s, const fabric_config& cfg, packet_pool* pool);
     void inject(direction d, std::uint16_t sport, handle h);
@@ -101,11 +104,15 @@ private:
     std::vector<std::pair<std::uint16_t, unsigned>> pins_;
     std::uint64_t ecmp_seed_;
     std::uint64_t sent_ = 0;
-    // A frame a receiver sends while it takes in another (a path that holds
-    // nothing: no delay stage, or delay 0) reaches its receiver from the
-    // scheduler at the same instant, not from inside that receiver: a
-    // zero-delay topology otherwise recursed once per frame (a 16 MiB WRITE
-    // overflowed the stack).
+    // Paths that hold nothing (no delay stage, or delay 0) deliver from
+    // inside the sender's call, as a wire with no latency would; a receiver
+    // that answers at once nests one delivery in another. Past
+    // k_max_nesting deliveries deep, the frame reaches its receiver from the
+    // scheduler at the same instant instead: a zero-delay topology otherwise
+    // recursed once per frame (a 16 MiB WRITE overflowed the stack). Below
+    // it nothing changes: deferring every nested delivery turned the
+    // engine's sends on a real wire into bursts that overflowed
+    // mrct-refnic's socket (bench/wire_rate.py: 7,700 resends instead of 48).
     void deliver(direction d, handle h);
     void deliver_deferred();
     unsigned delivering_ = 0;

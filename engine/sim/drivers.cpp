@@ -29,6 +29,12 @@ std::uint64_t virtual_driver::run(std::uint64_t max_events) {
 struct realtime_driver::impl {
     boost::asio::io_context io;
     boost::asio::steady_timer wake{io};
+    // The wake timer stays armed across loop turns and is moved only when the
+    // deadline changes: each move or cancel is a timerfd_settime, and on a
+    // mostly idle wire a turn per frame made it the costliest syscall of
+    // mrct-refnic (bench/wire_rate.py, issue 24).
+    std::chrono::steady_clock::time_point wake_at{};
+    bool waiting = false;
     std::atomic<bool> stopping{false};
     bool io_first = false;
     std::chrono::steady_clock::time_point origin_wall;
@@ -157,11 +163,16 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
             auto at = m.origin_wall + std::chrono::duration_cast<std::chrono::steady_clock::duration>(next - m.origin_sim);
             deadline = std::min(deadline, at);
         }
-        m.wake.expires_at(deadline);
-        m.wake.async_wait([](const boost::system::error_code&) {});
+        if (!m.waiting || deadline != m.wake_at) {
+            m.wake.expires_at(deadline);  // a pending wait ends (operation_aborted): a spurious turn
+            m.wake_at = deadline;
+            m.waiting = true;
+            m.wake.async_wait([&m, at = deadline](const boost::system::error_code& ec) {
+                if (!ec && m.wake_at == at) m.waiting = false;  // this deadline came: the next turn re-arms
+            });
+        }
         m.io.run_one();
-        m.wake.cancel();
-        run_ready(m.io);  // the cancelled wait, and what else is ready
+        run_ready(m.io);  // what else is ready
     }
     if (!done && end_sim != core::k_never && !m.stopping && end_sim > s_.now()) s_.advance_to(end_sim);
 }

@@ -302,11 +302,12 @@ TEST_CASE("fabric::create validates each distinct stage list once; paths keep th
     }
 }
 
-TEST_CASE("fabric: a frame sent from inside a receiver is delivered by the scheduler, same instant, in order") {
+TEST_CASE("fabric: deliveries nested past a bound go through the scheduler, same instant, in order") {
     // Two sides answering each other through paths that hold nothing (no
     // stages): 200,000 round trips. Delivered from inside the receiver this
     // recursed once per frame and overflowed the stack (a 16 MiB WRITE over
-    // `delay: 0us`); now each answer waits for the receiver to return.
+    // `delay: 0us`); now nesting stops at k_max_nesting deliveries and the
+    // next answer waits for the scheduler.
     sim::scheduler s;
     sim::virtual_driver d(s);
     fabric_config c;
@@ -330,7 +331,7 @@ TEST_CASE("fabric: a frame sent from inside a receiver is delivered by the sched
     s.at(5us, [&] { f.send(direction::a_to_b, frame); });
     d.run();
     CHECK(left == 0);
-    CHECK(deepest == 1);
+    CHECK(deepest == static_cast<int>(fabric::fabric::k_max_nesting));
     REQUIRE(times.size() == 200000);
     CHECK(times.front() == 5us);
     CHECK(times.back() == 5us);  // nothing held them: the same instant

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""The real-time data path's rate (issue 24): the engine over agent+udp and
+mrct-refnic as the DUT, in two network namespaces joined by a jumbo veth
+(tests/tools/wire_lab.py), one 64 MiB WRITE each way (bench/plans/wire_rate.yaml).
+Per direction, median of N runs: the data phase (first to last data frame in
+the case's pcap) as goodput and data frames/s, the data frames sent beyond
+the message's own (resends), and the whole case (posting 64 MiB through the
+agent included); the CPU each process spent. With --perf DIR, records perf
+profiles of both processes.
+
+    sudo /usr/bin/python3 bench/wire_rate.py --build build [--runs 3] [--perf /tmp/prof]
+"""
+import argparse
+import json
+import os
+import statistics
+import struct
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "tools"))
+from wire_lab import Netns, Refnic, dut_spec  # noqa: E402
+
+SIZE = 64 << 20
+PACKETS = SIZE // 4096
+
+
+def data_phase(pcap):
+    """(seconds from the first to the last data frame, data frames) of a
+    classic pcap: data frames are the 4 KiB-payload ones (4186 bytes)."""
+    first = last = None
+    n = 0
+    with open(pcap, "rb") as f:
+        head = f.read(24)
+        nano = head[:4] in (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
+        while True:
+            rec = f.read(16)
+            if len(rec) < 16:
+                break
+            sec, frac, incl, _ = struct.unpack("<IIII", rec)
+            f.seek(incl, 1)
+            if incl < 4000:
+                continue
+            t = sec + frac / (1e9 if nano else 1e6)
+            first = t if first is None else first
+            last = t
+            n += 1
+    return (last - first if n > 1 else float("nan")), n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--perf", help="record perf profiles of both processes into this folder")
+    ap.add_argument("--workdir", default="/tmp/mrct-wire-rate")
+    args = ap.parse_args()
+    mrct = os.path.abspath(os.path.join(args.build, "mrct"))
+    refnic = os.path.abspath(os.path.join(args.build, "mrct-refnic"))
+    plan = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plans", "wire_rate.yaml")
+    os.makedirs(args.workdir, exist_ok=True)
+    rows = {}
+    with Netns() as ns:
+        lab = argparse.Namespace(refnic=refnic)
+        for i in range(args.runs):
+            nic = Refnic(lab, ns, log=os.path.join(args.workdir, "refnic.log"))
+            perf = []
+            if args.perf:
+                os.makedirs(args.perf, exist_ok=True)
+                perf.append(subprocess.Popen(["perf", "record", "--call-graph", "dwarf,16384", "-F", "2000", "-o", os.path.join(args.perf, f"refnic.{i}.data"),
+                                              "-p", str(nic.p.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            out = os.path.join(args.workdir, f"run{i}")
+            cmd = ["ip", "netns", "exec", ns.e]
+            if args.perf:
+                cmd += ["perf", "record", "--call-graph", "dwarf,16384", "-F", "2000", "-o", os.path.join(args.perf, f"engine.{i}.data")]
+            cmd += [mrct, "-q", "run", plan, "--dut", dut_spec("udp", ns, timeout="5s"), "--capture", "all", "--out", out]
+            t0 = time.time()
+            before = os.times()
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            after = os.times()
+            wall = time.time() - t0
+            for p in perf:
+                p.send_signal(2)
+                p.wait()
+            nic_cpu = None
+            try:
+                st = open(f"/proc/{nic.p.pid}/stat").read().split(")")[1].split()
+                nic_cpu = (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
+            except OSError:
+                pass
+            nic.stop()
+            res_path = os.path.join(out, "results.json")
+            if not os.path.exists(res_path):
+                print(r.stdout + r.stderr)
+                return 1
+            res = json.load(open(res_path))
+            for c in res["cases"]:
+                secs, n = data_phase(os.path.join(out, "pcap", c["id"] + ".pcap"))
+                rows.setdefault(c["id"], []).append((c["verdict"], SIZE * 8 / secs / 1e9, n / secs, n - PACKETS,
+                                                     c["sim_time_us"] / 1e6))
+            print(f"run {i + 1}: engine cpu {after.children_user - before.children_user + after.children_system - before.children_system:.2f} s, "
+                  f"refnic cpu {nic_cpu if nic_cpu is not None else float('nan'):.2f} s, wall {wall:.1f} s", flush=True)
+    for cid, v in rows.items():
+        gb = statistics.median(x[1] for x in v)
+        fps = statistics.median(x[2] for x in v)
+        resent = statistics.median(x[3] for x in v)
+        case_s = statistics.median(x[4] for x in v)
+        print(f"{cid:18s} {','.join(x[0] for x in v):20s} data phase: goodput {gb:6.2f} Gb/s, {fps / 1e3:6.1f} k data frames/s, "
+              f"{resent:.0f} resends; whole case {case_s:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
