@@ -5,13 +5,18 @@ mrct-refnic as the DUT, in two network namespaces joined by a jumbo veth
 Per direction, median of N runs: the data phase (first to last data frame in
 the case's pcap) as goodput and data frames/s, the data frames sent beyond
 the message's own (resends), and the whole case (posting 64 MiB through the
-agent included); the CPU each process spent. With --perf DIR, records perf
+agent included); the CPU each process spent. Then, side by side on the same
+veth, tcpreplay (Debian's tcpreplay) sending the data frames of the engine's
+own capture as fast as it can: the frames/s a plain replay tool reaches
+there, the bar issue 24 sets for mrct. With --perf DIR, records perf
 profiles of both processes.
 
     sudo /usr/bin/python3 bench/wire_rate.py --build build [--runs 3] [--perf /tmp/prof]
 """
 import argparse
 import json
+import re
+import shutil
 import os
 import statistics
 import struct
@@ -47,6 +52,33 @@ def data_phase(pcap):
             last = t
             n += 1
     return (last - first if n > 1 else float("nan")), n
+
+
+def data_frames_pcap(src, dst):
+    """Copies the data frames (4 KiB payloads) of pcap `src` into `dst`; returns how many."""
+    n = 0
+    with open(src, "rb") as f, open(dst, "wb") as out:
+        out.write(f.read(24))
+        while True:
+            rec = f.read(16)
+            if len(rec) < 16:
+                break
+            incl = struct.unpack("<IIII", rec)[2]
+            body = f.read(incl)
+            if incl >= 4000:
+                out.write(rec + body)
+                n += 1
+    return n
+
+
+def replay_rate(ns, pcap, loops):
+    """tcpreplay --topspeed of `pcap` on the engine's veth: frames/s and Gb/s it reports."""
+    if not shutil.which("tcpreplay"):
+        return None
+    r = subprocess.run(["ip", "netns", "exec", ns.e, "tcpreplay", "--topspeed", f"--loop={loops}", "-i", ns.ve, pcap],
+                       capture_output=True, text=True)
+    m = re.search(r"Rated:\s+[\d.]+ Bps,\s+([\d.]+) Mbps,\s+([\d.]+) pps", r.stdout)
+    return (float(m.group(2)), float(m.group(1)) / 1e3) if m else None
 
 
 def main():
@@ -99,8 +131,17 @@ def main():
                 secs, n = data_phase(os.path.join(out, "pcap", c["id"] + ".pcap"))
                 rows.setdefault(c["id"], []).append((c["verdict"], SIZE * 8 / secs / 1e9, n / secs, n - PACKETS,
                                                      c["sim_time_us"] / 1e6))
+            last_out = out
             print(f"run {i + 1}: engine cpu {after.children_user - before.children_user + after.children_system - before.children_system:.2f} s, "
                   f"refnic cpu {nic_cpu if nic_cpu is not None else float('nan'):.2f} s, wall {wall:.1f} s", flush=True)
+        # Side by side: the same data frames replayed by tcpreplay on the same veth.
+        replay = None
+        src = os.path.join(last_out, "pcap", "RATE-ENGINE-SENDS.pcap")
+        if os.path.exists(src):
+            frames = os.path.join(args.workdir, "replay.pcap")
+            if data_frames_pcap(src, frames):
+                replay = [replay_rate(ns, frames, 3) for _ in range(args.runs)]
+                replay = [x for x in replay if x]
     for cid, v in rows.items():
         gb = statistics.median(x[1] for x in v)
         fps = statistics.median(x[2] for x in v)
@@ -108,6 +149,13 @@ def main():
         case_s = statistics.median(x[4] for x in v)
         print(f"{cid:18s} {','.join(x[0] for x in v):20s} data phase: goodput {gb:6.2f} Gb/s, {fps / 1e3:6.1f} k data frames/s, "
               f"{resent:.0f} resends; whole case {case_s:.2f} s")
+    if replay:
+        pps = statistics.median(x[0] for x in replay)
+        gbps = statistics.median(x[1] for x in replay)
+        print(f"{'tcpreplay':18s} {'(same veth)':20s} the engine's data frames replayed at top speed: "
+              f"{pps / 1e3:6.1f} k frames/s, {gbps:.2f} Gb/s on the wire")
+    else:
+        print("tcpreplay: not installed or no replay figure (apt-get install tcpreplay)")
     return 0
 
 
