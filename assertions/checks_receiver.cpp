@@ -39,6 +39,14 @@ std::uint32_t arrived_prefix(std::vector<std::pair<std::uint32_t, std::uint32_t>
     return upto;
 }
 
+// The path a PATH_RESET that reached the DUT names, if `r` is one.
+std::optional<unsigned> path_reset_to_dut(const trace::record& r) {
+    if (!r.reached_dut() || !r.is(opcode::ctrl) || r.f().ctrlh.type != static_cast<std::uint8_t>(ctrl_type::path_reset))
+        return std::nullopt;
+    if (auto id = read_ctrl_tlvs(r.f().tlvs).path_id) return *id;
+    return std::nullopt;
+}
+
 // MR-CC-1, §5 "CE accounting": CE_Count counts every CE-marked packet the
 // DUT took in on the path, duplicates included, modulo 2^16, from 0 at the
 // connection and at each PATH_RESET. Frames reach the DUT in the order the
@@ -74,8 +82,8 @@ std::optional<outcome> ce_count_wrong(const trace::trace& tr) {
     };
     std::map<unsigned, path_state> ps;
     for (const auto& r : fr) {
-        if (r.reached_dut() && r.is(opcode::ctrl) && r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::path_reset)) {
-            if (auto id = read_ctrl_tlvs(r.f().tlvs).path_id) ps[*id].reset = true;
+        if (r.is(opcode::ctrl)) {
+            if (auto id = path_reset_to_dut(r)) ps[*id].reset = true;
             continue;
         }
         if (r.reached_dut() && r.data() && r.f().icrc_ok()) {
@@ -169,8 +177,8 @@ outcome acks_conform(const context& c) {
         return std::nullopt;
     };
     for (const auto& r : fr) {
-        if (r.reached_dut() && r.is(opcode::ctrl) && r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::path_reset)) {
-            if (auto id = read_ctrl_tlvs(r.f().tlvs).path_id) last_ce.erase(*id);  // the count restarts at 0 (§5)
+        if (auto id = path_reset_to_dut(r)) {
+            last_ce.erase(*id);  // the count restarts at 0 (§5)
             continue;
         }
         if (r.d == trace::dir::from_dut && r.is(opcode::ack)) {

@@ -129,7 +129,9 @@ int run_plan(const run_args& a) {
     }
     // A DUT that writes waveforms (capability `waveform`: the RTL DUT) gives
     // one for each failing case, beside its pcap (docs/rtl.md).
-    if (!pcap_dir.empty() && a.dut.find(",waveform=") == std::string::npos && a.dut.find(":waveform=") == std::string::npos) {
+    // Only libraries take create options (so:, rtl): no agent is contacted for this.
+    const bool library = dut::expand_rtl(a.dut).rfind("so:", 0) == 0;
+    if (library && !pcap_dir.empty() && a.dut.find("waveform=") == std::string::npos) {
         if (auto probe = (*make)(); probe) {
             const auto caps = (*probe)->hello().capabilities;
             if (std::find(caps.begin(), caps.end(), "waveform") != caps.end()) {

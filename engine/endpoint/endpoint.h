@@ -236,8 +236,8 @@ private:
     active_count active_;
     bool batching_ = false;
     std::optional<nanos> arrived_;  // while receive() runs: the frame's arrival
-    std::vector<std::uint32_t> pump_after_batch_;
-    units_factory units_;  // empty: the endpoint's own units  // connections whose sending waits for end_batch()
+    std::vector<std::uint32_t> pump_after_batch_;  // connections whose sending waits for end_batch()
+    units_factory units_;                          // empty: the endpoint's own units
 };
 
 }  // namespace mrct::endpoint

@@ -108,16 +108,21 @@ void endpoint::impl::restart_rx(connection& c, unsigned p, std::uint32_t ppsn) {
 
 namespace {
 
+// Installed units keep CumAck, the SACK and CE_Count: the path's fields
+// mirror them after each packet (the only command that changes them; a
+// restart sets both alike), for the ACK and for conn_wire.
+void mirror_rx(connection& c, unsigned p) {
+    const auto u = c.hw->rx_ack(p);
+    auto& r = c.rx[p];
+    r.cum_ack = u.cum_ack;
+    r.got = u.sack;
+    r.ce_count = u.ce_count;
+}
+
 void send_ack(endpoint& e, connection& c, unsigned p, std::uint32_t trig, bool ece, std::uint16_t sport,
               const std::map<std::uint32_t, std::unique_ptr<connection>>& conns) {
     auto& r = c.rx[p];
     auto s = impl::base(e, c, opcode::ack, sport);  // from the triggering packet's port
-    if (c.hw) {  // the units' fields
-        const auto u = c.hw->rx_ack(p);
-        r.cum_ack = u.cum_ack;
-        r.got = u.sack;
-        r.ce_count = u.ce_count;
-    }
     s.bth.psn = r.cum_ack;
     wire::ackh a;
     a.path_epoch = r.last_epoch & 0xF;
@@ -202,7 +207,8 @@ void endpoint::impl::send_nak(endpoint& e, std::uint32_t dest_qp, const frame& f
 }
 
 void endpoint::impl::ack_timer_due(endpoint& e, connection& c, unsigned p) {
-    // D53: the latest packet on the path is the trigger; no ECE.
+    // D53: the latest packet on the path is the trigger; no ECE. The fields
+    // were mirrored after the path's last packet; nothing changed them since.
     send_ack(e, c, p, c.rx[p].last_ppsn, false, c.rx[p].last_sport, e.conns_);
 }
 
@@ -243,10 +249,7 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
     auto ack_policy = [&](bool new_gap) {
         if (c.hw) {
             const bool now = c.hw->rx_packet(p, ppsn, ce, f.bth.ack_req, marked);
-            const auto u = c.hw->rx_ack(p);  // mirrored for conn_wire
-            r.cum_ack = u.cum_ack;
-            r.got = u.sack;
-            r.ce_count = u.ce_count;
+            mirror_rx(c, p);
             if (now) send_ack(e, c, p, ppsn, ce, f.udp.sport, e.conns_);
             return;
         }

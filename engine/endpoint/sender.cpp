@@ -429,13 +429,16 @@ void on_rto(endpoint& e, connection& c, unsigned p) {
     }
     const config& cfg = e.cfg();
     auto& t = c.tx[p];
-    if (c.hw) {  // the units count the expiry; a path with nothing in flight drops it
-        if (t.inflight == 0) return c.hw->rto_cancel(p);
+    if (t.inflight == 0) {  // nothing to resend: installed units drop the expiry
+        if (c.hw) c.hw->rto_cancel(p);
+        return;
+    }
+    if (c.hw) {  // the units count the expiry
         c.hw->rto_expire(p);
         sync_estimate(c, p);
+    } else {
+        t.backoff++;
     }
-    if (t.inflight == 0) return;
-    if (!c.hw) t.backoff++;
     const bool move = ++t.moves_counter >= cfg.moves_after && !has(cfg, bug::no_port_move);
     if (move) t.moves_counter = 0;
     t.cwnd = cfg.cwnd_min;  // only this path's window (MR-RTO-4)
@@ -755,18 +758,18 @@ void endpoint::impl::on_rnr(endpoint& e, connection& c, const frame& f) {
     if (sit != c.stream_pending.end())
         for (auto idx : sit->second)
             if (c.msgs[idx].stream_seq == r.stream_seq) m = &c.msgs[idx];
-    if (m && is_send(*m) && !m->done && !m->failed && c.hw) {
-        // The units decide whether the Attempt is current, and when the tag resumes.
-        if (c.hw->rnr_pause(m->tag, r.timer_code, r.attempt, m->attempt & 0xF, e.arrival())) {
-            m->rnr_current = true;
-            if (has(cfg, bug::rnr_cuts_window))
-                for (auto& t : c.tx) t.cwnd = cfg.cwnd_min;
-        }
-    } else if (m && is_send(*m) && r.attempt == (m->attempt & 0xF) && !m->done && !m->failed) {
-        // MR-RNR-2: pause only this tag, until the latest-ending timer on it.
+    // Only for the message's current Attempt; installed units decide that,
+    // pause the tag and say when it resumes (units.h).
+    const bool live = m && is_send(*m) && !m->done && !m->failed;
+    const bool paused = live && (c.hw ? c.hw->rnr_pause(m->tag, r.timer_code, r.attempt, m->attempt & 0xF, e.arrival())
+                                      : r.attempt == (m->attempt & 0xF));
+    if (paused) {
         m->rnr_current = true;
         if (has(cfg, bug::rnr_cuts_window))  // MR-RNR-5: treats the RNR as congestion
             for (auto& t : c.tx) t.cwnd = cfg.cwnd_min;
+    }
+    if (paused && !c.hw) {
+        // MR-RNR-2: pause only this tag, until the latest-ending timer on it.
         const nanos until = e.arrival() + rnr_timer_duration(r.timer_code);  // from its arrival (D80)
         const bool all = has(cfg, bug::rnr_pauses_all);
         nanos& slot = all ? c.all_paused_until : c.tag_paused_until[m->tag];

@@ -75,6 +75,10 @@ void fabric::deliver(direction d, handle h) {
         if (!deferred_timer_.armed()) deferred_timer_.arm_at(s_.now(), [this] { deliver_deferred(); });
         return;
     }
+    hand_over(d, h);
+}
+
+void fabric::hand_over(direction d, handle h) {
     ++delivering_;
     auto& r = receivers_[static_cast<int>(d)];
     if (r) r(pool_.view(h), pool_.meta(h));
@@ -83,14 +87,10 @@ void fabric::deliver(direction d, handle h) {
 }
 
 void fabric::deliver_deferred() {
-    // In order; what these deliveries send is deferred again, behind them.
+    // In order; what these deliveries send too deep is deferred again, behind them.
     for (std::size_t i = 0; i < deferred_.size(); ++i) {
         const auto [d, h] = deferred_[i];
-        ++delivering_;
-        auto& r = receivers_[static_cast<int>(d)];
-        if (r) r(pool_.view(h), pool_.meta(h));
-        pool_.release(h);
-        --delivering_;
+        hand_over(d, h);
     }
     deferred_.clear();
 }

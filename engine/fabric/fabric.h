@@ -114,6 +114,7 @@ private:
     // engine's sends on a real wire into bursts that overflowed
     // mrct-refnic's socket (bench/wire_rate.py: 7,700 resends instead of 48).
     void deliver(direction d, handle h);
+    void hand_over(direction d, handle h);  // to the receiver, counted in delivering_
     void deliver_deferred();
     unsigned delivering_ = 0;
     std::vector<std::pair<direction, handle>> deferred_;
