@@ -180,6 +180,7 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
     // (figure, the sentence that states it)
     auto late = [](nanos d, const std::string& who) { return who + " up to " + fmt_time(d) + " late"; };
     std::pair<nanos, std::string> worst{tm.event_late_max, late(tm.event_late_max, "events (timers, deliveries) ran")};
+    if (tm.assumed_hold > worst.first) worst = {tm.assumed_hold, ""};  // worded below
     if (tm.step_late_max > worst.first) worst = {tm.step_late_max, late(tm.step_late_max, "plan steps ran")};
     if (tm.rx_delay_max > worst.first) worst = {tm.rx_delay_max, late(tm.rx_delay_max, "DUT frames were handled")};
     const std::string between = o.span ? "between " + fmt_time(o.span->first) + " and " + fmt_time(o.span->second) : "";
@@ -198,6 +199,9 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
         worst = waited > l ? std::pair{waited, "the DUT's threads waited " + fmt_time(waited) + " in all for a CPU " + between}
                            : std::pair{l, late(l, "the engine or its host ran, " + between + ",")};
     }
+    if (tm.assumed_hold > nanos{0})  // a passive capture: nothing measured, say what was assumed
+        worst.second = "the DUTs' host may have held them " + fmt_time(worst.first) + (between.empty() ? "" : " " + between) +
+                       " (a passive capture measures no holds; --max-hold " + fmt_time(tm.assumed_hold) + " at any moment)";
     if (need.completions && tm.poll_rtt_max > worst.first)
         worst = {tm.poll_rtt_max, "completion times were uncertain by up to " + fmt_time(tm.poll_rtt_max)};
     nanos resolution = need.resolution;

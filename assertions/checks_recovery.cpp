@@ -107,12 +107,20 @@ outcome resend_identity(const context& c) {
         auto it = resets.find(path);
         return it != resets.end() && std::any_of(it->second.begin(), it->second.end(), [&](nanos x) { return x >= t; });
     };
-    using key = std::tuple<std::uint16_t, std::uint32_t, std::uint32_t, std::uint8_t>;  // stream, seq, offset, attempt
+    // A packet is its message's (stream, seq, offset) under one Attempt. A
+    // message re-sent after an RNR is under the next Attempt: new packets.
+    // Attempt is 4 bits, so a message RNR'd 16 times comes back to an
+    // Attempt it had: the latest Attempt seen is what counts, not every one.
+    using key = std::tuple<std::uint16_t, std::uint32_t, std::uint32_t>;  // stream, seq, offset
     std::map<key, const tx_event*> first;
     std::size_t same = 0, moved = 0;
     for (const auto& e : sv.tx) {
-        auto [it, fresh] = first.try_emplace(key{e.stream, e.stream_seq, e.offset, e.attempt}, &e);
+        auto [it, fresh] = first.try_emplace(key{e.stream, e.stream_seq, e.offset}, &e);
         if (fresh) continue;
+        if (it->second->attempt != e.attempt) {  // the next Attempt: a new packet
+            it->second = &e;
+            continue;
+        }
         const tx_event& o = *it->second;
         if (e.path == o.path && e.gen == o.gen && e.ppsn == o.ppsn) {
             ++same;

@@ -139,12 +139,21 @@ struct timing_figures {
     // was doing, so within a span they are counted in all (dut_waited_between).
     std::vector<late_span> dut_waits;
 
+    // A passive capture (mrct check): nothing measured how long the DUTs'
+    // host held them, so every moment may have held them up to this long
+    // (--max-hold; 0 when the DUTs keep their own time, and always for the
+    // engine, which measures its holds). Every figure below takes it in.
+    nanos assumed_hold{0};
+
     // The most any action or reaction of the engine ran behind its time, the
     // figure every timing check compares with what it needs.
-    nanos engine_late() const { return std::max({event_late_max, step_late_max, rx_delay_max}); }
+    nanos engine_late() const { return std::max({event_late_max, step_late_max, rx_delay_max, assumed_hold}); }
     // How long, in all, [from, to] lay inside some span [due, due + late]:
-    // the time the host held things there, each moment counted once.
-    nanos held_between(nanos from, nanos to) const { return covered(late, from, to); }
+    // the time the host held things there, each moment counted once. With an
+    // assumed hold, nothing bounds the total: the whole span.
+    nanos held_between(nanos from, nanos to) const {
+        return assumed_hold > nanos{0} ? std::max(nanos{0}, to - from) : covered(late, from, to);
+    }
     // How long, in all, a DUT thread waited for a CPU within [from, to].
     nanos dut_waited_between(nanos from, nanos to) const { return covered(dut_waits, from, to); }
     static nanos covered(const std::vector<late_span>& spans, nanos from, nanos to) {
@@ -186,14 +195,14 @@ struct timing_figures {
             open = true;
         }
         if (open) keep(a, b);
-        return first + second;
+        return std::max(first + second, 2 * assumed_hold);
     }
     // The worst lateness whose span [due, due + late] meets [from, to].
     nanos late_between(nanos from, nanos to) const {
         nanos worst{0};
         for (const auto& l : late)
             if (l.due <= to && l.due + l.late >= from) worst = std::max(worst, l.late);
-        return worst;
+        return std::max(worst, assumed_hold);
     }
     // What remains at t of the longest hold of the host, or wait of a DUT
     // thread for a CPU, that covers t: how much later than t a DUT may have
@@ -203,7 +212,7 @@ struct timing_figures {
         for (const auto* spans : {&late, &dut_waits})
             for (const auto& l : *spans)
                 if (l.due <= t && t < l.due + l.late) most = std::max(most, l.due + l.late - t);
-        return most;
+        return std::max(most, assumed_hold);
     }
 };
 

@@ -338,6 +338,34 @@ TEST_CASE("rnr_pause and rnr_resume") {
         CHECK(o.v == verdict::fail);
         CHECK_THAT(o.message, Catch::Contains("never resumed"));
     }
+    SECTION("never resumed: in real time, a record that ended before the resume was due judges nothing") {
+        auto b = base();
+        b.tr.end = 400us;  // due by 10 + 320 + 32 + 50 = 412 us
+        CHECK(b.check("rnr_resume").v == verdict::fail);  // virtual time: the case ran until the DUT was idle
+        b.tr.timing.realtime = true;
+        CHECK(b.check("rnr_resume").v == verdict::inconclusive);
+    }
+    SECTION("never resumed, in real time: excused only by holds as long as its excess over the deadline") {
+        // Due by 412 us; the record ends at 1.01 ms: 598 us overdue.
+        auto never = [&base](std::vector<trace::timing_figures::late_span> holds, nanos assumed = 0us) {
+            auto b = base();
+            b.tr.timing.realtime = true;
+            b.tr.timing.late = std::move(holds);
+            b.tr.timing.assumed_hold = assumed;
+            return b.check("rnr_resume");
+        };
+        CHECK(never({{100us, 50us}}).v == verdict::fail);
+        auto held = never({{100us, 300us}, {500us, 300us}});
+        CHECK(held.v == verdict::inconclusive);
+        CHECK_THAT(held.message, Catch::Contains("would have said fail") && Catch::Contains("never resumed"));
+        // A passive capture (mrct check): no hold measured, each moment may
+        // have held the DUTs up to --max-hold. Two such holds cover 598 us
+        // only from 299 us on.
+        CHECK(never({}, 250us).v == verdict::fail);
+        auto assumed = never({}, 300us);
+        CHECK(assumed.v == verdict::inconclusive);
+        CHECK_THAT(assumed.message, Catch::Contains("passive capture"));
+    }
     SECTION("resumed late, or without RNR_RESEND") {
         auto b = base();
         b.data(900us, D::from_dut, {.ppsn = 101, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
@@ -970,6 +998,17 @@ TEST_CASE("resend_identity: a resend keeps its path and PPSN unless the path fai
     auto rnr = b;
     rnr.data(9us, D::from_dut, {.path = 2, .ppsn = 700, .rnr_resend = true, .msg_len = 4096, .attempt = 1});
     CHECK(rnr.check("resend_identity").v == verdict::pass);
+    // Attempt is 4 bits: a message RNR'd 16 times is back at Attempt 0 on
+    // another path and PPSN; that is its 17th attempt, not a resend (two
+    // mrct-refnic through mrct emulate did this; issue 24).
+    auto wrap = b;
+    for (unsigned k = 1; k <= 16; ++k)
+        wrap.data(10us * (k + 1), D::from_dut,
+                  {.path = k % 4, .ppsn = 700 + k, .rnr_resend = true, .msg_len = 4096, .attempt = static_cast<std::uint8_t>(k & 0xF)});
+    CHECK(wrap.check("resend_identity").v == verdict::pass);
+    // Within one Attempt, a move still fails.
+    wrap.data(500us, D::from_dut, {.path = 3, .ppsn = 900, .retx = true, .msg_len = 4096, .attempt = 0});
+    CHECK(wrap.check("resend_identity").v == verdict::fail);
 }
 
 // A resend of a covered PPSN can have crossed its ACK only if the host held
