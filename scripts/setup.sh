@@ -13,6 +13,9 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev zlib1g-dev libisal-dev
   # independent checkers used by the tests
   tshark python3 python3-scapy python3-jsonschema libxml2-utils chromium
+  # the real-wire labs (network namespaces, veths; ethtool turns off the DUT
+  # veths' checksum offload, which a bump in the wire cannot complete)
+  iproute2 ethtool
   # waveforms of the RTL DUT (fst2vcd reads them in tests; gtkwave shows them)
   gtkwave
 )

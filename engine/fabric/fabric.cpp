@@ -161,20 +161,23 @@ unsigned fabric::path_of(std::uint16_t sport) const {
     return static_cast<unsigned>(h % cfg_.paths);
 }
 
-void fabric::send(direction d, core::bytes_view frame) { inject(d, frame_sport(frame), pool_.alloc(frame)); }
+void fabric::send(direction d, core::bytes_view frame, std::int64_t stamp) {
+    inject(d, frame_sport(frame), pool_.alloc(frame), stamp);
+}
 
 void fabric::send_owned(direction d, core::byte_buffer& frame) {
     const std::uint16_t sport = frame_sport(frame);  // read before adopt() takes the bytes
     inject(d, sport, pool_.adopt(frame));
 }
 
-void fabric::inject(direction d, std::uint16_t sport, handle h) {
+void fabric::inject(direction d, std::uint16_t sport, handle h, std::int64_t stamp) {
     const unsigned p = path_of(sport);
     auto& m = pool_.meta(h);
     m.path = static_cast<std::uint16_t>(p);
     m.direction = static_cast<std::uint8_t>(d);
     m.sent = s_.now();
     m.id = ++sent_;
+    m.stamp = stamp;
     paths_[static_cast<int>(d)][p]->send(h);
 }
 

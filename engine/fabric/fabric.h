@@ -74,7 +74,8 @@ public:
 
     void set_receiver(direction d, receiver r) { receivers_[static_cast<int>(d)] = std::move(r); }
     // Injects a frame now; it travels the path its UDP source port maps to.
-    void send(direction d, core::bytes_view frame);
+    // `stamp` rides along in its packet_meta, untouched, to the receiver.
+    void send(direction d, core::bytes_view frame, std::int64_t stamp = 0);
     // The same, taking the frame's bytes without a copy (packet_pool::adopt);
     // `frame` comes back holding another buffer with an earlier packet's
     // leftover bytes, for the caller to overwrite. A name of its own, so that
@@ -92,7 +93,7 @@ public:
 
 private:
     fabric(sim::scheduler& s, const fabric_config& cfg, packet_pool* pool);
-    void inject(direction d, std::uint16_t sport, handle h);
+    void inject(direction d, std::uint16_t sport, handle h, std::int64_t stamp = 0);
     std::size_t pin_slot(std::uint16_t sport) const;
     sim::scheduler& s_;
     fabric_config cfg_;

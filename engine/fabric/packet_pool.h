@@ -27,6 +27,7 @@ struct packet_meta {
     std::uint8_t direction = 0; // 0: A->B, 1: B->A
     core::nanos sent{0};        // when it entered the fabric
     std::uint64_t id = 0;       // unique per injected packet (duplicates keep their original's)
+    std::int64_t stamp = 0;     // the sender's, carried through untouched (mrct emulate: the frame's receive time)
 };
 
 class packet_pool {

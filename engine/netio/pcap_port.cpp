@@ -6,6 +6,7 @@
 
 #include <pcap/pcap.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -54,6 +55,19 @@ std::optional<wire::mac_addr> arp_lookup(const wire::ipv4_addr& ip) {
         if (m != wire::mac_addr{}) return m;
     }
     return std::nullopt;
+}
+
+// Reads at most `batch` frames that are ready, each with its capture stamp.
+void read_batch(pcap_t* p, std::size_t batch, bool nano, port_stats& stats, const port::rx& cb) {
+    for (std::size_t n = 0; n < batch; ++n) {
+        pcap_pkthdr* h = nullptr;
+        const u_char* d = nullptr;
+        if (pcap_next_ex(p, &h, &d) != 1) break;
+        ++stats.frames_in;
+        const std::int64_t wire_ns = static_cast<std::int64_t>(h->ts.tv_sec) * 1'000'000'000 +
+                                     static_cast<std::int64_t>(h->ts.tv_usec) * (nano ? 1 : 1000);
+        if (cb) cb(core::bytes_view(d, h->caplen), wire_ns);
+    }
 }
 
 class pcap_port final : public port {
@@ -151,18 +165,7 @@ private:
     void arm() {
         fd_.async_wait(asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
             if (ec) return;
-            std::size_t n = 0;
-            while (n < o_.batch) {
-                pcap_pkthdr* h = nullptr;
-                const u_char* d = nullptr;
-                const int rc = pcap_next_ex(p_, &h, &d);
-                if (rc != 1) break;
-                ++n;
-                ++stats_.frames_in;
-                const std::int64_t wire_ns = static_cast<std::int64_t>(h->ts.tv_sec) * 1'000'000'000 +
-                                             static_cast<std::int64_t>(h->ts.tv_usec) * (nano_ ? 1 : 1000);
-                if (cb_) cb_(core::bytes_view(d, h->caplen), wire_ns);
-            }
+            read_batch(p_, o_.batch, nano_, stats_, cb_);
             arm();
         });
     }
@@ -187,10 +190,93 @@ private:
     core::byte_buffer out_;
 };
 
+// A bump in the wire's port: promiscuous, inbound frames only (libpcap
+// would also hand back what this port injected), everything passed on as it
+// came, nothing filtered or rewritten.
+class tap_port final : public port {
+public:
+    tap_port(asio::io_context& io, tap_options o) : o_(std::move(o)), fd_(io) {}
+    ~tap_port() override {
+        stop();
+        if (p_) pcap_close(p_);
+    }
+
+    core::status open() {
+        char err[PCAP_ERRBUF_SIZE] = {};
+        p_ = pcap_create(o_.iface.c_str(), err);
+        if (!p_) return core::error{std::string("pcap: ") + err};
+        pcap_set_snaplen(p_, 65535);
+        pcap_set_promisc(p_, 1);
+        pcap_set_immediate_mode(p_, 1);
+        pcap_set_buffer_size(p_, static_cast<int>(std::min<std::size_t>(o_.buffer_bytes, 1u << 30)));
+        nano_ = pcap_set_tstamp_precision(p_, PCAP_TSTAMP_PRECISION_NANO) == 0;
+        if (pcap_activate(p_) < 0) return core::error{"pcap on " + o_.iface + ": " + pcap_geterr(p_)};
+        if (pcap_datalink(p_) != DLT_EN10MB) return core::error{"interface '" + o_.iface + "' is not Ethernet"};
+        if (pcap_setdirection(p_, PCAP_D_IN) != 0)
+            return core::error{"pcap on " + o_.iface + ": cannot capture inbound frames only: " + pcap_geterr(p_)};
+        if (pcap_setnonblock(p_, 1, err) != 0) return core::error{std::string("pcap: ") + err};
+        const int fd = pcap_get_selectable_fd(p_);
+        if (fd < 0) return core::error{"pcap: no selectable descriptor on " + o_.iface};
+        fd_.assign(::dup(fd));
+        return core::ok_status();
+    }
+
+    void start(rx cb) override {
+        cb_ = std::move(cb);
+        arm();
+    }
+
+    core::status send(core::bytes_view frame) override {
+        if (pcap_inject(p_, frame.data(), frame.size()) < 0) {
+            ++stats_.send_errors;
+            return core::error{"pcap_inject on " + o_.iface + ": " + pcap_geterr(p_)};
+        }
+        ++stats_.frames_out;
+        return core::ok_status();
+    }
+
+    void stop() override {
+        boost::system::error_code ec;
+        fd_.cancel(ec);
+        fd_.close(ec);
+    }
+    const port_stats& stats() const override {
+        pcap_stat ps{};
+        if (p_ && pcap_stats(p_, &ps) == 0) stats_.lost_in = ps.ps_drop;
+        return stats_;
+    }
+
+private:
+    void arm() {
+        fd_.async_wait(asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
+            if (ec) return;
+            read_batch(p_, o_.batch, nano_, stats_, cb_);
+            arm();
+        });
+    }
+
+    tap_options o_;
+    pcap_t* p_ = nullptr;
+    asio::posix::stream_descriptor fd_;
+    rx cb_;
+    mutable port_stats stats_;
+    bool nano_ = false;
+};
+
 }  // namespace
 
 core::result<std::unique_ptr<port>> make_pcap_port(boost::asio::io_context& io, const pcap_options& o) {
     auto p = std::make_unique<pcap_port>(io, o);
+    if (auto st = p->open(); !st) return st.err();
+    return std::unique_ptr<port>(std::move(p));
+}
+
+}  // namespace mrct::netio
+
+namespace mrct::netio {
+
+core::result<std::unique_ptr<port>> make_tap_port(boost::asio::io_context& io, const tap_options& o) {
+    auto p = std::make_unique<tap_port>(io, o);
     if (auto st = p->open(); !st) return st.err();
     return std::unique_ptr<port>(std::move(p));
 }

@@ -93,6 +93,18 @@ struct pcap_options {
 };
 core::result<std::unique_ptr<port>> make_pcap_port(boost::asio::io_context& io, const pcap_options& o);
 
+// A raw Ethernet port for a bump in the wire (`mrct emulate`): every frame
+// the interface receives (promiscuous, inbound only: not what this port sent),
+// and frames sent verbatim, addresses untouched. Through libpcap (AF_PACKET on
+// Linux): for veths in tests and for NICs at the kernel's pace; DPDK ports
+// are the fast way.
+struct tap_options {
+    std::string iface;
+    std::size_t batch = 64;
+    std::size_t buffer_bytes = 64u << 20;  // the capture buffer (frames beyond it are lost_in)
+};
+core::result<std::unique_ptr<port>> make_tap_port(boost::asio::io_context& io, const tap_options& o);
+
 struct dpdk_options {
     std::string eal_args;  // passed to rte_eal_init (once per process), e.g. "--no-huge --vdev=net_af_packet0,iface=veth0"
     std::string port;      // port index or device name; "" = port 0
