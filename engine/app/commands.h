@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,12 @@ inline constexpr int k_exit_usage = 2;
 inline constexpr int k_exit_infra = 3;
 
 std::string_view version_string();
+
+// PASS, FAIL, INCONCLUSIVE, ERROR, SKIP: a verdict as the progress lines print it.
+const char* verdict_mark(assertions::verdict v);
+
+// NAME=VALUE options (--param) as a map; the error names the bad one.
+core::result<std::map<std::string, std::string>> name_values(const std::vector<std::string>& given, const std::string& option);
 
 struct decode_args {
     std::string path;
@@ -42,6 +49,37 @@ struct simulate_args {
     bool small_pages = false;  // leave the heap alone (app/huge_pages.h)
 };
 int run_simulate(const simulate_args& a);
+
+struct emulate_args {
+    std::string port_a, port_b;  // interfaces (pcap:IFACE or IFACE)
+    std::string config;          // YAML (docs/emulator.md); none: plain wires
+    std::string out;             // folder for captures and emulate.json
+    std::string duration, progress = "1s";
+    bool no_capture = false;
+};
+int run_emulate(const emulate_args& a);
+
+struct interop_args {
+    std::string a, b, token_a, token_b;
+    std::vector<std::string> params;  // NAME=VALUE, configured on both
+    unsigned writes = 32, sends = 16, streams = 4, tags = 2;
+    std::uint32_t write_size = 65536, send_size = 16384;
+    bool no_rnr = false, one_way = false;
+    std::string rnr_hold = "5ms", timeout = "30s";
+    std::uint64_t seed = 1;
+    std::string out;  // JSON summary file
+};
+int run_interop(const interop_args& a);
+
+struct check_args {
+    std::vector<std::string> inputs;  // pcap files, or `mrct emulate --out` folders
+    std::vector<std::string> duts;    // addresses to judge (default: every one in the capture / on the port)
+    std::vector<std::string> params;  // NAME=VALUE: the parameters in force on the DUTs
+    std::string crossing = "200us";
+    std::string max_hold = "10ms";    // how long the DUTs' host may have held them (0: they keep their own time)
+    std::string out;                  // reports folder
+};
+int run_check(const check_args& a);
 
 // Prints a generated reference section (markdown): "fabric" or "bugs".
 // clauses: with `plan`, the cases citing each clause (traceability).

@@ -103,6 +103,64 @@ int main(int argc, char** argv) {
        "parameters (`mrct docs fabric`), path=N|all, sender=N|all, dir=to_receiver|to_sender|both\n"
        "(defaults all, all, to_receiver); after the path's queue and delay, in order (docs/simulate.md)");
 
+    mrct::app::emulate_args em;
+    auto* emulate = app.add_subcommand(
+        "emulate", "A bump in the wire between two DUTs: MetaRoCE frames pass the fabric's stages per path (UDP source\n"
+                   "port), everything else passes untouched; per-path counters, a capture of each port (docs/emulator.md)");
+    emulate->add_option("--port-a", em.port_a, "The interface facing DUT A (pcap:IFACE or IFACE)")->required();
+    emulate->add_option("--port-b", em.port_b, "The interface facing DUT B")->required();
+    emulate->add_option("--config", em.config,
+                        "YAML: paths, seed, select (hash|learn), pin, delay, path_delay, rate, impair (docs/emulator.md);\n"
+                        "without it, 8 plain paths")
+        ->check(CLI::ExistingFile);
+    emulate->add_option("--out", em.out, "Folder for port-a.pcap, port-b.pcap (each port's wire) and emulate.json");
+    emulate->add_option("--duration", em.duration, "Stop after this long (e.g. 30s); default: until SIGINT/SIGTERM");
+    emulate->add_option("--progress", em.progress, "Live progress on stderr every this long (0: none)")->capture_default_str();
+    emulate->add_flag("--no-capture", em.no_capture, "Write no captures (forwarding rate benchmarks)");
+
+    mrct::app::interop_args io;
+    auto* interop = app.add_subcommand(
+        "interop", "Drive two DUTs' agents against each other: A opens a connection to B, both post a seeded workload\n"
+                   "(WRITEs on several streams, SENDs on several tags, one tag's receives posted late to draw RNRs);\n"
+                   "exit 0 when every message completed and arrived intact, 1 otherwise, 3 an agent failed (docs/emulator.md)");
+    interop->add_option("--a", io.a, "DUT A's agent HOST:PORT (opens the connection)")->required();
+    interop->add_option("--b", io.b, "DUT B's agent HOST:PORT")->required();
+    interop->add_option("--token-a", io.token_a, "A's agent token");
+    interop->add_option("--token-b", io.token_b, "B's agent token");
+    interop->add_option("--param", io.params, "NAME=VALUE configured on both DUTs (repeatable; docs/agent-protocol.md)");
+    interop->add_option("--writes", io.writes, "WRITEs per direction")->capture_default_str();
+    interop->add_option("--write-size", io.write_size, "Bytes per WRITE")->capture_default_str()->check(CLI::Range(1u, 16u << 20));
+    interop->add_option("--sends", io.sends, "SENDs per direction")->capture_default_str();
+    interop->add_option("--send-size", io.send_size, "Bytes per SEND")->capture_default_str()->check(CLI::Range(1u, 16u << 20));
+    interop->add_option("--streams", io.streams, "Streams the messages go round")->capture_default_str()->check(CLI::Range(1u, 65535u));
+    interop->add_option("--tags", io.tags, "Tags the SENDs go round")->capture_default_str()->check(CLI::Range(1u, 65535u));
+    interop->add_flag("--no-rnr", io.no_rnr, "Post every receive before the SENDs (no RNR)");
+    interop->add_option("--rnr-hold", io.rnr_hold, "How long the last tag's receives are held back")->capture_default_str();
+    interop->add_flag("--one-way", io.one_way, "Only A sends");
+    interop->add_option("--seed", io.seed, "Seed of the data and the DUTs' reset")->capture_default_str();
+    interop->add_option("--timeout", io.timeout, "For every message to complete")->capture_default_str();
+    interop->add_option("--out", io.out, "Also write the JSON summary to this file");
+
+    mrct::app::check_args ck;
+    auto* check = app.add_subcommand(
+        "check", "Passive conformance: judge DUTs from a capture of their own wire (an `mrct emulate --out` folder: each\n"
+                 "DUT from its port's capture; or pcap files: every MetaRoCE address in them, or --dut); exit 0 nothing\n"
+                 "failed, 1 a check failed, 2 bad input (docs/emulator.md)");
+    check->add_option("inputs", ck.inputs, "Emulator output folders or capture files")->required()->check(CLI::ExistingPath);
+    check->add_option("--dut", ck.duts, "Judge only this address (repeatable)");
+    check->add_option("--param", ck.params,
+                      "NAME=VALUE a protocol parameter in force on the DUTs (repeatable; the `configure` names, e.g.\n"
+                      "rto_min=1ms; default: the spec's §5 values)");
+    check->add_option("--crossing", ck.crossing,
+                      "How long a frame the capture shows going to the DUT may still have been on its way")
+        ->capture_default_str();
+    check->add_option("--max-hold", ck.max_hold,
+                      "How long the DUTs' host may have held them at any moment (software DUTs beside the emulator);\n"
+                      "a timing verdict that a hold this long could change is inconclusive. 0 for DUTs that keep\n"
+                      "their own time (NICs): every timing verdict stands")
+        ->capture_default_str();
+    check->add_option("--out", ck.out, "Folder for report.html, results.json, junit.xml");
+
     mrct::app::run_args ra;
     auto* run = app.add_subcommand("run", "Run a test plan against a DUT; exit 0 all passed, 1 a case failed, 2 plan error, 3 infrastructure error");
     run->add_option("plan", ra.plan, "Test plan (YAML)")->required()->check(CLI::ExistingFile);
@@ -207,6 +265,9 @@ int main(int argc, char** argv) {
         if (*decode) return mrct::app::run_decode(dec);
         if (*samples) return mrct::app::run_samples(smp);
         if (*simulate) return mrct::app::run_simulate(sim);
+        if (*emulate) return mrct::app::run_emulate(em);
+        if (*interop) return mrct::app::run_interop(io);
+        if (*check) return mrct::app::run_check(ck);
         if (*docs) return mrct::app::run_docs(docs_what, docs_plan);
         if (*run) return mrct::app::run_plan(ra);
         if (*merge) return mrct::app::run_report_merge(merge_dirs, merge_out);

@@ -44,16 +44,7 @@ int plan_error(const core::error& e) {
     return k_exit_usage;
 }
 
-const char* mark(assertions::verdict v) {
-    switch (v) {
-    case assertions::verdict::pass: return "PASS";
-    case assertions::verdict::fail: return "FAIL";
-    case assertions::verdict::inconclusive: return "INCONCLUSIVE";
-    case assertions::verdict::error: return "ERROR";
-    case assertions::verdict::skipped: return "SKIP";
-    }
-    return "?";
-}
+const char* mark(assertions::verdict v) { return verdict_mark(v); }
 
 
 }  // namespace

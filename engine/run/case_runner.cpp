@@ -9,6 +9,24 @@
 
 namespace mrct::run {
 
+trace::params protocol_params(const endpoint::config& c) {
+    trace::params p;
+    p.num_paths = c.num_paths;
+    p.mtu = c.mtu;
+    p.rto_initial = c.rto_initial;
+    p.rto_min = c.rto_min;
+    p.rto_max = c.rto_max;
+    p.retry_limit = c.retry_limit;
+    p.ack_every = c.ack_every;
+    p.ack_delay = c.ack_delay;
+    p.cwnd_initial = c.cwnd_initial;
+    p.max_inflight = c.max_inflight;
+    p.moves_after = c.moves_after;
+    p.grant_idle = c.grant_idle;
+    p.inbound_rate_bps = c.inbound_rate_bps;
+    return p;
+}
+
 namespace detail {
 
 // A result that names its case, before anything is known about it.
@@ -414,19 +432,9 @@ void case_exec::collect() {
     }
     if (rt_) tr_->crossing = k_realtime_crossing;
     auto& p = tr_->p;
+    p = protocol_params(dut_cfg_);
     p.num_paths = std::min(dut_cfg_.num_paths, pcfg_.num_paths);
     p.mtu = std::min(dut_cfg_.mtu, pcfg_.mtu);
-    p.rto_initial = dut_cfg_.rto_initial;
-    p.rto_min = dut_cfg_.rto_min;
-    p.rto_max = dut_cfg_.rto_max;
-    p.retry_limit = dut_cfg_.retry_limit;
-    p.ack_every = dut_cfg_.ack_every;
-    p.ack_delay = dut_cfg_.ack_delay;
-    p.cwnd_initial = dut_cfg_.cwnd_initial;
-    p.max_inflight = dut_cfg_.max_inflight;
-    p.moves_after = dut_cfg_.moves_after;
-    p.grant_idle = dut_cfg_.grant_idle;
-    p.inbound_rate_bps = dut_cfg_.inbound_rate_bps;
 }
 
 // Real time: how well the engine kept time (trace::timing_figures, docs/timing.md).

@@ -54,6 +54,12 @@ struct case_result {
     std::string waveform;
 };
 
+// The protocol parameters a trace carries (trace::params) of an endpoint's
+// configuration: what the checks' tolerances are in. The runner's case takes
+// the DUT's, with NumPaths and MTU agreed with the peer; `mrct check` the
+// ones it is given.
+trace::params protocol_params(const endpoint::config& c);
+
 // Makes a fresh DUT for each case.
 using dut_factory = std::function<core::result<std::unique_ptr<dut::dut>>()>;
 // "sim" or "sim:bug=NAME".
