@@ -56,6 +56,7 @@ struct emulate_args {
     std::string out;             // folder for captures and emulate.json
     std::string duration, progress = "1s";
     bool no_capture = false;
+    bool busy_poll = false;
 };
 int run_emulate(const emulate_args& a);
 

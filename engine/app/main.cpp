@@ -117,6 +117,8 @@ int main(int argc, char** argv) {
     emulate->add_option("--duration", em.duration, "Stop after this long (e.g. 30s); default: until SIGINT/SIGTERM");
     emulate->add_option("--progress", em.progress, "Live progress on stderr every this long (0: none)")->capture_default_str();
     emulate->add_flag("--no-capture", em.no_capture, "Write no captures (forwarding rate benchmarks)");
+    emulate->add_flag("--busy-poll", em.busy_poll,
+                      "Never sleep: one core polls the ports and the timers, so no frame waits for a thread to wake");
 
     mrct::app::interop_args io;
     auto* interop = app.add_subcommand(

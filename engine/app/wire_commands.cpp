@@ -72,6 +72,7 @@ int run_emulate(const emulate_args& a) {
     }
     o.out = a.out;
     o.capture = !a.no_capture;
+    o.busy_poll = a.busy_poll;
     o.stop = &g_stop;
     o.say = [](const std::string& line) {
         std::fprintf(stderr, "%s\n", line.c_str());

@@ -194,6 +194,7 @@ core::result<json> run(const options& o) {
     }
     sim::scheduler s;
     sim::realtime_driver rt(s);
+    rt.set_busy_poll(o.busy_poll);
     std::array<std::unique_ptr<netio::port>, 2> port;
     const std::array<std::string, 2> spec = {o.port_a, o.port_b};
     for (int i = 0; i < 2; ++i) {
@@ -280,6 +281,7 @@ core::result<json> run(const options& o) {
     j["interrupted"] = o.stop && o.stop->load();
     j["paths"] = bp.paths();
     j["select"] = o.cfg.select == select_mode::learn ? "learn" : "hash";
+    j["busy_poll"] = o.busy_poll;
     json ports = json::object();
     std::uint64_t frames_out = 0;
     for (int i = 0; i < 2; ++i) {

@@ -118,6 +118,7 @@ struct options {
     config cfg;
     std::string out;             // folder for port-a.pcap, port-b.pcap, emulate.json ("" : none)
     bool capture = true;
+    bool busy_poll = false;      // never sleep: one core spins, frames and timers are not late by a wake-up
     std::int64_t duration_ns = 0;        // 0: until stopped
     std::int64_t progress_ns = 1'000'000'000;  // live progress period; 0: none
     std::function<void(const std::string&)> say;  // progress lines

@@ -37,6 +37,7 @@ struct realtime_driver::impl {
     bool waiting = false;
     std::atomic<bool> stopping{false};
     bool io_first = false;
+    bool busy = false;
     std::chrono::steady_clock::time_point origin_wall;
     nanos origin_sim{0};
     bool anchored = false;
@@ -92,6 +93,7 @@ void realtime_driver::stop() {
 }
 
 void realtime_driver::set_io_first(bool on) { impl_->io_first = on; }
+void realtime_driver::set_busy_poll(bool on) { impl_->busy = on; }
 
 void realtime_driver::anchor() {
     impl_->origin_wall = std::chrono::steady_clock::now();
@@ -162,6 +164,10 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
         if (next != core::k_never) {
             auto at = m.origin_wall + std::chrono::duration_cast<std::chrono::steady_clock::duration>(next - m.origin_sim);
             deadline = std::min(deadline, at);
+        }
+        if (m.busy) {
+            run_ready(m.io);
+            continue;
         }
         if (!m.waiting || deadline != m.wake_at) {
             m.wake.expires_at(deadline);  // a pending wait ends (operation_aborted): a spurious turn

@@ -64,6 +64,11 @@ public:
     // what the ACK already covered (mrct-refnic beside stress-ng, 160 us past
     // the crossing window). The engine keeps the default (events first).
     void set_io_first(bool on);
+    // Never sleep: poll the io_context and the scheduler in a loop, on this
+    // thread's CPU. Costs the core; saves the wake-up of a sleeping thread
+    // (tens of microseconds on a VM) on every frame and timer: the traffic
+    // emulator's --busy-poll (docs/emulator.md).
+    void set_busy_poll(bool on);
     // How late events ran after their time (timers, deliveries, timed steps):
     // the engine's own lateness in real time (docs/timing.md). `since`: only
     // events due at or after that scheduler time.
