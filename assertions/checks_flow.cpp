@@ -291,12 +291,17 @@ struct pause {
 
 std::vector<pause> pauses(const context& c) {
     const auto& sv = c.sender();
-    std::map<std::pair<std::uint16_t, std::uint32_t>, std::uint8_t> attempt;  // latest sent
+    // The message's current Attempt: the latest it was sent under, not
+    // counting retransmissions (RETX): a lost packet of an earlier Attempt
+    // resent by its path's timer keeps that Attempt, and the RNR it draws is
+    // for an Attempt the DUT has left (two mrct-refnic through mrct emulate,
+    // 1 % loss: issue 24).
+    std::map<std::pair<std::uint16_t, std::uint32_t>, std::uint8_t> attempt;
     std::vector<pause> out;
     std::size_t ti = 0;
     for (const auto& r : c.tr().frames) {
         while (ti < sv.tx.size() && sv.tx[ti].rec < r.index) {
-            attempt[{sv.tx[ti].stream, sv.tx[ti].stream_seq}] = sv.tx[ti].attempt;
+            if (!sv.tx[ti].retx_flag) attempt[{sv.tx[ti].stream, sv.tx[ti].stream_seq}] = sv.tx[ti].attempt;
             ++ti;
         }
         if (!r.reached_dut() || !r.is(opcode::rnr)) continue;

@@ -61,7 +61,6 @@ const std::vector<passive_check>& profile() {
         {"window_limit", {}, "sender"},
         {"resend_identity", {}, "sender"},
         {"no_go_back_n", {}, "sender"},
-        {"retry_limit", {}, "sender"},
         {"rnr_pause", {}, "sender"},
         {"rnr_resume", {}, "sender"},
         {"close_after_ack", {}, "sender"},
@@ -101,11 +100,13 @@ core::result<std::shared_ptr<trace::trace>> trace_of(const std::string& capture,
         return core::error{capture + ": not an Ethernet capture (the checks read the L2 header too)"};
     auto tr = std::make_shared<trace::trace>();
     std::optional<std::int64_t> t0;
+    std::int64_t last = 0;  // the capture's last record of any kind: how long the wire was watched
     for (;;) {
         auto rec = (*rd)->next();
         if (!rec) return core::error{capture + ": " + rec.err().message};
         if (!*rec) break;
         const auto& r = **rec;
+        last = std::max(last, r.ts_ns);
         std::string src, dst;
         if (!endpoints_of((*rd)->decode(r.data), src, dst)) continue;
         if (src != dut && dst != dut) continue;
@@ -117,7 +118,10 @@ core::result<std::shared_ptr<trace::trace>> trace_of(const std::string& capture,
         tr->add(t, src == dut ? trace::dir::from_dut : trace::dir::to_dut, r.data);
     }
     if (!t0) return core::error{capture + ": no MetaRoCE frame from or to " + dut};
-    tr->end = tr->frames.back().t;
+    // The record ends when the capture does, not at the DUT's last frame: a
+    // DUT that fell silent was still watched until then (a paused tag never
+    // resumed is late by all of it).
+    tr->end = std::max(tr->frames.back().t, core::nanos{last - *t0});
     tr->p = p;
     tr->crossing = core::nanos{crossing_ns};
     tr->timing.realtime = true;

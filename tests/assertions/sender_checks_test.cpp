@@ -338,6 +338,16 @@ TEST_CASE("rnr_pause and rnr_resume") {
         CHECK(o.v == verdict::fail);
         CHECK_THAT(o.message, Catch::Contains("never resumed"));
     }
+    SECTION("an RNR drawn by a retransmission of an Attempt the DUT has left pauses nothing") {
+        // Resumed under Attempt 1 at 331 us; the path's timer then resends a
+        // lost packet of Attempt 0 (RETX), and the receiver RNRs it again.
+        auto b = base();
+        b.data(331us, D::from_dut, {.ppsn = 101, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
+        b.data(400us, D::from_dut, {.ppsn = 100, .retx = true, .opcode = 0xC2, .tag = 4, .stream = 1});
+        b.rnr(450us, D::to_dut, 4, 1, 0, 0, 10);
+        CHECK(b.check("rnr_resume").v == verdict::pass);
+        CHECK(b.check("rnr_pause").v == verdict::pass);
+    }
     SECTION("never resumed: in real time, a record that ended before the resume was due judges nothing") {
         auto b = base();
         b.tr.end = 400us;  // due by 10 + 320 + 32 + 50 = 412 us

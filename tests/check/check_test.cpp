@@ -98,6 +98,22 @@ TEST_CASE("trace_of: the DUT's frames are from_dut, its peer's to_dut, at captur
     REQUIRE(b.ok());
     CHECK((*b)->frames[0].d == trace::dir::to_dut);
     CHECK((*b)->frames[4].d == trace::dir::from_dut);
+    // The record lasts as long as the capture, whatever its last frame.
+    const auto longer = tmp("longer.pcap");
+    {
+        auto w = capture::pcap_writer::create(longer);
+        REQUIRE(w.ok());
+        (*w)->write(1'000'000'000, write_from(1, 100));
+        core::byte_buffer arp(42, 0xFF);
+        arp[12] = 0x08;
+        arp[13] = 0x06;
+        (*w)->write(3'000'000'000, arp);
+        REQUIRE((*w)->close().ok());
+    }
+    auto l = check::trace_of(longer, "10.0.0.1", *p, 0);
+    REQUIRE(l.ok());
+    CHECK((*l)->frames.size() == 1);
+    CHECK((*l)->end == 2s);
     auto none = check::trace_of(cap, "10.0.0.9", *p, 0);
     REQUIRE_FALSE(none.ok());
     CHECK_THAT(none.err().message, Catch::Contains("no MetaRoCE frame from or to 10.0.0.9"));
