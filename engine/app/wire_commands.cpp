@@ -162,12 +162,21 @@ int run_check(const check_args& a) {
                 return k_exit_usage;
             }
             for (auto& i : *ins) {
-                if (!a.duts.empty()) i.duts = a.duts;
-                o.inputs.push_back(std::move(i));
+                // --dut narrows each port to the DUTs asked for that were seen
+                // there: a DUT is judged from its own port's capture only.
+                if (!a.duts.empty())
+                    std::erase_if(i.duts, [&](const std::string& d) {
+                        return std::find(a.duts.begin(), a.duts.end(), d) == a.duts.end();
+                    });
+                if (!i.duts.empty()) o.inputs.push_back(std::move(i));
             }
         } else {
             o.inputs.push_back({in, a.duts});
         }
+    }
+    if (o.inputs.empty()) {
+        spdlog::error("none of the --dut addresses was seen on the emulator's ports");
+        return k_exit_usage;
     }
     if (auto kv = name_values(a.params, "--param"); !kv) {
         spdlog::error("{} (names: docs/agent-protocol.md `configure`)", kv.err().message);

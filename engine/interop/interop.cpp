@@ -260,6 +260,7 @@ core::result<ojson> run(const options& o) {
     const double secs = std::chrono::duration<double>(clock::now() - posted_at).count();
     // Memory: every byte of every message that completed, on its receiver.
     std::array<std::uint64_t, 2> mismatched{}, checked{};
+    std::array<std::string, 2> first_mismatch;
     for (int i = 0; i < 2; ++i)
         for (const auto& m : msgs[i]) {
             if (!m.done || !m.status.empty() || (m.send && !m.recv_done)) continue;
@@ -276,7 +277,16 @@ core::result<ojson> run(const options& o) {
                 got = std::move(*d);
             }
             ++checked[i];
-            if (got != m.data) ++mismatched[i];
+            if (got != m.data) {
+                if (!mismatched[i]++) {
+                    std::size_t k = 0;
+                    while (k < got.size() && got[k] == m.data[k]) ++k;
+                    first_mismatch[i] = std::string(m.send ? "SEND" : "WRITE") + " wr_id " + std::to_string(m.wr_id) +
+                                        " (stream " + std::to_string(m.stream) + (m.send ? ", tag " + std::to_string(m.tag) : "") +
+                                        ", " + std::to_string(m.data.size()) + " bytes): first differing byte at offset " +
+                                        std::to_string(k);
+                }
+            }
         }
     bool complete = true;
     std::string reason;
@@ -297,6 +307,7 @@ core::result<ojson> run(const options& o) {
         if (!first_failure[i].empty()) j["first_failure"] = first_failure[i];
         j["memory_checked"] = checked[i];
         j["memory_mismatched"] = mismatched[i];
+        if (!first_mismatch[i].empty()) j["first_mismatch"] = first_mismatch[i];
         j["goodput_gbps"] = secs > 0 ? static_cast<double>(bytes) * 8 / secs / 1e9 : 0.0;
         const std::string who = "DUT " + s[i].name;
         if (done < posted && reason.empty())
@@ -304,7 +315,8 @@ core::result<ojson> run(const options& o) {
                      std::to_string(pending_writes) + " WRITEs, " + std::to_string(pending_sends) + " SENDs)";
         if (failed[i] && reason.empty()) reason = who + ": " + first_failure[i];
         if (mismatched[i] && reason.empty())
-            reason = who + ": " + std::to_string(mismatched[i]) + " messages arrived with other bytes than sent";
+            reason = who + ": " + std::to_string(mismatched[i]) + " messages arrived with other bytes than sent, the first " +
+                     first_mismatch[i];
         complete = complete && done == posted && !failed[i] && !mismatched[i];
     }
     out["complete"] = complete;

@@ -20,7 +20,8 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from wire_lab import sh  # noqa: E402
 
-CONFIG = """# the interop test's fabric: 8 paths, skew, loss both ways, reordering, duplication
+CONFIG = """# the interop test's fabric: 8 paths, skew, loss both ways, reordering,
+# duplication, CE marks both ways, and a few corrupted frames (the ICRC must catch them)
 paths: 8
 seed: 7
 delay: 20us
@@ -29,6 +30,8 @@ impair:
   - loss: {p: 0.01}
   - reorder: {path: 2, dir: a_to_b, p: 0.05}
   - duplicate: {dir: b_to_a, p: 0.01}
+  - ecn_mark: {p: 0.02}
+  - corrupt: {p: 0.002}
 """
 
 
@@ -162,6 +165,28 @@ def main():
                 wrong = [c["id"] for c in failed if not c["id"].startswith(lab.ip["a"] + "/")]
                 if wrong:
                     failures.append(f"frozen-rnr: the conforming side B failed {wrong}")
+            if bug is None:
+                # --dut narrows to one DUT, judged from its own port only.
+                one = subprocess.run([args.mrct, "check", os.path.join(work, "emulate"), "--dut", lab.ip["b"],
+                                      "--out", os.path.join(work, "check-b")], capture_output=True, text=True)
+                ids = {c["id"].split("/")[0] for c in json.load(open(os.path.join(work, "check-b", "results.json")))["cases"]}
+                if one.returncode != 0 or ids != {lab.ip["b"]}:
+                    failures.append(f"check --dut {lab.ip['b']}: exit {one.returncode}, judged {ids}")
+                none = subprocess.run([args.mrct, "check", os.path.join(work, "emulate"), "--dut", "10.9.9.9"],
+                                      capture_output=True, text=True)
+                if none.returncode != 2 or "none of the --dut addresses" not in none.stderr:
+                    failures.append(f"check --dut of an address never seen: exit {none.returncode}: {none.stderr.strip()}")
+    # Bad input: a configuration error names file:line:col (exit 2); an agent
+    # nobody serves is an infrastructure error (exit 3).
+    bad = os.path.join(root, "bad.yaml")
+    open(bad, "w").write("paths: 4\nimpair:\n  - loss: {p: 2}\n")
+    r = subprocess.run([args.mrct, "emulate", "--port-a", "lo", "--port-b", "lo", "--config", bad], capture_output=True, text=True)
+    if r.returncode != 2 or f"{bad}:3:5:" not in r.stderr:
+        failures.append(f"emulate with a bad configuration: exit {r.returncode}: {r.stderr.strip()}")
+    r = subprocess.run([args.mrct, "interop", "--a", "127.0.0.1:9", "--b", "127.0.0.1:9", "--timeout", "1s"],
+                       capture_output=True, text=True)
+    if r.returncode != 3 or "DUT A" not in r.stderr:
+        failures.append(f"interop without agents: exit {r.returncode}: {r.stderr.strip()}")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
