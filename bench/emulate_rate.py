@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "tools"))
 from interop_check import Lab  # noqa: E402
-from wire_lab import sh  # noqa: E402
+from wire_lab import as_root, sh  # noqa: E402
 
 
 def write_pcap(path, n_ports=8, payload=4096, frames=4096):
@@ -109,7 +109,4 @@ def main():
 
 
 if __name__ == "__main__":
-    if os.geteuid() != 0:
-        print("needs root (network namespaces)")
-        sys.exit(77)
-    sys.exit(main())
+    sys.exit(main() if as_root() else 77)

@@ -20,6 +20,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "tools"))
 from interop_check import Lab, one_run  # noqa: E402
+from wire_lab import as_root  # noqa: E402
 
 
 def profiles(mrct):
@@ -72,7 +73,4 @@ def main():
 
 
 if __name__ == "__main__":
-    if os.geteuid() != 0:
-        print("needs root (network namespaces)")
-        sys.exit(77)
-    sys.exit(main())
+    sys.exit(main() if as_root() else 77)

@@ -29,6 +29,14 @@ def lab_workdir(args, name):
     return work
 
 
+def as_root():
+    """Whether this runs as root (benchmarks on network namespaces say so, else exit 77)."""
+    if os.geteuid() != 0:
+        print("needs root (network namespaces)")
+        return False
+    return True
+
+
 def sh(*cmd, check=True):
     r = subprocess.run(list(cmd), capture_output=True, text=True)
     if check and r.returncode != 0:
