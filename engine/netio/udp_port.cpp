@@ -6,9 +6,12 @@
 #include <array>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include <boost/asio/ip/udp.hpp>
+#include <boost/asio/post.hpp>
 
 #include "netio/port.h"
 
@@ -64,42 +67,52 @@ public:
         auto s = tx_socket(d->sport);
         if (!s) return s.err();
         auto& sock = **s;
-        if (sock.tos != d->tos) {
-            const int tos = d->tos;
-            const int rc = v6() ? ::setsockopt(sock.s.native_handle(), IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)
-                                : ::setsockopt(sock.s.native_handle(), IPPROTO_IP, IP_TOS, &tos, sizeof tos);
-            if (rc != 0) return core::error{std::string("IP_TOS/IPV6_TCLASS: ") + std::strerror(errno)};
-            sock.tos = d->tos;
+        // Queued, and sent together when the io_context next runs a handler
+        // (right after the event or frame handler that sent it): one
+        // sendmmsg per socket and batch instead of a sendto per frame
+        // (issue 24). A kernel error is reported by the next send().
+        if (!deferred_error_.empty()) {
+            std::string e = std::move(deferred_error_);
+            deferred_error_.clear();
+            return core::error{std::move(e)};
         }
-        sockaddr_storage to{};
-        socklen_t to_len;
+        if (queued_ == k_max_batch) flush();
+        auto& q = queue_[queued_++];
+        q.sock = &sock;
+        q.tos = d->tos;
+        q.to = sockaddr_storage{};
         if (v6()) {
-            auto* a = reinterpret_cast<sockaddr_in6*>(&to);
+            auto* a = reinterpret_cast<sockaddr_in6*>(&q.to);
             a->sin6_family = AF_INET6;
             a->sin6_port = htons(d->dport);
             std::memcpy(&a->sin6_addr, d->dst.v6.data(), 16);
-            to_len = sizeof(sockaddr_in6);
+            q.to_len = sizeof(sockaddr_in6);
         } else {
-            auto* a = reinterpret_cast<sockaddr_in*>(&to);
+            auto* a = reinterpret_cast<sockaddr_in*>(&q.to);
             a->sin_family = AF_INET;
             a->sin_port = htons(d->dport);
             std::memcpy(&a->sin_addr, d->dst.v4.data(), 4);
-            to_len = sizeof(sockaddr_in);
+            q.to_len = sizeof(sockaddr_in);
         }
-        if (::sendto(sock.s.native_handle(), d->payload.data(), d->payload.size(), 0, reinterpret_cast<sockaddr*>(&to),
-                     to_len) < 0) {
-            ++stats_.send_errors;
-            return core::error{std::string("sendto: ") + std::strerror(errno)};
+        q.len = d->payload.size();
+        if (q.buf.size() < q.len) q.buf.resize(std::max<std::size_t>(q.len, 4096 + 128));
+        std::memcpy(q.buf.data(), d->payload.data(), q.len);
+        if (!flush_posted_) {
+            flush_posted_ = true;
+            asio::post(io_, [this, alive = alive_] {
+                if (*alive) flush();
+            });
         }
-        ++stats_.frames_out;
         return core::ok_status();
     }
 
     void stop() override {
+        flush();
         boost::system::error_code ec;
         rx_.close(ec);
         for (auto& [p, s] : tx_) s->s.close(ec);
     }
+    ~udp_port() override { *alive_ = false; }
     const port_stats& stats() const override { return stats_; }
 
 private:
@@ -207,6 +220,64 @@ private:
         if (cb_) cb_(f, wire_ns);
     }
 
+    // Sends what send() queued: per socket, in the order queued, one
+    // sendmmsg for each run of frames with the same TOS (set on the socket
+    // before the run). Frames of different sockets (paths) may leave in
+    // another order than queued within one batch: microseconds apart, as
+    // on any multi-path wire.
+    void flush() {
+        flush_posted_ = false;
+        if (!queued_) return;
+        std::size_t done = 0;
+        std::array<bool, k_max_batch> sent{};
+        while (done < queued_) {
+            std::size_t first = 0;
+            while (sent[first]) ++first;
+            tx_sock* sock = queue_[first].sock;
+            const std::uint8_t tos = queue_[first].tos;
+            unsigned n = 0;
+            for (std::size_t i = first; i < queued_; ++i) {
+                if (sent[i] || queue_[i].sock != sock) continue;
+                if (queue_[i].tos != tos) break;  // keeps the socket's order: the rest in a later run
+                auto& q = queue_[i];
+                iov_tx_[n] = iovec{q.buf.data(), q.len};
+                auto& m = mmsg_tx_[n].msg_hdr;
+                m = msghdr{};
+                m.msg_name = &q.to;
+                m.msg_namelen = q.to_len;
+                m.msg_iov = &iov_tx_[n];
+                m.msg_iovlen = 1;
+                sent[i] = true;
+                ++n;
+            }
+            done += n;
+            if (sock->tos != tos) {
+                const int t = tos;
+                const int rc = v6() ? ::setsockopt(sock->s.native_handle(), IPPROTO_IPV6, IPV6_TCLASS, &t, sizeof t)
+                                    : ::setsockopt(sock->s.native_handle(), IPPROTO_IP, IP_TOS, &t, sizeof t);
+                if (rc != 0) {
+                    stats_.send_errors += n;
+                    if (deferred_error_.empty()) deferred_error_ = std::string("IP_TOS/IPV6_TCLASS: ") + std::strerror(errno);
+                    continue;
+                }
+                sock->tos = tos;
+            }
+            unsigned off = 0;
+            while (off < n) {
+                const int rc = ::sendmmsg(sock->s.native_handle(), mmsg_tx_.data() + off, n - off, 0);
+                if (rc < 0) {
+                    if (errno == EINTR) continue;
+                    stats_.send_errors += n - off;  // the rest of the run is lost
+                    if (deferred_error_.empty()) deferred_error_ = std::string("sendmmsg: ") + std::strerror(errno);
+                    break;
+                }
+                stats_.frames_out += static_cast<unsigned>(rc);
+                off += static_cast<unsigned>(rc);
+            }
+        }
+        queued_ = 0;
+    }
+
     // A datagram's room: the largest frame either side hands over
     // (MRCT_DUT_MAX_FRAME); a longer one is cut here, and its decode says so.
     static constexpr std::size_t k_buf = 16384, k_max_batch = 64;
@@ -218,6 +289,22 @@ private:
         char b[256];
     };
     std::array<control_buf, k_max_batch> control_{};
+
+    struct queued {
+        tx_sock* sock = nullptr;
+        std::uint8_t tos = 0;
+        sockaddr_storage to{};
+        socklen_t to_len = 0;
+        std::size_t len = 0;
+        std::vector<std::uint8_t> buf;
+    };
+    std::array<queued, k_max_batch> queue_{};
+    std::size_t queued_ = 0;
+    bool flush_posted_ = false;
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // a posted flush outliving the port does nothing
+    std::string deferred_error_;
+    std::array<mmsghdr, k_max_batch> mmsg_tx_{};
+    std::array<iovec, k_max_batch> iov_tx_{};
 
     asio::io_context& io_;
     udp_options o_;
