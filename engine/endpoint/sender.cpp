@@ -608,7 +608,11 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
             if (missing && is_send(m)) m.held = true;  // MR-RNR-6
         }
     };
-    while (t.base_ppsn != cum) {
+    // Only a CumAck ahead of the base moves it: an older ACK (behind > 0)
+    // walked the base forward through the whole 24-bit space, acknowledging
+    // every packet in flight, sent or lost (found by mrct interop through
+    // mrct emulate's reordering: a lost WRITE packet completed unsent).
+    while (!behind && t.base_ppsn != cum) {
         if (t.window.empty()) break;
         if (!t.window.front().acked) ack_one(t.window.front(), t.base_ppsn);
         t.window.pop_front();

@@ -756,6 +756,38 @@ TEST_CASE("an ACK whose CumAck is below what is already acknowledged still ackno
     CHECK(resends == 0);
 }
 
+TEST_CASE("an ACK older than one already taken acknowledges nothing beyond its SACK bits: a lost packet is still resent (MR-SACK-3, MR-OOO-1)") {
+    // The sixth packet is lost. Two forged ACKs arrive first, newest first:
+    // CumAck first + 3, then first + 1 (reordered behind it). The older one
+    // once walked the sender's base forward through the whole PPSN space,
+    // acknowledging every packet in flight, the lost one too: it was never
+    // resent and its bytes never arrived (mrct interop, issue 24).
+    fabric::fabric_config fc;
+    fc.paths = 1;
+    fc.default_stages = {{"delay", {{"delay", "2us"}}}, {"match_drop", {{"opcode", "WRITE"}, {"skip", "5"}, {"count", "1"}}}};
+    endpoint::config one;
+    one.num_paths = 1;
+    pair_rig r(fc, one, one);
+    auto rk = r.b->register_mr(1 << 16);
+    auto w = r.a->conn_wire(r.conn_a);
+    REQUIRE(w);
+    const std::uint32_t first = w->paths[0].next_ppsn;
+    const auto data = pattern(8 * 4096);
+    REQUIRE(r.a->post_write(r.conn_a, 0, data, r.b->mr_va(rk), rk, 1).ok());
+    for (std::uint32_t cum : {first + 3, first + 1}) {
+        auto s = r.forged_ack(cum & 0xFFFFFF);
+        s.ackh->trig_ppsn = wire::ppsn32::of(cum - 1);
+        r.a->receive(wire::build(s));
+    }
+    r.run_for(5ms);
+    bool resent = false;
+    for (const auto& t : r.frames(direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::write)))
+        resent |= t.f().bth.psn == ((first + 5) & 0xFFFFFF) && (t.f().mrh.flags & wire::k_flag_retx);
+    CHECK(resent);
+    const auto mem = r.b->mr_bytes(rk);
+    CHECK(std::equal(data.begin(), data.end(), mem.begin()));
+}
+
 TEST_CASE("IPv6: a connection over IPv6 addresses frames everything in IPv6, ECT(0) in the traffic class") {
     pair_rig r({}, {}, {}, 1, true);
     REQUIRE(r.a->established(r.conn_a));
