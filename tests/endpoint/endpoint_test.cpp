@@ -722,22 +722,37 @@ TEST_CASE("never more than 256 PPSNs outstanding from CumAck, even while SACKed 
     CHECK(max_span > 200);  // and the limit was reached
 }
 
+namespace {
+// One path, 2 us each way, the WRITE packet after the first `skip` lost once;
+// an 8-packet WRITE from A to B posted.
+struct one_path_write {
+    std::unique_ptr<pair_rig> r;
+    std::uint32_t rk = 0, first = 0;
+    core::byte_buffer data = pattern(8 * 4096);
+    explicit one_path_write(const std::string& skip) {
+        fabric::fabric_config fc;
+        fc.paths = 1;
+        fc.default_stages = {{"delay", {{"delay", "2us"}}}, {"match_drop", {{"opcode", "WRITE"}, {"skip", skip}, {"count", "1"}}}};
+        endpoint::config one;
+        one.num_paths = 1;
+        r = std::make_unique<pair_rig>(fc, one, one);
+        rk = r->b->register_mr(1 << 16);
+        auto w = r->a->conn_wire(r->conn_a);
+        REQUIRE(w);
+        first = w->paths[0].next_ppsn;
+        REQUIRE(r->a->post_write(r->conn_a, 0, data, r->b->mr_va(rk), rk, 1).ok());
+    }
+};
+}  // namespace
+
 TEST_CASE("an ACK whose CumAck is below what is already acknowledged still acknowledges by its SACK bits (§5 Loss, MR-SACK-4)") {
     // The first packet is lost; a forged ACK covering it arrives first, then
     // the receiver's own ACK (CumAck = the lost PPSN, SACK bits for the rest)
     // lands below the sender's base. Its SACK bits must still count: no
     // packet covered by them is resent.
-    fabric::fabric_config fc;
-    fc.paths = 1;
-    fc.default_stages = {{"delay", {{"delay", "2us"}}}, {"match_drop", {{"opcode", "WRITE"}, {"count", "1"}}}};
-    endpoint::config one;
-    one.num_paths = 1;
-    pair_rig r(fc, one, one);
-    auto rk = r.b->register_mr(1 << 16);
-    auto w = r.a->conn_wire(r.conn_a);
-    REQUIRE(w);
-    const std::uint32_t first = w->paths[0].next_ppsn;
-    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(8 * 4096), r.b->mr_va(rk), rk, 1).ok());
+    one_path_write t("0");
+    auto& r = *t.r;
+    const std::uint32_t first = t.first;
     // Forged: CumAck first + 2 (covers the lost first packet and the next).
     auto s = r.forged_ack((first + 2) & 0xFFFFFF);
     s.ackh->trig_ppsn = wire::ppsn32::of(first + 1);
@@ -762,18 +777,11 @@ TEST_CASE("an ACK older than one already taken acknowledges nothing beyond its S
     // once walked the sender's base forward through the whole PPSN space,
     // acknowledging every packet in flight, the lost one too: it was never
     // resent and its bytes never arrived (mrct interop, issue 24).
-    fabric::fabric_config fc;
-    fc.paths = 1;
-    fc.default_stages = {{"delay", {{"delay", "2us"}}}, {"match_drop", {{"opcode", "WRITE"}, {"skip", "5"}, {"count", "1"}}}};
-    endpoint::config one;
-    one.num_paths = 1;
-    pair_rig r(fc, one, one);
-    auto rk = r.b->register_mr(1 << 16);
-    auto w = r.a->conn_wire(r.conn_a);
-    REQUIRE(w);
-    const std::uint32_t first = w->paths[0].next_ppsn;
-    const auto data = pattern(8 * 4096);
-    REQUIRE(r.a->post_write(r.conn_a, 0, data, r.b->mr_va(rk), rk, 1).ok());
+    one_path_write t("5");
+    auto& r = *t.r;
+    const std::uint32_t first = t.first;
+    const auto& data = t.data;
+    const auto rk = t.rk;
     for (std::uint32_t cum : {first + 3, first + 1}) {
         auto s = r.forged_ack(cum & 0xFFFFFF);
         s.ackh->trig_ppsn = wire::ppsn32::of(cum - 1);
