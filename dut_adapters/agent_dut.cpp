@@ -82,6 +82,7 @@ public:
             u.local = o_.local_ip;
             u.remote = o_.dut_ip;
             u.remote_mac = o_.dut_mac;
+            u.busy_poll = o_.busy_poll;
             port = netio::make_dpdk_port(*io_, u);
         } else {
             netio::pcap_options u;
@@ -266,6 +267,7 @@ public:
         return t;
     }
     bool rx_stamped() const override { return o_.wire != "dpdk"; }
+    bool busy_poll() const override { return o_.wire == "dpdk" && o_.busy_poll; }
     bool shares_host() const override { return o_.shares_host; }
     int host_pid() const override { return o_.shares_host ? o_.pid : 0; }
     std::uint64_t frames_lost() const override { return port_ ? port_->stats().lost_in : 0; }
@@ -334,6 +336,9 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             o.iface = v;
         } else if (k == "port") {
             o.dpdk_port = v;
+        } else if (k == "poll") {
+            if (v != "busy" && v != "10us") return core::error{"poll=" + v + ": busy or 10us"};
+            o.busy_poll = v == "busy";
         } else if (k == "host") {
             if (v != "shared" && v != "separate") return core::error{"host=" + v + ": shared or separate"};
             o.shares_host = v == "shared";
@@ -351,7 +356,7 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(b[i]);
             o.dut_mac = m;
         } else {
-            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, iface, dut_mac, port, host, pid, eal)"};
+            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, iface, dut_mac, port, poll, host, pid, eal)"};
         }
         if (end == text.size()) break;
     }

@@ -105,8 +105,12 @@ public:
     };
     virtual call_times agent_call_times() const { return {}; }
     // Whether DUT frames reach `tx` with the kernel's receive time as their age
-    // (udp, pcap); a port that polls without timestamps (dpdk) gives age 0.
+    // (udp, pcap); a polled port without hardware stamps (dpdk) gives the age
+    // since the burst was read.
     virtual bool rx_stamped() const { return true; }
+    // Real time: whether the driver should spin on its I/O instead of sleeping
+    // to its next event (agent+dpdk poll=busy: the port is polled without pause).
+    virtual bool busy_poll() const { return false; }
     // Whether the DUT may share the engine's host, so that a hold of the host
     // holds it too (the host probe, docs/timing.md): agents unless told
     // host=separate.
@@ -135,6 +139,7 @@ struct agent_options {
     std::optional<wire::mac_addr> dut_mac;    // pcap (else the neighbour table); dpdk (required)
     std::string eal;                          // dpdk: EAL arguments
     std::string dpdk_port;                    // dpdk: port index or name
+    bool busy_poll = false;                   // dpdk: poll=busy (spin on the port) instead of every 10 us
     bool shares_host = true;                  // host=shared|separate: the DUT runs on the engine's host
     int pid = 0;                              // pid=PID: the DUT's process on this host (its CPU waits are read)
 };

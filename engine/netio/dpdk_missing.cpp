@@ -7,4 +7,8 @@ core::result<std::unique_ptr<port>> make_dpdk_port(boost::asio::io_context&, con
     return core::error{"this mrct was built without DPDK (libdpdk-dev not found)"};
 }
 
+core::result<std::unique_ptr<port>> make_dpdk_tap_port(boost::asio::io_context&, const dpdk_options&) {
+    return core::error{"this mrct was built without DPDK (libdpdk-dev not found)"};
+}
+
 }  // namespace mrct::netio

@@ -9,7 +9,9 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include <array>
 #include <cctype>
+#include <ctime>
 #include <chrono>
 #include <map>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include <boost/asio/ip/udp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "netio/port.h"
@@ -34,6 +37,7 @@ constexpr std::uint16_t k_burst = 32;
 struct eal_state {
     bool up = false;
     std::string args, error;
+    rte_mempool* pool = nullptr;                   // one for every port of the process
     std::map<std::uint16_t, rte_mempool*> pools;  // per configured port
     std::map<std::uint16_t, std::string> port_errors;
 };
@@ -99,9 +103,12 @@ core::result<rte_mempool*> setup_port(std::uint16_t port) {
 
 core::result<rte_mempool*> setup_port_once(std::uint16_t port) {
     auto& e = eal();
-    auto* pool = rte_pktmbuf_pool_create(("mrct_pool_" + std::to_string(port)).c_str(), 8191, 256, 0,
-                                         RTE_PKTMBUF_HEADROOM + 16384, static_cast<int>(rte_socket_id()));
-    if (!pool) return core::error{std::string("DPDK mbuf pool: ") + rte_strerror(rte_errno)};
+    // One pool for the process's ports (an emulator's two share it): 8191
+    // mbufs with 16 KiB data rooms, about 136 MB (the EAL's -m must hold it).
+    if (!e.pool)
+        e.pool = rte_pktmbuf_pool_create("mrct_pool", 8191, 256, 0, RTE_PKTMBUF_HEADROOM + 16384, static_cast<int>(rte_socket_id()));
+    if (!e.pool) return core::error{std::string("DPDK mbuf pool: ") + rte_strerror(rte_errno)};
+    auto* pool = e.pool;
     rte_eth_conf conf{};
     conf.rxmode.mtu = 9000;
     int rc = rte_eth_dev_configure(port, 1, 1, &conf);
@@ -121,10 +128,18 @@ core::result<rte_mempool*> setup_port_once(std::uint16_t port) {
     return pool;
 }
 
+// One class for both uses of a DPDK port. As agent+dpdk's (and mrct-refnic's)
+// wire it sends only from `local` (to `remote`, or to any peer it has heard
+// from when `remote` is unspecified) with the MACs rewritten, and delivers
+// only MetaRoCE to `local`. As a tap (`mrct emulate`) it passes every frame
+// in and sends every frame verbatim.
 class dpdk_port final : public port {
 public:
-    dpdk_port(asio::io_context& io, dpdk_options o) : o_(std::move(o)), timer_(io), sink_(io) {}
-    ~dpdk_port() override { stop(); }
+    dpdk_port(asio::io_context& io, dpdk_options o, bool tap) : o_(std::move(o)), tap_(tap), io_(io), timer_(io), sink_(io) {}
+    ~dpdk_port() override {
+        stop();
+        *alive_ = false;
+    }
 
     core::status open() {
         if (auto st = eal_init(o_.eal_args); !st) return st;
@@ -137,12 +152,14 @@ public:
         rte_ether_addr mac{};
         rte_eth_macaddr_get(id_, &mac);
         std::memcpy(local_mac_.data(), mac.addr_bytes, 6);
-        if (!o_.remote_mac) return core::error{"agent+dpdk: dut_mac=MAC is required"};
-        remote_mac_ = *o_.remote_mac;
+        if (!tap_ && !o_.remote_mac && !o_.remote.unspecified())
+            return core::error{"agent+dpdk: dut_mac=MAC is required"};
+        if (o_.remote_mac && !o_.remote.unspecified()) macs_[o_.remote] = *o_.remote_mac;
         // Drain what an earlier case left queued.
         rte_mbuf* b[k_burst];
         while (const auto n = rte_eth_rx_burst(id_, 0, b, k_burst))
             for (std::uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(b[i]);
+        if (tap_) return core::ok_status();
         // As agent+pcap: keep the kernel from answering the DUT with ICMP when
         // the port shares a kernel interface (af_packet).
         return bind_sink(sink_, o_.local);
@@ -150,11 +167,28 @@ public:
 
     void start(rx cb) override {
         cb_ = std::move(cb);
-        poll();
+        schedule_poll(true);
     }
 
+    // Copied into an mbuf and queued; the queue goes out in one
+    // rte_eth_tx_burst when the io_context next runs a handler (right after
+    // the event or frame handler that sent it), or when it holds a burst.
     core::status send(core::bytes_view frame) override {
-        if (auto st = check_raw_frame(frame, o_.local, o_.remote); !st) return st;
+        const wire::mac_addr* dmac = nullptr;
+        if (!tap_) {
+            if (o_.remote.unspecified()) {
+                auto a = frame_addresses(frame);
+                if (!a || a->first != o_.local) return core::error{"frame source is not this port's address"};
+                // The MAC the sender used, once heard from; before, the frame's
+                // own (the address the engine gave over the agent).
+                auto it = macs_.find(a->second);
+                dmac = it == macs_.end() ? nullptr : &it->second;
+            } else {
+                if (auto st = check_raw_frame(frame, o_.local, o_.remote); !st) return st;
+                dmac = &macs_.at(o_.remote);
+            }
+        }
+        if (frame.size() > 0xffff) return core::error{"DPDK: a frame of " + std::to_string(frame.size()) + " bytes"};
         rte_mbuf* m = rte_pktmbuf_alloc(pool_);
         if (!m) {
             ++stats_.send_errors;
@@ -167,18 +201,30 @@ public:
             return core::error{"DPDK: frame of " + std::to_string(frame.size()) + " bytes does not fit an mbuf"};
         }
         std::memcpy(p, frame.data(), frame.size());
-        std::memcpy(p, remote_mac_.data(), 6);
-        std::memcpy(p + 6, local_mac_.data(), 6);
-        if (rte_eth_tx_burst(id_, 0, &m, 1) != 1) {
-            rte_pktmbuf_free(m);
-            ++stats_.send_errors;
-            return core::error{"DPDK: tx ring full"};
+        if (!tap_) {
+            if (dmac) std::memcpy(p, dmac->data(), 6);
+            std::memcpy(p + 6, local_mac_.data(), 6);
         }
-        ++stats_.frames_out;
+        if (!deferred_error_.empty()) {
+            rte_pktmbuf_free(m);
+            std::string e = std::move(deferred_error_);
+            deferred_error_.clear();
+            return core::error{std::move(e)};
+        }
+        tx_[tx_n_++] = m;
+        if (tx_n_ == k_burst) flush();
+        else if (!flush_posted_) {
+            flush_posted_ = true;
+            asio::post(io_, [this, alive = alive_] {
+                if (*alive) flush();
+            });
+        }
         return core::ok_status();
     }
 
     void stop() override {
+        if (stopped_) return;
+        flush();
         stopped_ = true;
         boost::system::error_code ec;
         timer_.cancel();
@@ -187,8 +233,41 @@ public:
     const port_stats& stats() const override { return stats_; }
 
 private:
-    // Polled: a DPDK port has no descriptor to wait on. Every 10 us, or at
-    // once again while bursts come back full.
+    // A full TX ring is retried a few times (the PMD frees descriptors as the
+    // device sends); what still does not fit is dropped, counted, and reported
+    // by the next send().
+    void flush() {
+        flush_posted_ = false;
+        std::uint16_t done = 0;
+        for (int tries = 0; done < tx_n_ && tries < 64; ++tries)
+            done = static_cast<std::uint16_t>(done + rte_eth_tx_burst(id_, 0, tx_.data() + done, static_cast<std::uint16_t>(tx_n_ - done)));
+        stats_.frames_out += done;
+        if (done < tx_n_) {
+            stats_.send_errors += tx_n_ - done;
+            if (deferred_error_.empty())
+                deferred_error_ = "DPDK: tx ring full (" + std::to_string(tx_n_ - done) + " frames dropped)";
+            for (std::uint16_t i = done; i < tx_n_; ++i) rte_pktmbuf_free(tx_[i]);
+        }
+        tx_n_ = 0;
+    }
+
+    // Polled: a DPDK port has no descriptor to wait on. Busy (o_.busy_poll):
+    // the poll is posted again at once, so the driver's thread spins on the
+    // port between its events, the way a DPDK lcore does. Otherwise every
+    // 10 us, or at once again while bursts come back full.
+    void schedule_poll(bool now) {
+        if (stopped_) return;
+        if (o_.busy_poll || now) {
+            asio::post(io_, [this, alive = alive_] {
+                if (*alive) poll();
+            });
+            return;
+        }
+        timer_.expires_after(std::chrono::microseconds(10));
+        timer_.async_wait([this](const boost::system::error_code& ec) {
+            if (!ec) poll();
+        });
+    }
     void poll() {
         if (stopped_) return;
         rte_mbuf* b[k_burst];
@@ -196,21 +275,41 @@ private:
         std::size_t batches = 0;
         do {
             n = rte_eth_rx_burst(id_, 0, b, k_burst);
+            if (!n) break;
+            // The time this burst was read: frames a handler takes later keep
+            // it (wire_age). No hardware stamp (docs/adapters.md).
+            timespec ts{};
+            ::clock_gettime(CLOCK_REALTIME, &ts);
+            const std::int64_t now_ns = static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
             for (std::uint16_t i = 0; i < n; ++i) {
-                if (b[i]->nb_segs == 1) deliver(core::bytes_view(rte_pktmbuf_mtod(b[i], const std::uint8_t*), b[i]->data_len));
+                if (b[i]->nb_segs == 1) deliver(core::bytes_view(rte_pktmbuf_mtod(b[i], const std::uint8_t*), b[i]->data_len), now_ns);
+                else if (!linear(b[i], now_ns)) ++stats_.lost_in;
                 rte_pktmbuf_free(b[i]);
             }
         } while (n == k_burst && ++batches < 2);
-        timer_.expires_after(std::chrono::microseconds(n == k_burst ? 0 : 10));
-        timer_.async_wait([this](const boost::system::error_code& ec) {
-            if (!ec) poll();
-        });
+        schedule_poll(n == k_burst);
     }
-    // Only MetaRoCE from the DUT to us (the port sees everything on the link).
-    void deliver(core::bytes_view f) {
+    // A chained mbuf (a PMD with small buffers, memif's 2 KiB) copied out whole.
+    bool linear(rte_mbuf* m, std::int64_t now_ns) {
+        if (m->pkt_len > 65535) return false;
+        rx_buf_.resize(m->pkt_len);
+        const void* d = rte_pktmbuf_read(m, 0, m->pkt_len, rx_buf_.data());
+        if (!d) return false;
+        deliver(core::bytes_view(static_cast<const std::uint8_t*>(d), m->pkt_len), now_ns);
+        return true;
+    }
+    // A tap takes everything. A wire port only MetaRoCE to us, from the DUT
+    // (or from anyone when `remote` is unspecified: the sender's MAC is then
+    // learned for the replies).
+    void deliver(core::bytes_view f, std::int64_t now_ns) {
+        if (tap_) {
+            ++stats_.frames_in;
+            if (cb_) cb_(f, now_ns);
+            return;
+        }
         auto a = frame_addresses(f);
         if (!a) return;
-        if (a->first != o_.remote || a->second != o_.local) {
+        if (a->second != o_.local || (!o_.remote.unspecified() && a->first != o_.remote)) {
             ++stats_.foreign_in;
             return;
         }
@@ -219,25 +318,51 @@ private:
         const std::size_t ihl = v6 ? 40 : (f[14] & 15u) * 4u;
         if ((v6 ? f[14 + 6] : f[14 + 9]) != 17) return;
         if (f.size() < 14 + ihl + 8 || ((f[14 + ihl + 2] << 8) | f[14 + ihl + 3]) != 4791) return;
+        if (o_.remote.unspecified()) {
+            auto& mac = macs_[a->first];
+            std::memcpy(mac.data(), f.data() + 6, 6);
+        }
         ++stats_.frames_in;
-        if (cb_) cb_(f, 0);  // no receive timestamp (a NIC's would need the device's clock mapped)
+        if (cb_) cb_(f, now_ns);
     }
 
+    struct ip_less {
+        bool operator()(const ip_address& x, const ip_address& y) const {
+            if (x.version != y.version) return x.version < y.version;
+            return x.version == 4 ? x.v4 < y.v4 : x.v6 < y.v6;
+        }
+    };
+
     dpdk_options o_;
+    bool tap_;
+    asio::io_context& io_;
     std::uint16_t id_ = 0;
     rte_mempool* pool_ = nullptr;
     asio::steady_timer timer_;
     asio::ip::udp::socket sink_;
-    wire::mac_addr local_mac_{}, remote_mac_{};
+    wire::mac_addr local_mac_{};
+    std::map<ip_address, wire::mac_addr, ip_less> macs_;
+    std::array<rte_mbuf*, k_burst> tx_{};
+    std::uint16_t tx_n_ = 0;
+    bool flush_posted_ = false;
+    std::string deferred_error_;
+    std::vector<std::uint8_t> rx_buf_;
     rx cb_;
     port_stats stats_;
     bool stopped_ = false;
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // a posted handler outliving the port does nothing
 };
 
 }  // namespace
 
 core::result<std::unique_ptr<port>> make_dpdk_port(boost::asio::io_context& io, const dpdk_options& o) {
-    auto p = std::make_unique<dpdk_port>(io, o);
+    auto p = std::make_unique<dpdk_port>(io, o, false);
+    if (auto st = p->open(); !st) return st.err();
+    return std::unique_ptr<port>(std::move(p));
+}
+
+core::result<std::unique_ptr<port>> make_dpdk_tap_port(boost::asio::io_context& io, const dpdk_options& o) {
+    auto p = std::make_unique<dpdk_port>(io, o, true);
     if (auto st = p->open(); !st) return st.err();
     return std::unique_ptr<port>(std::move(p));
 }

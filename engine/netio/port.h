@@ -10,8 +10,9 @@
 //              datagram (ECN and TTL from the kernel, DF=1 and ID=0 assumed).
 //   pcap_port  raw Ethernet through libpcap on one interface: sends anything,
 //              captures what really was on the wire.
-//   dpdk_port  a DPDK ethdev port (EAL arguments passed through), polled every
-//              10 us from the driver's io_context.
+//   dpdk_port  a DPDK ethdev port (EAL arguments passed through), polled in
+//              bursts from the driver's io_context every 10 us, or busily;
+//              sends queued and flushed in bursts.
 //
 // Both run on the caller's io_context (the real-time driver's): receive
 // handlers run on the driver thread, between events, never concurrently with
@@ -109,10 +110,21 @@ struct dpdk_options {
     std::string eal_args;  // passed to rte_eal_init (once per process), e.g. "--no-huge --vdev=net_af_packet0,iface=veth0"
     std::string port;      // port index or device name; "" = port 0
     ip_address local{}, remote{};
-    std::optional<wire::mac_addr> remote_mac;  // required
+    // The remote's MAC: required with a remote. With `remote` unspecified
+    // (mrct-refnic) frames from any address to `local` are taken and each
+    // sender's MAC is learned from its frames for the replies (before, a frame
+    // keeps the destination MAC it was built with).
+    std::optional<wire::mac_addr> remote_mac;
+    // Poll without pause (the driver's thread spins on the port, as a DPDK
+    // lcore does) instead of every 10 us.
+    bool busy_poll = false;
 };
-// Built only when DPDK is found (MRCT_HAVE_DPDK); otherwise an error saying so.
+// Received frames carry the time their burst was read (CLOCK_REALTIME), not a
+// hardware stamp. Built only when DPDK is found; otherwise an error saying so.
 core::result<std::unique_ptr<port>> make_dpdk_port(boost::asio::io_context& io, const dpdk_options& o);
+// The same port as a tap for `mrct emulate`: every frame in, frames sent
+// verbatim (local/remote/remote_mac unused).
+core::result<std::unique_ptr<port>> make_dpdk_tap_port(boost::asio::io_context& io, const dpdk_options& o);
 
 // The Ethernet/IP/UDP frame a conforming sender put on the wire for this
 // datagram: IPv4 without options, DF set, Identification 0, UDP checksum 0;

@@ -1,6 +1,6 @@
 // mrct-refnic: the reference endpoint as a DUT daemon. Serves the agent
 // protocol (docs/agent-protocol.md) on TCP and speaks MetaRoCE over UDP on its
-// wire address, in real time. One thread: the real-time driver runs the
+// wire address (or through a DPDK port, --dpdk), in real time. One thread: the real-time driver runs the
 // endpoint's timers, the agent connections and the UDP sockets.
 #include <csignal>
 #include <iostream>
@@ -22,7 +22,8 @@ using namespace mrct;
 int main(int argc, char** argv) {
     CLI::App app{"mrct-refnic: the MetaRoCE reference endpoint as a device under test.\n"
                  "Serves the agent protocol on TCP (docs/agent-protocol.md) and MetaRoCE on UDP 4791 at --addr."};
-    std::string listen = "127.0.0.1:7700", addr, bug, token, level = "info";
+    std::string listen = "127.0.0.1:7700", addr, bug, token, level = "info", eal, dpdk_port;
+    bool busy_poll = false;
     app.add_option("--listen", listen, "Agent protocol address HOST:PORT (loopback unless told otherwise)")
         ->capture_default_str();
     app.add_option("--addr", addr, "Wire address (IPv4 or IPv6): UDP 4791 is bound here, frames are sent from here")
@@ -30,6 +31,12 @@ int main(int argc, char** argv) {
     app.add_option("--bug", bug, "Bug profile to run with (mrct docs bugs lists them)");
     app.add_option("--token", token, "Shared token the engine must present in hello");
     app.add_option("--log-level", level, "trace, debug, info, warn, error")->capture_default_str();
+    app.add_option("--dpdk", eal,
+                   "Speak MetaRoCE through a DPDK port instead of UDP sockets: the EAL arguments, e.g. "
+                   "\"--no-huge --no-pci -l 1 --file-prefix=refnic --vdev=net_af_packet0,iface=veth1\" "
+                   "(frames to --addr from any address are taken; replies go to the MAC each sender used)");
+    app.add_option("--dpdk-port", dpdk_port, "With --dpdk: the port, by index or device name (default 0)");
+    app.add_flag("--busy-poll", busy_poll, "With --dpdk: spin on the port instead of polling it every 10 us");
     CLI11_PARSE(app, argc, argv);
 
     spdlog::set_level(spdlog::level::from_str(level));
@@ -62,10 +69,21 @@ int main(int argc, char** argv) {
     sim::scheduler sched;
     sim::realtime_driver drv(sched);
     drv.set_io_first(true);  // frames in before due timers, as a NIC's pipeline
+    drv.set_busy_poll(busy_poll && !eal.empty());
     drv.anchor();
-    netio::udp_options uo;
-    uo.local = *ip;
-    auto wire = netio::make_udp_port(drv.io(), uo);
+    core::result<std::unique_ptr<netio::port>> wire = core::error{""};
+    if (eal.empty()) {
+        netio::udp_options uo;
+        uo.local = *ip;
+        wire = netio::make_udp_port(drv.io(), uo);
+    } else {
+        netio::dpdk_options dop;
+        dop.eal_args = eal;
+        dop.port = dpdk_port;
+        dop.local = *ip;
+        dop.busy_poll = busy_poll;
+        wire = netio::make_dpdk_port(drv.io(), dop);
+    }
     if (!wire) {
         std::cerr << "mrct-refnic: " << wire.err().message << "\n";
         return 3;
@@ -124,8 +142,9 @@ int main(int argc, char** argv) {
         stopping = true;
         drv.stop();
     });
-    spdlog::info("mrct-refnic: agent on {} port {}, wire {} UDP 4791, bug {}{}", host, srv.port(),
-                 netio::ip_text(*ip), bug.empty() ? "none" : bug, token.empty() ? "" : ", token required");
+    spdlog::info("mrct-refnic: agent on {} port {}, wire {} UDP 4791{}, bug {}{}", host, srv.port(),
+                 netio::ip_text(*ip), eal.empty() ? "" : " through DPDK", bug.empty() ? "none" : bug,
+                 token.empty() ? "" : ", token required");
     while (!stopping) drv.run_for(std::chrono::seconds(1));
     srv.close();
     w.stop();

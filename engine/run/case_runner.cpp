@@ -176,6 +176,7 @@ core::status case_exec::setup() {
         // the trace moves every record, in the middle of the DUT's traffic.
         tr_->frames.reserve(1u << 15);
         rt_ = std::make_unique<sim::realtime_driver>(s_);
+        rt_->set_busy_poll(dut_->busy_poll());
         rt_->anchor();
         if (dut_->shares_host())
             probe_ = std::make_unique<sim::host_probe>(sim::host_probe::k_period, sim::host_probe::k_floor, dut_->host_pid());

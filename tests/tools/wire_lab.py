@@ -77,12 +77,16 @@ class Netns:
 
 
 class Refnic:
-    def __init__(self, args, ns, bug=None, token="s3cret", log=None, v6=False):
+    def __init__(self, args, ns, bug=None, token="s3cret", log=None, v6=False, dpdk=False, busy=False):
         addr = ns.d_ip6 if v6 else ns.d_ip
         listen = f"[{addr}]:7700" if v6 else f"{addr}:7700"
         cmd = ["ip", "netns", "exec", ns.d, args.refnic, "--addr", addr, "--listen", listen, "--token", token]
         if bug:
             cmd += ["--bug", bug]
+        if dpdk:  # its own EAL (file prefix, lcore 1) on net_af_packet over its veth end
+            cmd += ["--dpdk", dpdk_eal(ns.vd, lcore=1, prefix=f"refnic{os.getpid()}")]
+            if busy:
+                cmd += ["--busy-poll"]
         self.log = open(log, "w") if log else subprocess.DEVNULL
         self.p = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 5
@@ -117,7 +121,16 @@ DPDK_SET = ["HDR-*", "CONN-*", "PATH-001*", "PATH-006", "OOO-*", "SACK-00*", "SA
             "RTO-006", "RTO-007", "RNR-*", "CC-*", "GR-*", "STR-*"]
 
 
-def dut_spec(wire, ns, token="s3cret", timeout="2s", v6=False):
+def dpdk_eal(iface, lcore=0, prefix=None):
+    """EAL arguments without hugepages (or shared config, unless a prefix names
+    the process's own): net_af_packet on `iface`, with frames large enough for
+    MetaRoCE's 4 KiB payloads."""
+    files = f"--file-prefix={prefix}" if prefix else "--no-shconf"
+    return (f"--no-huge {files} -l {lcore} -m 256 --no-pci "
+            f"--vdev=net_af_packet0,iface={iface},blocksz=16384,framesz=16384,framecnt=512")
+
+
+def dut_spec(wire, ns, token="s3cret", timeout="2s", v6=False, busy=False):
     if v6:
         spec = f"agent+{wire}:agent=[{ns.d_ip6}]:7700,dut={ns.d_ip6},local={ns.e_ip6},token={token},timeout={timeout}"
     else:
@@ -127,8 +140,7 @@ def dut_spec(wire, ns, token="s3cret", timeout="2s", v6=False):
     if wire == "dpdk":
         # EAL without hugepages or shared config; net_af_packet on the veth, with
         # frames large enough for MetaRoCE's 4 KiB payloads. eal= takes the rest.
-        spec += (f",dut_mac={ns.d_mac},eal=--no-huge --no-shconf -l 0 -m 256 --no-pci "
-                 f"--vdev=net_af_packet0,iface={ns.ve},blocksz=16384,framesz=16384,framecnt=512")
+        spec += f",dut_mac={ns.d_mac}" + (",poll=busy" if busy else "") + f",eal={dpdk_eal(ns.ve)}"
     return spec
 
 
