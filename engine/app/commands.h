@@ -51,7 +51,8 @@ struct simulate_args {
 int run_simulate(const simulate_args& a);
 
 struct emulate_args {
-    std::string port_a, port_b;  // interfaces (pcap:IFACE or IFACE)
+    std::string port_a, port_b;  // interfaces (pcap:IFACE or IFACE) or DPDK ports (dpdk:PORT)
+    std::string eal;             // DPDK ports: EAL arguments
     std::string config;          // YAML (docs/emulator.md); none: plain wires
     std::string out;             // folder for captures and emulate.json
     std::string duration, progress = "1s";

@@ -107,8 +107,14 @@ int main(int argc, char** argv) {
     auto* emulate = app.add_subcommand(
         "emulate", "A bump in the wire between two DUTs: MetaRoCE frames pass the fabric's stages per path (UDP source\n"
                    "port), everything else passes untouched; per-path counters, a capture of each port (docs/emulator.md)");
-    emulate->add_option("--port-a", em.port_a, "The interface facing DUT A (pcap:IFACE or IFACE)")->required();
-    emulate->add_option("--port-b", em.port_b, "The interface facing DUT B")->required();
+    emulate->add_option("--port-a", em.port_a,
+                        "The port facing DUT A: an interface (pcap:IFACE or IFACE, through libpcap) or a DPDK port\n"
+                        "(dpdk:PORT, by index or device name; needs --eal)")
+        ->required();
+    emulate->add_option("--port-b", em.port_b, "The port facing DUT B (as --port-a)")->required();
+    emulate->add_option("--eal", em.eal,
+                        "DPDK ports: the EAL arguments, e.g. \"--no-huge -l 1 --vdev=net_af_packet0,iface=eth1\n"
+                        "--vdev=net_af_packet1,iface=eth2\" (with --busy-poll the emulator's core spins on the ports)");
     emulate->add_option("--config", em.config,
                         "YAML: paths, seed, select (hash|learn), pin, delay, path_delay, rate, impair (docs/emulator.md);\n"
                         "without it, 8 plain paths")

@@ -49,6 +49,7 @@ extern "C" void on_stop_signal(int) { g_stop.store(true); }
 int run_emulate(const emulate_args& a) {
     emulate::options o;
     o.port_a = a.port_a;
+    o.eal = a.eal;
     o.port_b = a.port_b;
     if (!a.config.empty()) {
         auto c = emulate::load_config(a.config);

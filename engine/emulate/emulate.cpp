@@ -198,11 +198,27 @@ core::result<json> run(const options& o) {
     std::array<std::unique_ptr<netio::port>, 2> port;
     const std::array<std::string, 2> spec = {o.port_a, o.port_b};
     for (int i = 0; i < 2; ++i) {
+        const std::string name = std::string("port ") + (i ? "b" : "a");
+        if (spec[i].rfind("dpdk:", 0) == 0) {
+            // A DPDK ethdev port: polled in bursts (busily with --busy-poll),
+            // frames stamped when their burst is read.
+            if (o.eal.empty()) return core::error{name + " (" + spec[i] + "): a DPDK port needs --eal ARGS"};
+            netio::dpdk_options d;
+            d.eal_args = o.eal;
+            d.port = spec[i].substr(5);
+            d.busy_poll = o.busy_poll;
+            if (i == 1 && d.port == spec[0].substr(std::min<std::size_t>(5, spec[0].size())) && spec[0].rfind("dpdk:", 0) == 0)
+                return core::error{"port b is port a (" + spec[i] + ")"};
+            auto p = netio::make_dpdk_tap_port(rt.io(), d);
+            if (!p) return core::error{name + " (" + spec[i] + "): " + p.err().message};
+            port[i] = std::move(*p);
+            continue;
+        }
         netio::tap_options t;
         t.iface = iface_of(spec[i]);
-        if (t.iface.empty()) return core::error{std::string("port ") + (i ? "b" : "a") + ": no interface named"};
+        if (t.iface.empty()) return core::error{name + ": no interface named"};
         auto p = netio::make_tap_port(rt.io(), t);
-        if (!p) return core::error{std::string("port ") + (i ? "b" : "a") + " (" + t.iface + "): " + p.err().message};
+        if (!p) return core::error{name + " (" + t.iface + "): " + p.err().message};
         port[i] = std::move(*p);
     }
     std::array<std::unique_ptr<capture::pcap_writer>, 2> cap;

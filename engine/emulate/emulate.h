@@ -114,7 +114,8 @@ private:
 
 // The real-time program (`mrct emulate`).
 struct options {
-    std::string port_a, port_b;  // "pcap:IFACE" or "IFACE"
+    std::string port_a, port_b;  // "pcap:IFACE", "IFACE" or "dpdk:PORT" (index or device name)
+    std::string eal;             // dpdk: ports: the EAL arguments (e.g. "-l 1 --vdev=net_memif0,...")
     config cfg;
     std::string out;             // folder for port-a.pcap, port-b.pcap, emulate.json ("" : none)
     bool capture = true;
