@@ -11,7 +11,15 @@ own capture as fast as it can: the frames/s a plain replay tool reaches
 there, the bar issue 24 sets for mrct. With --perf DIR, records perf
 profiles of both processes.
 
+With --wire dpdk both ends speak through DPDK's net_af_packet on their veth
+ends (the engine over agent+dpdk, mrct-refnic --dpdk), polled every 10 us or,
+with --busy, without pause; the side-by-side step is then dpdk-testpmd io
+forwarding on the same two veth ends (two testpmd processes, one burst
+train started with tx_first), 4186-byte frames: what DPDK's own forwarder
+moves over the same ports and kernel path.
+
     sudo /usr/bin/python3 bench/wire_rate.py --build build [--runs 3] [--perf /tmp/prof]
+    sudo /usr/bin/python3 bench/wire_rate.py --build build --wire dpdk --busy [--runs 3]
 """
 import argparse
 import json
@@ -25,7 +33,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "tools"))
-from wire_lab import Netns, Refnic, dut_spec  # noqa: E402
+from wire_lab import Netns, Refnic, dpdk_eal, dut_spec  # noqa: E402
 
 SIZE = 64 << 20
 PACKETS = SIZE // 4096
@@ -81,12 +89,52 @@ def replay_rate(ns, pcap, loops):
     return (float(m.group(2)), float(m.group(1)) / 1e3) if m else None
 
 
+def testpmd_rate(ns, seconds=5):
+    """dpdk-testpmd io forwarding between the two veth ends (net_af_packet,
+    as mrct's DPDK runs use them): 16 bursts of 32 4186-byte frames started
+    from the engine's side and forwarded back and forth; the frames/s the
+    engine side receives over `seconds`, or None without dpdk-testpmd."""
+    if not shutil.which("dpdk-testpmd"):
+        return None
+
+    def start(netns, iface, lcores, prefix):
+        eal = dpdk_eal(iface, prefix=prefix).replace(" -l 0 ", f" -l {lcores} ")
+        return subprocess.Popen(["ip", "netns", "exec", netns, "dpdk-testpmd", *eal.split(), "--", "-i", "--no-mlockall",
+                                 "--total-num-mbufs=8192", "--mbuf-size=16512", "--forward-mode=io", "--txpkts=4186"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    # The first lcore is testpmd's main one (it waits on its prompt); the
+    # second forwards: each forwarder has a core.
+    a = start(ns.e, ns.ve, "0,1", f"tpa{os.getpid()}")
+    b = start(ns.d, ns.vd, "1,0", f"tpb{os.getpid()}")
+    time.sleep(3)
+
+    def say(p, text):
+        p.stdin.write(text)
+        p.stdin.flush()
+
+    say(b, "start\n")
+    say(a, "start tx_first 16\n")
+    time.sleep(2)
+    say(a, "show port stats all\n")  # starts the measured interval
+    time.sleep(seconds)
+    say(a, "show port stats all\nstop\nquit\n")
+    say(b, "stop\nquit\n")
+    out = a.communicate(timeout=30)[0]
+    b.communicate(timeout=30)
+    pps = re.findall(r"Rx-pps:\s+(\d+)", out)
+    return float(pps[-1]) if pps else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--perf", help="record perf profiles of both processes into this folder")
     ap.add_argument("--workdir", default="/tmp/mrct-wire-rate")
+    ap.add_argument("--wire", choices=["udp", "dpdk"], default="udp",
+                    help="udp: agent+udp and mrct-refnic on UDP sockets; dpdk: both through net_af_packet")
+    ap.add_argument("--busy", action="store_true", help="--wire dpdk: both ends poll without pause")
     args = ap.parse_args()
     mrct = os.path.abspath(os.path.join(args.build, "mrct"))
     refnic = os.path.abspath(os.path.join(args.build, "mrct-refnic"))
@@ -96,7 +144,7 @@ def main():
     with Netns() as ns:
         lab = argparse.Namespace(refnic=refnic)
         for i in range(args.runs):
-            nic = Refnic(lab, ns, log=os.path.join(args.workdir, "refnic.log"))
+            nic = Refnic(lab, ns, log=os.path.join(args.workdir, "refnic.log"), dpdk=args.wire == "dpdk", busy=args.busy)
             perf = []
             if args.perf:
                 os.makedirs(args.perf, exist_ok=True)
@@ -106,7 +154,7 @@ def main():
             cmd = ["ip", "netns", "exec", ns.e]
             if args.perf:
                 cmd += ["perf", "record", "--call-graph", "dwarf,16384", "-F", "2000", "-o", os.path.join(args.perf, f"engine.{i}.data")]
-            cmd += [mrct, "-q", "run", plan, "--dut", dut_spec("udp", ns, timeout="5s"), "--capture", "all", "--out", out]
+            cmd += [mrct, "-q", "run", plan, "--dut", dut_spec(args.wire, ns, timeout="5s", busy=args.busy), "--capture", "all", "--out", out]
             t0 = time.time()
             before = os.times()
             r = subprocess.run(cmd, capture_output=True, text=True)
@@ -134,10 +182,13 @@ def main():
             last_out = out
             print(f"run {i + 1}: engine cpu {after.children_user - before.children_user + after.children_system - before.children_system:.2f} s, "
                   f"refnic cpu {nic_cpu if nic_cpu is not None else float('nan'):.2f} s, wall {wall:.1f} s", flush=True)
-        # Side by side: the same data frames replayed by tcpreplay on the same veth.
+        # Side by side: the same data frames replayed by tcpreplay on the same
+        # veth, or (dpdk) testpmd forwarding over the same DPDK ports.
         replay = None
+        fwd = [testpmd_rate(ns) for _ in range(args.runs)] if args.wire == "dpdk" else []
+        fwd = [x for x in fwd if x]
         src = os.path.join(last_out, "pcap", "RATE-ENGINE-SENDS.pcap")
-        if os.path.exists(src):
+        if args.wire == "udp" and os.path.exists(src):
             frames = os.path.join(args.workdir, "replay.pcap")
             if data_frames_pcap(src, frames):
                 replay = [replay_rate(ns, frames, 3) for _ in range(args.runs)]
@@ -149,7 +200,13 @@ def main():
         case_s = statistics.median(x[4] for x in v)
         print(f"{cid:18s} {','.join(x[0] for x in v):20s} data phase: goodput {gb:6.2f} Gb/s, {fps / 1e3:6.1f} k data frames/s, "
               f"{resent:.0f} resends; whole case {case_s:.2f} s")
-    if replay:
+    if args.wire == "dpdk":
+        if fwd:
+            print(f"{'dpdk-testpmd io':18s} {'(same ports)':20s} forwarding 4186-byte frames back and forth: "
+                  f"{statistics.median(fwd) / 1e3:6.1f} k frames/s received per side ({', '.join(f'{x / 1e3:.1f}' for x in fwd)})")
+        else:
+            print("dpdk-testpmd: not installed or no figure (apt-get install dpdk-dev)")
+    elif replay:
         pps = statistics.median(x[0] for x in replay)
         gbps = statistics.median(x[1] for x in replay)
         print(f"{'tcpreplay':18s} {'(same veth)':20s} the engine's data frames replayed at top speed: "
