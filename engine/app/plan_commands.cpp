@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -14,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/commands.h"
+#include "app/stop_signals.h"
 #include "capture/pcap_file.h"
 #include "assertions/assertion.h"
 #include "endpoint/config.h"
@@ -29,8 +29,7 @@ namespace mrct::app {
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-extern "C" void on_sigint(int) { g_stop.store(true); }
+std::atomic<bool> g_stop{false};  // set by SIGINT, SIGTERM, SIGHUP (stop_signals)
 
 core::result<plan::suite> load_valid(const std::string& path) {
     auto s = plan::load(path);
@@ -101,7 +100,7 @@ int run_plan(const run_args& a) {
     }
     std::string prio_said;
     if (realtime) prio_said = sim::apply_priority(prio.value_or(sim::priority{}));
-    std::signal(SIGINT, on_sigint);
+    const stop_signals sigs(g_stop);  // until the reports are written
     const auto planned = run::planned_runs(*s, o);
     const auto total = o.shard_n > 1 ? (planned + o.shard_n - o.shard_k) / o.shard_n : planned;
     if (!planned) {
@@ -173,7 +172,6 @@ int run_plan(const run_args& a) {
         return d;
     };
     auto results = run::run_suite(*s, remember, o);
-    std::signal(SIGINT, SIG_DFL);
     std::map<assertions::verdict, int> n;
     for (const auto& r : results) n[r.v]++;
     std::printf("\n%zu cases: %d passed, %d failed, %d inconclusive, %d errors, %d skipped%s\n", results.size(),
@@ -354,7 +352,7 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
     run::run_options o;
     o.jobs = jobs;
     o.stop = &g_stop;
-    std::signal(SIGINT, on_sigint);
+    const stop_signals sigs(g_stop);
     bool ok = true;
     // --time-scale K: the fine_timing cases run K times slower, and each must
     // give the verdict it gives as written, against the reference and every
@@ -434,7 +432,6 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
                     caught ? "caught" : (killers.empty() ? "MISSED" : "NOT-CITED"), list.c_str());
         matrix[std::string(b.name)] = {{"clauses", broken}, {"caught", caught}, {"failing_cases", killers}};
     }
-    std::signal(SIGINT, SIG_DFL);
     if (!out.empty()) {
         std::filesystem::create_directories(out);
         (void)run::write_file_atomic(out + "/kill-matrix.json", matrix.dump(2) + "\n");

@@ -1,12 +1,12 @@
 // The traffic emulator's commands (docs/emulator.md): `mrct emulate`, a bump
 // in the wire between two DUTs.
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 
 #include <spdlog/spdlog.h>
 
 #include "app/commands.h"
+#include "app/stop_signals.h"
 #include "core/units.h"
 #include "emulate/emulate.h"
 #include "interop/interop.h"
@@ -42,8 +42,7 @@ core::result<std::map<std::string, std::string>> name_values(const std::vector<s
 }
 
 namespace {
-std::atomic<bool> g_stop{false};
-extern "C" void on_stop_signal(int) { g_stop.store(true); }
+std::atomic<bool> g_stop{false};  // set by SIGINT, SIGTERM, SIGHUP (stop_signals)
 }  // namespace
 
 int run_emulate(const emulate_args& a) {
@@ -78,14 +77,8 @@ int run_emulate(const emulate_args& a) {
     o.say = [](const std::string& line) {
         std::fprintf(stderr, "%s\n", line.c_str());
     };
-    g_stop = false;
-    std::signal(SIGINT, on_stop_signal);
-    std::signal(SIGTERM, on_stop_signal);
-    std::signal(SIGHUP, on_stop_signal);
+    const stop_signals sigs(g_stop);
     auto r = emulate::run(o);
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-    std::signal(SIGHUP, SIG_DFL);
     if (!r) {
         spdlog::error("emulate: {}", r.err().message);
         return k_exit_infra;

@@ -9,7 +9,7 @@
    (negative controls);
 3. sharding: 3 shards merged with `mrct report merge` give the unsharded run's
    JSON, JUnit and HTML (times stripped);
-4. an interrupted run (SIGINT) leaves valid JSON/JUnit/HTML covering the
+4. an interrupted run (SIGINT, SIGTERM, SIGHUP) leaves valid JSON/JUnit/HTML covering the
    finished cases, and no partial files;
 5. report.html opens in headless Chromium without console errors, with charts,
    and a screenshot is written.
@@ -166,28 +166,33 @@ if open(os.path.join(merged, "report.html")).read() != open(os.path.join(full, "
 if mrct("report", "merge", shards[0], shards[0], "--out", os.path.join(work, "dup")).returncode == 0:
     fails.add("merging a shard with itself was accepted")
 
-# 4. an interrupted run
-inter = os.path.join(work, "interrupted")
-p = subprocess.Popen([args.mrct, "run", plan, "--jobs", "1", "--repeat", "30", "--out", inter, "--failures-only"],
-                     cwd=args.source, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-time.sleep(1.5)
-p.send_signal(signal.SIGINT)
-out, err = p.communicate(timeout=120)
-if p.returncode != 3:
-    fails.add(f"interrupted run: exit {p.returncode}, expected 3\n{out[-800:]}{err[-800:]}")
-try:
-    j = json.load(open(os.path.join(inter, "results.json")))
-    if not j.get("interrupted") or not (0 < len(j["cases"]) < j["planned"]):
-        fails.add(f"interrupted results: interrupted={j.get('interrupted')} cases={len(j['cases'])} planned={j['planned']}")
-    if xmllint(os.path.join(inter, "junit.xml")).returncode != 0:
-        fails.add("interrupted run: junit.xml does not validate")
-    if not open(os.path.join(inter, "report.html")).read().rstrip().endswith("</html>"):
-        fails.add("interrupted run: report.html is truncated")
-except Exception as e:
-    fails.add(f"interrupted run left unreadable reports: {e}")
-leftovers = [f for f in os.listdir(inter) if f.endswith(".tmp")]
-if leftovers:
-    fails.add(f"partial files left: {leftovers}")
+# 4. an interrupted run: SIGINT (a user), SIGTERM (a CI runner stopping the
+#    job), SIGHUP (the terminal gone) all end it with exit 3 and valid
+#    partial reports marked interrupted
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    name = signal.Signals(sig).name
+    inter = os.path.join(work, f"interrupted-{name}")
+    p = subprocess.Popen([args.mrct, "run", plan, "--jobs", "1", "--repeat", "30", "--out", inter, "--failures-only"],
+                         cwd=args.source, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=120)
+    if p.returncode != 3:
+        fails.add(f"run interrupted by {name}: exit {p.returncode}, expected 3\n{out[-800:]}{err[-800:]}")
+    try:
+        j = json.load(open(os.path.join(inter, "results.json")))
+        if not j.get("interrupted") or not (0 < len(j["cases"]) < j["planned"]):
+            fails.add(f"{name}: interrupted results: interrupted={j.get('interrupted')} cases={len(j['cases'])} "
+                      f"planned={j['planned']}")
+        if xmllint(os.path.join(inter, "junit.xml")).returncode != 0:
+            fails.add(f"{name}: junit.xml does not validate")
+        if not open(os.path.join(inter, "report.html")).read().rstrip().endswith("</html>"):
+            fails.add(f"{name}: report.html is truncated")
+    except Exception as e:
+        fails.add(f"run interrupted by {name} left unreadable reports: {e}")
+    leftovers = [f for f in os.listdir(inter) if f.endswith(".tmp")] if os.path.isdir(inter) else []
+    if leftovers:
+        fails.add(f"{name}: partial files left: {leftovers}")
 
 # 5. headless Chromium
 chromium = shutil.which("chromium")
