@@ -43,6 +43,11 @@ core::result<json> merge(const std::vector<std::string>& dirs);
 // Writes results.json, junit.xml and report.html into `dir`, each atomically.
 core::status write_all(const std::string& dir, const json& results);
 
+// Every string (values and keys) made valid UTF-8 (core::valid_utf8: stray
+// bytes become \xHH): what write_all writes, so that bytes from a plan or an
+// agent never leave a run without its reports.
+json valid_utf8(json j);
+
 // Removes wall-clock fields (approval tests, shard comparison).
 json strip_times(json j);
 

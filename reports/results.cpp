@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "core/text.h"
 #include "reports/escape.h"
 #include "reports/reports.h"
 #include "run/clauses.h"
@@ -176,7 +177,20 @@ core::result<json> merge(const std::vector<std::string>& dirs) {
     return out;
 }
 
-core::status write_all(const std::string& dir, const json& r) {
+json valid_utf8(json j) {
+    if (j.is_string()) return core::valid_utf8(j.get_ref<const std::string&>());
+    if (j.is_array()) {
+        for (auto& v : j) v = valid_utf8(std::move(v));
+        return j;
+    }
+    if (!j.is_object()) return j;
+    json out = json::object();
+    for (auto& [k, v] : j.items()) out[core::valid_utf8(k)] = valid_utf8(std::move(v));
+    return out;
+}
+
+core::status write_all(const std::string& dir, const json& raw) {
+    const json r = valid_utf8(raw);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return core::error{"cannot create " + dir + ": " + ec.message()};

@@ -149,6 +149,9 @@ core::result<json> client::call(const std::string& op, json args, std::chrono::m
     if (!m_->run(done, timeout)) return fail("no response within " + std::to_string(timeout.count()) + " ms");
     if (werr) return fail("sending: " + werr.message());
     m_->spare = std::move(cs->line);  // written: the buffer is free again
+    if (rerr == asio::error::not_found)  // read_until's answer when the buffer's limit comes before a newline
+        return fail("the agent's reply exceeds the line limit of " + std::to_string(k_max_line) +
+                    " bytes without a newline (docs/agent-protocol.md)");
     if (rerr) return fail(rerr == asio::error::eof ? "the agent closed the connection" : "receiving: " + rerr.message());
     const std::string resp = m_->inbuf.substr(0, got - 1);
     m_->inbuf.erase(0, got);

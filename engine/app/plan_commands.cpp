@@ -107,7 +107,9 @@ int run_plan(const run_args& a) {
         std::fprintf(stderr, "no case matches the filters\n");
         return k_exit_usage;
     }
-    std::printf("mrct %s: %s (%zu cases%s) against %s, seed %llu\n", std::string(version_string()).c_str(), s->name.c_str(),
+    // What the run prints comes from the plan and the DUT: stray bytes are
+    // escaped as the reports escape them (core::valid_utf8).
+    std::printf("mrct %s: %s (%zu cases%s) against %s, seed %llu\n", std::string(version_string()).c_str(), core::valid_utf8(s->name).c_str(),
                 total, a.shard.empty() ? "" : (", shard " + a.shard + " of " + std::to_string(planned)).c_str(), a.dut.c_str(),
                 static_cast<unsigned long long>(a.seed));
     if (realtime) std::printf("engine priority: %s\n", prio_said.c_str());
@@ -155,8 +157,9 @@ int run_plan(const run_args& a) {
             entries.back()["waveform"] = "pcap/" + std::filesystem::path(r.waveform).filename().string();
         if (a.quiet_progress && r.v == assertions::verdict::pass) return;
         const std::string attempt = r.attempts > 1 ? " (attempt " + std::to_string(r.attempts) + ", the earlier inconclusive on timing)" : "";
-        std::printf("[%zu/%zu] %-12s %s%s%s%s\n", done, n, mark(r.v), r.id.c_str(), attempt.c_str(),
-                    r.v == assertions::verdict::pass ? "" : "  -- ", r.v == assertions::verdict::pass ? "" : r.reason.c_str());
+        std::printf("[%zu/%zu] %-12s %s%s%s%s\n", done, n, mark(r.v), core::valid_utf8(r.id).c_str(), attempt.c_str(),
+                    r.v == assertions::verdict::pass ? "" : "  -- ",
+                    r.v == assertions::verdict::pass ? "" : core::valid_utf8(r.reason).c_str());
         std::fflush(stdout);
     };
     // The DUT's identity for the reports, from the first DUT a case made (an
@@ -182,7 +185,8 @@ int run_plan(const run_args& a) {
         if (r.v == assertions::verdict::fail || r.v == assertions::verdict::error) {
             std::string cl;
             for (const auto& c : r.clauses) cl += (cl.empty() ? "" : ", ") + c;
-            std::printf("  %s %s [%s]: %s\n", mark(r.v), r.id.c_str(), cl.c_str(), r.reason.c_str());
+            std::printf("  %s %s [%s]: %s\n", mark(r.v), core::valid_utf8(r.id).c_str(), cl.c_str(),
+                        core::valid_utf8(r.reason).c_str());
         }
     if (!a.out.empty()) {
         std::error_code ec;
@@ -236,7 +240,7 @@ int run_list(const std::string& path, bool json) {
         for (const auto& c : s->cases)
             j.push_back({{"id", c.id}, {"title", c.title}, {"area", c.area}, {"level", c.level}, {"role", c.role},
                          {"clauses", c.clauses}, {"requires", c.needs}, {"at", c.at.str()}});
-        std::printf("%s\n", j.dump(2).c_str());
+        std::printf("%s\n", reports::valid_utf8(std::move(j)).dump(2).c_str());
         return k_exit_ok;
     }
     for (const auto& c : s->cases) {

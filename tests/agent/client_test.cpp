@@ -249,3 +249,13 @@ TEST_CASE("client 1.1: bytes nobody asked for break the connection") {
     CHECK_THAT(r.err().message, Catch::Contains("bytes that were not asked for"));
     CHECK(c.broken());
 }
+
+TEST_CASE("client: a reply longer than the line limit is named as such, and breaks the connection") {
+    fake_agent a([](const std::string&) { return std::string(agent::k_max_line + 1, 'x'); });
+    agent::client c;
+    REQUIRE(c.connect("127.0.0.1", a.port(), 1000ms).ok());
+    auto r = c.call("hello", {}, 5000ms);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.err().message, Catch::Contains("exceeds the line limit of " + std::to_string(agent::k_max_line) + " bytes"));
+    CHECK(c.broken());
+}

@@ -194,6 +194,29 @@ for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     if leftovers:
         fails.add(f"{name}: partial files left: {leftovers}")
 
+# 4b. bytes that are not UTF-8 (a plan's strings here; an agent's reply takes
+#     the same way into a case's reason): the reports are written, every
+#     stray byte escaped as \xHH
+raw = os.path.join(work, "not-utf8")
+os.makedirs(raw, exist_ok=True)
+raw_plan = os.path.join(raw, "plan.yaml")
+with open(raw_plan, "wb") as f:
+    f.write(b'suite:\n  name: "bad \xff\xfe name"\n  version: "1"\n  spec: metaroce-1.2-model\ncases:\n'
+            b'  - id: U8-001\n    title: "t \xc3\x28 half a character"\n    clauses: [MR-HDR-1]\n'
+            b'    setup:\n      - post_write: {size: 4096, count: 1}\n    expect:\n      - all_complete: {}\n')
+r = mrct("run", raw_plan, "--out", os.path.join(raw, "out"))
+if r.returncode != 0:
+    fails.add(f"a plan with non-UTF-8 strings: exit {r.returncode}\n{r.stdout[-400:]}{r.stderr[-400:]}")
+try:
+    j = json.load(open(os.path.join(raw, "out", "results.json"), encoding="utf-8"))
+    if j["plan"]["name"] != "bad \\xFF\\xFE name" or "\\xC3(" not in j["cases"][0]["title"]:
+        fails.add(f"non-UTF-8 bytes not escaped: {j['plan']['name']!r} {j['cases'][0]['title']!r}")
+    if xmllint(os.path.join(raw, "out", "junit.xml")).returncode != 0:
+        fails.add("non-UTF-8 plan: junit.xml does not validate")
+    open(os.path.join(raw, "out", "report.html"), encoding="utf-8").read()
+except Exception as e:
+    fails.add(f"non-UTF-8 plan: reports unreadable: {e}")
+
 # 5. headless Chromium
 chromium = shutil.which("chromium")
 if not chromium:
