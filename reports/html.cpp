@@ -190,6 +190,7 @@ std::string html(const json& r) {
              num(c["sim_time_us"].get<double>() / 1000) + " ms simulated &middot; " + std::to_string(c["frames"].get<std::size_t>()) +
              " frames";
         if (c.contains("pcap")) o += " &middot; <a href=\"" + esc(c["pcap"].get<std::string>()) + "\">pcap</a>";
+        if (c.contains("pcap_error")) o += " &middot; <span class=\"why\">" + esc(c["pcap_error"].get<std::string>()) + "</span>";
         if (c.contains("waveform"))
             o += " &middot; <a href=\"" + esc(c["waveform"].get<std::string>()) + "\" title=\"FST of the RTL core; open with gtkwave\">waveform</a>";
         if (c.contains("time_scale") && c["time_scale"].is_number_unsigned())

@@ -107,6 +107,13 @@ int run_plan(const run_args& a) {
         std::fprintf(stderr, "no case matches the filters\n");
         return k_exit_usage;
     }
+    // The output folder is checked before the first case (a file in its
+    // place, a read-only mount), not found wanting after the whole run.
+    if (!a.out.empty())
+        if (auto st = run::check_output_dir(a.out); !st) {
+            std::fprintf(stderr, "--out: %s\n", st.err().message.c_str());
+            return k_exit_usage;
+        }
     // What the run prints comes from the plan and the DUT: stray bytes are
     // escaped as the reports escape them (core::valid_utf8).
     std::printf("mrct %s: %s (%zu cases%s) against %s, seed %llu\n", std::string(version_string()).c_str(), core::valid_utf8(s->name).c_str(),
@@ -145,12 +152,20 @@ int run_plan(const run_args& a) {
             const auto name = run::evidence_name(r.id);
             const auto path = pcap_dir + "/" + name + ".pcap";
             auto w = capture::pcap_writer::create(path + ".tmp");
+            bool written = false;
             if (w) {
                 for (const auto& f : r.tr->frames) (*w)->write(f.t.count(), f.bytes);
-                if ((*w)->close()) {
-                    std::filesystem::rename(path + ".tmp", path);
-                    if (!entries.empty()) entries.back()["pcap"] = "pcap/" + name + ".pcap";
-                }
+                std::error_code ec;
+                if ((*w)->close()) std::filesystem::rename(path + ".tmp", path, ec), written = !ec;
+            }
+            if (written) {
+                if (!entries.empty()) entries.back()["pcap"] = "pcap/" + name + ".pcap";
+            } else {
+                // A full disk: no partial capture left behind, and the report says so.
+                std::error_code ec;
+                std::filesystem::remove(path + ".tmp", ec);
+                if (!entries.empty()) entries.back()["pcap_error"] = "the capture could not be written to " + path;
+                spdlog::warn("{}: the capture could not be written to {}", r.id, path);
             }
         }
         if (!r.waveform.empty() && !entries.empty())

@@ -137,5 +137,8 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
 std::size_t planned_runs(const plan::suite& s, const run_options& o);
 // Writes a file atomically (temp + rename). Results, JUnit and HTML: reports/.
 core::status write_file_atomic(const std::string& path, const std::string& text);
+// Before a run: the output folder exists (created if need be), is a folder,
+// and takes a file; the error says which of these failed.
+core::status check_output_dir(const std::string& dir);
 
 }  // namespace mrct::run
