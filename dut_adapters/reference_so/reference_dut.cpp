@@ -178,6 +178,7 @@ int mrct_dut_accepted(mrct_dut* d, uint32_t* conns, size_t cap, size_t* n) {
 
 int mrct_dut_close(mrct_dut* d, mrct_time_ns now, uint32_t conn) {
     d->before(now);
+    if (!d->ep->has_connection(conn)) return d->fail(MRCT_E_NOT_FOUND, "unknown connection " + std::to_string(conn));
     if (auto st = d->ep->close(conn); !st) return d->fail(MRCT_E_FAILED, st.err().message);
     return MRCT_OK;
 }
@@ -193,6 +194,9 @@ int mrct_dut_register_mr(mrct_dut* d, mrct_time_ns now, uint64_t length, uint32_
 int mrct_dut_post_recv(mrct_dut* d, mrct_time_ns now, uint32_t conn, uint16_t tag, uint32_t rkey, uint64_t offset,
                        uint32_t length, uint64_t wr_id) {
     d->before(now);
+    if (!d->ep->has_connection(conn)) return d->fail(MRCT_E_NOT_FOUND, "unknown connection " + std::to_string(conn));
+    if (d->ep->mr_va(rkey) == 0 && d->ep->mr_bytes(rkey).empty())
+        return d->fail(MRCT_E_NOT_FOUND, "unknown R_Key " + std::to_string(rkey));
     if (auto st = d->ep->post_recv(conn, tag, rkey, offset, length, wr_id); !st)
         return d->fail(MRCT_E_FAILED, st.err().message);
     return MRCT_OK;
@@ -203,6 +207,7 @@ int mrct_dut_post_write(mrct_dut* d, mrct_time_ns now, uint32_t conn, uint16_t s
     d->before(now);
     std::optional<std::uint32_t> im;
     if (has_imm) im = imm;
+    if (!d->ep->has_connection(conn)) return d->fail(MRCT_E_NOT_FOUND, "unknown connection " + std::to_string(conn));
     if (auto st = d->ep->post_write(conn, stream, core::bytes_view(data, len), remote_va, rkey, wr_id, im); !st)
         return d->fail(MRCT_E_FAILED, st.err().message);
     return MRCT_OK;
@@ -213,6 +218,7 @@ int mrct_dut_post_send(mrct_dut* d, mrct_time_ns now, uint32_t conn, uint16_t st
     d->before(now);
     std::optional<std::uint32_t> im;
     if (has_imm) im = imm;
+    if (!d->ep->has_connection(conn)) return d->fail(MRCT_E_NOT_FOUND, "unknown connection " + std::to_string(conn));
     if (auto st = d->ep->post_send(conn, stream, tag, core::bytes_view(data, len), wr_id, im); !st)
         return d->fail(MRCT_E_FAILED, st.err().message);
     return MRCT_OK;

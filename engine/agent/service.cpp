@@ -62,6 +62,21 @@ void check(const core::status& st) {
     if (!st) throw op_error(code::failed, st.err().message);
 }
 
+// The request's "conn", which must name a connection of `e`: an unknown one is
+// `not_found` (docs/agent-protocol.md, errors), whatever the operation.
+std::uint32_t conn_field(const json& r, const endpoint::endpoint& e) {
+    const auto c = static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF));
+    if (!e.has_connection(c)) throw op_error(code::not_found, "unknown connection " + std::to_string(c));
+    return c;
+}
+
+// The request's "rkey", which must name a region of `e` (else `not_found`).
+std::uint32_t rkey_field(const json& r, endpoint::endpoint& e) {
+    const auto k = static_cast<std::uint32_t>(uint_field(r, "rkey", 0xFFFFFFFF));
+    if (e.mr_va(k) == 0 && e.mr_bytes(k).empty()) throw op_error(code::not_found, "unknown R_Key " + std::to_string(k));
+    return k;
+}
+
 }  // namespace
 
 service::service(sim::scheduler& s, service_options o, endpoint::endpoint::frame_tx tx)
@@ -159,8 +174,8 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         return {{"conn", ep().connect(address_of({}, *ip))}};
     }
     if (op == "status") {
-        const auto c = static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF));
         auto& e = ep();
+        const auto c = conn_field(r, e);
         return {{"established", e.established(c)}, {"in_error", e.in_error(c)}, {"closed", e.closed(c)}};
     }
     if (op == "accepted") return {{"conns", ep().accepted()}};
@@ -171,10 +186,12 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         return {{"rkey", rkey}, {"va", e.mr_va(rkey)}};
     }
     if (op == "post_recv") {
-        check(ep().post_recv(static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF)),
-                             static_cast<std::uint16_t>(uint_field(r, "tag", 0xFFFF)),
-                             static_cast<std::uint32_t>(uint_field(r, "rkey", 0xFFFFFFFF)), uint_field(r, "offset"),
-                             static_cast<std::uint32_t>(uint_field(r, "length", 0xFFFFFFFF)), uint_field(r, "wr_id")));
+        auto& e = ep();
+        const auto conn = conn_field(r, e);
+        const auto tag = static_cast<std::uint16_t>(uint_field(r, "tag", 0xFFFF));
+        const auto rkey = rkey_field(r, e);
+        check(e.post_recv(conn, tag, rkey, uint_field(r, "offset"), static_cast<std::uint32_t>(uint_field(r, "length", 0xFFFFFFFF)),
+                          uint_field(r, "wr_id")));
         return {};
     }
     // Posts: every field is read and the message's bytes are moved into the
@@ -192,6 +209,7 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         const auto wr_id = uint_field(r, "wr_id");
         const auto imm = imm_field(r);
         auto& e = ep();
+        if (!e.has_connection(conn)) throw op_error(code::not_found, "unknown connection " + std::to_string(conn));
         check(e.post_write(conn, stream, std::move(data), va, rkey, wr_id, imm));
         return {};
     }
@@ -203,6 +221,7 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         const auto wr_id = uint_field(r, "wr_id");
         const auto imm = imm_field(r);
         auto& e = ep();
+        if (!e.has_connection(conn)) throw op_error(code::not_found, "unknown connection " + std::to_string(conn));
         check(e.post_send(conn, stream, tag, std::move(data), wr_id, imm));
         return {};
     }
@@ -223,11 +242,10 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         return {{"now_ns", s_.now().count()}, {"completions", std::move(list)}};
     }
     if (op == "read_mem") {
-        const auto rkey = static_cast<std::uint32_t>(uint_field(r, "rkey", 0xFFFFFFFF));
+        auto& e = ep();
+        const auto rkey = rkey_field(r, e);
         const auto off = uint_field(r, "offset");
         const auto len = uint_field(r, "length", 1u << 30);
-        auto& e = ep();
-        if (e.mr_va(rkey) == 0 && e.mr_bytes(rkey).empty()) throw op_error(code::not_found, "unknown R_Key " + std::to_string(rkey));
         auto m = e.mr_bytes(rkey);
         if (off > m.size() || len > m.size() - off)
             throw op_error(code::out_of_range, "read_mem beyond the region (" + std::to_string(m.size()) + " bytes)");
@@ -246,7 +264,8 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         return {{"counters", std::move(c)}};
     }
     if (op == "close") {
-        check(ep().close(static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF))));
+        auto& e = ep();
+        check(e.close(conn_field(r, e)));
         return {};
     }
     throw op_error(code::unknown_op, "unknown operation '" + op + "'");

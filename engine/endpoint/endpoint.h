@@ -139,6 +139,8 @@ public:
     // Starts a connection to `peer`; usable once established() (after ACCEPT).
     std::uint32_t connect(address peer);
     bool established(std::uint32_t conn) const;
+    // Whether `conn` names a connection of this endpoint (made or accepted).
+    bool has_connection(std::uint32_t conn) const { return conns_.count(conn) != 0; }
     // Closes once every posted message has completed and nothing is in flight
     // (MR-CONN-3); CLOSE is repeated until CLOSE_ACK, up to the retry limit.
     core::status close(std::uint32_t conn);

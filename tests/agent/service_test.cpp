@@ -107,8 +107,19 @@ TEST_CASE("agent: errors name what is wrong") {
     CHECK(code_of(r.A("configure", {{"params", "x"}})) == "bad_request");
     CHECK(code_of(r.A("connect", {{"peer", "10.0.0"}})) == "bad_request");
     CHECK(code_of(r.A("register_mr", {{"length", -1}})) == "bad_request");
+    // An unknown connection or R_Key is not_found in every operation (one rule,
+    // docs/agent-protocol.md); failed is for what the DUT refuses.
     CHECK(code_of(r.A("post_recv", {{"conn", 99}, {"tag", 1}, {"rkey", 1}, {"offset", 0}, {"length", 10}, {"wr_id", 1}})) ==
-          "failed");
+          "not_found");
+    CHECK(code_of(r.A("status", {{"conn", 99}})) == "not_found");
+    CHECK(code_of(r.A("close", {{"conn", 99}})) == "not_found");
+    CHECK(code_of(r.A("post_write", {{"conn", 99}, {"stream", 0}, {"data", "AAAA"}, {"remote_va", 0}, {"rkey", 1},
+                                     {"wr_id", 1}})) == "not_found");
+    CHECK(code_of(r.A("post_send", {{"conn", 99}, {"stream", 0}, {"tag", 1}, {"data", "AAAA"}, {"wr_id", 1}})) == "not_found");
+    const auto conn = r.A("connect", {{"peer", "10.0.0.9"}});
+    REQUIRE(code_of(conn) == "ok");
+    CHECK(code_of(r.A("post_recv", {{"conn", conn["conn"]}, {"tag", 1}, {"rkey", 4242}, {"offset", 0}, {"length", 10},
+                                    {"wr_id", 1}})) == "not_found");  // its region unknown
     CHECK(code_of(r.A("configure", {{"params", json::object()}})) == "bad_state");  // the endpoint started above
     CHECK(code_of(r.A("read_mem", {{"rkey", 77}, {"offset", 0}, {"length", 1}})) == "not_found");
     auto mr = r.A("register_mr", {{"length", 16}});

@@ -99,6 +99,20 @@ TEST_CASE("so: the library describes itself; its bugs are listed for selftest") 
     CHECK_THAT(run::parse_dut("so:").err().message, Catch::Contains("so:PATH.so"));
 }
 
+TEST_CASE("so: the reference answers an unknown connection or R_Key with not_found, in every operation") {
+    auto d = dut::make_so(*dut::parse_so_options(k_reference + ",isolate=none"));
+    REQUIRE(d.ok());
+    sim::scheduler s;
+    REQUIRE((*d)->start(s, (*d)->address(), 1, [](core::bytes_view, core::nanos) {}).ok());
+    const core::byte_buffer data(16, 1);
+    for (const auto& st : {(*d)->post_recv(99, 1, 1, 0, 16, 1), (*d)->post_write(99, 0, data, 0, 1, 2, std::nullopt),
+                           (*d)->post_send(99, 0, 1, data, 3, std::nullopt), (*d)->close(99)}) {
+        REQUIRE_FALSE(st.ok());
+        CHECK_THAT(st.err().message, Catch::Contains("not_found: unknown connection 99"));
+    }
+    CHECK_THAT((*d)->read_mem(4242, 0, 1).err().message, Catch::Contains("not_found: unknown R_Key 4242"));
+}
+
 TEST_CASE("so: a library that cannot be used is refused before the run, saying why") {
   for (const std::string iso : {",isolate=process", ",isolate=none"}) {
     INFO(iso);
