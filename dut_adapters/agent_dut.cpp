@@ -1,6 +1,8 @@
 // agent+udp and agent+pcap: a DUT behind an agent (docs/agent-protocol.md),
 // frames on a real wire, in real time.
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "agent/address.h"
 #include "agent/client.h"
@@ -19,7 +21,21 @@ public:
     explicit agent_dut(agent_options o) : o_(std::move(o)) {}
 
     core::status open() {
-        if (auto st = c_.connect(o_.host, o_.port, o_.timeout); !st) return st;
+        // An agent that is restarting refuses for a moment: tried again with
+        // backoff for up to `reconnect` (a wrong token or version is not retried).
+        const auto until = std::chrono::steady_clock::now() + o_.reconnect;
+        auto pause = std::chrono::milliseconds(50);
+        unsigned tries = 1;
+        for (;; ++tries) {
+            auto st = c_.connect(o_.host, o_.port, o_.timeout);
+            if (st) break;
+            if (std::chrono::steady_clock::now() + pause > until)
+                return tries == 1 ? st
+                                  : core::status(core::error{st.err().message + " (" + std::to_string(tries) + " tries over " +
+                                                             std::to_string(o_.reconnect.count()) + " ms)"});
+            std::this_thread::sleep_for(pause);
+            pause = std::min(pause * 2, std::chrono::milliseconds(500));
+        }
         json h = {{"version_major", agent::k_version_major}, {"version_minor", agent::k_version_minor}};
         if (!o_.token.empty()) h["token"] = o_.token;
         auto r = c_.call("hello", h, o_.timeout);
@@ -332,6 +348,10 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             auto d = core::parse_duration_ns(v);
             if (!d || *d < 1000000) return core::error{"timeout=" + v + ": a duration of at least 1ms"};
             o.timeout = std::chrono::milliseconds(*d / 1000000);
+        } else if (k == "reconnect") {
+            auto d = core::parse_duration_ns(v);
+            if (!d || *d > 600'000'000'000LL) return core::error{"reconnect=" + v + ": a duration of at most 10 min (0: one try)"};
+            o.reconnect = std::chrono::milliseconds(*d / 1000000);
         } else if (k == "iface") {
             o.iface = v;
         } else if (k == "port") {
@@ -356,7 +376,7 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(b[i]);
             o.dut_mac = m;
         } else {
-            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, iface, dut_mac, port, poll, host, pid, eal)"};
+            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, reconnect, iface, dut_mac, port, poll, host, pid, eal)"};
         }
         if (end == text.size()) break;
     }

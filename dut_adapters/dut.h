@@ -134,6 +134,10 @@ struct agent_options {
     std::uint16_t port = 7700;
     std::string token;
     std::chrono::milliseconds timeout{2000};  // every agent call
+    // Before each case: how long to keep trying to reach an agent that refuses
+    // or does not answer the TCP connect (an agent restarting), backing off
+    // from 50 ms to 500 ms between tries; 0: one try.
+    std::chrono::milliseconds reconnect{2000};
     netio::ip_address dut_ip{}, local_ip{};  // both IPv4 or both IPv6
     std::string iface;                        // pcap
     std::optional<wire::mac_addr> dut_mac;    // pcap (else the neighbour table); dpdk (required)
@@ -143,7 +147,7 @@ struct agent_options {
     bool shares_host = true;                  // host=shared|separate: the DUT runs on the engine's host
     int pid = 0;                              // pid=PID: the DUT's process on this host (its CPU waits are read)
 };
-// Parses "agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=DUR][,iface=IF][,dut_mac=MAC]
+// Parses "agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=DUR][,reconnect=DUR][,iface=IF][,dut_mac=MAC]
 // [,port=P][,host=shared|separate][,pid=PID][,eal=EAL ARGS...]" (eal= takes the rest of the text, commas included).
 core::result<agent_options> parse_agent_options(const std::string& wire, const std::string& text);
 // Connects and says hello; an unreachable or refusing agent is an error.

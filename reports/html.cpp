@@ -121,7 +121,7 @@ std::string html(const json& r) {
          " &middot; seed " +
          std::to_string(r["seed"].get<std::uint64_t>()) + " &middot; " + std::to_string(cases.size()) + " of " +
          std::to_string(r["planned"].get<std::size_t>()) + " cases" + (r.value("interrupted", false) ? " (interrupted)" : "") +
-         "</div>\n";
+         (r.contains("stopped") ? " &middot; <strong>" + esc(r["stopped"].get<std::string>()) + "</strong>" : "") + "</div>\n";
 
     // Summary by verdict and by area.
     o += "<h2 id=\"summary\">Summary</h2><div class=\"boxes\">";

@@ -28,6 +28,7 @@ struct run_meta {
     bool interrupted = false;
     std::string host;   // where the run ran (empty: this machine's name)
     std::string priority;  // the engine's scheduling in real time (sim/priority.h); empty: not real time
+    std::string stopped;   // why the run stopped before its planned cases (--max-errors); empty: it did not
 };
 
 // One case as JSON, with evidence taken from its trace (if kept).

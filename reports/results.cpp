@@ -46,6 +46,7 @@ json results(const plan::suite& s, const run_meta& m, std::vector<json> cases, s
     j["shards"] = m.shard.empty() ? json::array() : json::array({m.shard});
     j["planned"] = planned;
     j["interrupted"] = m.interrupted;
+    if (!m.stopped.empty()) j["stopped"] = m.stopped;
     if (!m.priority.empty()) j["priority"] = m.priority;
     j["summary"] = summary(json(cases));
     json cl = json::array();
@@ -165,6 +166,7 @@ core::result<json> merge(const std::vector<std::string>& dirs) {
         for (auto& c : j["cases"]) cases.push_back(c);
         for (auto& s : j["shards"]) shards.push_back(s.get<std::string>());
         if (j.value("interrupted", false)) out["interrupted"] = true;
+        if (j.contains("stopped")) out["stopped"] = j["stopped"];
     }
     std::sort(cases.begin(), cases.end(), [](const json& a, const json& b) { return a["order"] < b["order"]; });
     for (std::size_t i = 1; i < cases.size(); ++i)

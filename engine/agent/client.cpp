@@ -157,8 +157,12 @@ core::result<json> client::call(const std::string& op, json args, std::chrono::m
     m_->inbuf.erase(0, got);
     json r = json::parse(resp, nullptr, false);
     if (r.is_discarded() || !r.is_object()) return fail("the response is not a JSON object: " + resp.substr(0, 120));
-    if (!r.contains("id") || !r["id"].is_number_unsigned() || r["id"].get<std::uint64_t>() != id)
-        return fail("the response's id does not match the request's (" + std::to_string(id) + ")");
+    if (!r.contains("id") || !r["id"].is_number_unsigned())
+        return fail("the response has no request id (the request's is " + std::to_string(id) + ")");
+    if (const auto got_id = r["id"].get<std::uint64_t>(); got_id != id)
+        return fail("the response's id does not match the request's: " + std::to_string(got_id) +
+                    (got_id > id ? ", a reply to a request never made" : ", a reply to an earlier request") + " (the request's is " +
+                    std::to_string(id) + ")");
     if (!r.contains("ok") || !r["ok"].is_boolean()) return fail("the response has no boolean 'ok'");
     if (!r["ok"].get<bool>()) {
         const auto& e = r.contains("error") && r["error"].is_object() ? r["error"] : json::object();

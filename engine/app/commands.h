@@ -102,6 +102,7 @@ struct run_args {
     std::string shard;             // "K/N": a deterministic 1/N slice
     std::string time_scale = "auto";  // auto | K (run/time_scale.h)
     unsigned timing_retries = run::k_timing_retries;  // real time: attempts after a timing-doubted one (D66)
+    unsigned max_errors = run::k_max_consecutive_errors;  // stop after this many consecutive errors (0 never)
     bool quiet_progress = false;
     std::string priority = "auto";  // auto | off | nice:N | fifo:N (sim/priority.h, D76)
 };

@@ -198,6 +198,10 @@ int main(int argc, char** argv) {
                     "does not (the real-time adapters): every time and timer in the case times 64, every rate / 64,\n"
                     "RNR TimerCodes +12 (less where the table ends); 1 never scales them (skipped where the DUT lacks fine_timing); K (2, 4, ...,\n"
                     "128) runs them K times slower on any DUT. Other cases always run as written");
+    run->add_option("--max-errors", ra.max_errors,
+                    "Stop starting cases after N consecutive errors (a DUT or agent gone: the rest would repeat it);\n"
+                    "the results cover the cases run and say why the run stopped; exit 3. 0: never stop")
+        ->capture_default_str();
     run->add_option("--timing-retries", ra.timing_retries,
                     "Real time: run a case again, with a fresh DUT and the same seed, when it ended inconclusive only\n"
                     "because the engine or its host ran too late for a check (up to N more attempts; a failure is never\n"

@@ -30,6 +30,7 @@ namespace mrct::app {
 namespace {
 
 std::atomic<bool> g_stop{false};  // set by SIGINT, SIGTERM, SIGHUP (stop_signals)
+std::atomic<bool> g_gave_up{false};  // set by run_suite after --max-errors consecutive errors
 
 core::result<plan::suite> load_valid(const std::string& path) {
     auto s = plan::load(path);
@@ -62,6 +63,8 @@ int run_plan(const run_args& a) {
     o.jobs = a.jobs;
     o.stop = &g_stop;
     o.timing_retries = a.timing_retries;
+    o.max_errors = a.max_errors;
+    o.gave_up = &g_gave_up;
     if (a.time_scale != "auto") {
         const auto k = core::parse_count(a.time_scale);
         if (!k || !run::valid_time_scale(*k)) {
@@ -196,6 +199,11 @@ int run_plan(const run_args& a) {
                 n[assertions::verdict::pass], n[assertions::verdict::fail], n[assertions::verdict::inconclusive],
                 n[assertions::verdict::error], n[assertions::verdict::skipped],
                 g_stop ? " (interrupted: results cover the finished cases)" : "");
+    std::string stopped;
+    if (g_gave_up)
+        stopped = "stopped after " + std::to_string(a.max_errors) +
+                  " consecutive errors (--max-errors): the DUT or its agent is gone or failing; the cases not run are not in the results";
+    if (!stopped.empty()) std::printf("%s\n", stopped.c_str());
     for (const auto& r : results)
         if (r.v == assertions::verdict::fail || r.v == assertions::verdict::error) {
             std::string cl;
@@ -210,7 +218,7 @@ int run_plan(const run_args& a) {
             spdlog::error("cannot create {}: {}", a.out, ec.message());
             return k_exit_infra;
         }
-        reports::run_meta meta{a.dut, dut_info.value_or(dut::info{}), a.seed, a.shard, g_stop.load(), {}, prio_said};
+        reports::run_meta meta{a.dut, dut_info.value_or(dut::info{}), a.seed, a.shard, g_stop.load(), {}, prio_said, stopped};
         if (auto st = reports::write_all(a.out, reports::results(*s, meta, std::move(entries), planned)); !st) {
             spdlog::error("{}", st.err().message);
             return k_exit_infra;
@@ -219,7 +227,7 @@ int run_plan(const run_args& a) {
     }
     if (n[assertions::verdict::error]) return k_exit_infra;
     if (n[assertions::verdict::fail]) return k_exit_fail;
-    return g_stop ? k_exit_infra : k_exit_ok;
+    return g_stop || g_gave_up ? k_exit_infra : k_exit_ok;
 }
 
 int run_report_merge(const std::vector<std::string>& dirs, const std::string& out) {

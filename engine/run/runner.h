@@ -103,6 +103,9 @@ struct coverage {
 };
 coverage check_coverage(const plan::suite& s);
 
+// The default of run_options::max_errors and `mrct run --max-errors`.
+inline constexpr unsigned k_max_consecutive_errors = 5;
+
 struct run_options {
     std::vector<std::string> filters;   // globs on case IDs
     std::vector<std::string> clauses;   // globs on clause IDs
@@ -113,6 +116,11 @@ struct run_options {
     unsigned time_scale = 0;            // run_case's: 0 auto, 1 never, K > 1 always
     unsigned timing_retries = k_timing_retries;  // run_case's
     const std::atomic<bool>* stop = nullptr;  // set by SIGINT: finish the running cases, start no more
+    // Stop starting cases after this many consecutive `error` verdicts (a DUT
+    // or agent gone: the rest would only repeat the error); 0 never. When it
+    // stops, *gave_up (if given) is set.
+    unsigned max_errors = k_max_consecutive_errors;
+    std::atomic<bool>* gave_up = nullptr;
     std::function<void(const case_result&, std::size_t done, std::size_t total)> progress;
     // Waveforms of failing cases (docs/rtl.md): a case that failed or erred
     // is run once more, same seed and time base, against the DUT `make(PATH)`

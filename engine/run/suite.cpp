@@ -135,12 +135,14 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
     std::vector<std::optional<case_result>> results(jobs.size());
     std::mutex m;
     std::size_t next = 0, done = 0;
+    unsigned errors_in_a_row = 0;
+    bool giving_up = false;
     auto worker = [&] {
         for (;;) {
             std::size_t i;
             {
                 std::lock_guard<std::mutex> g(m);
-                if (next >= jobs.size() || (o.stop && o.stop->load())) return;
+                if (next >= jobs.size() || (o.stop && o.stop->load()) || giving_up) return;
                 i = next++;
             }
             // Each case's seed depends only on the run seed, the case and the repetition.
@@ -152,6 +154,11 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
             if (o.repeat > 1) r.id += "#" + std::to_string(jobs[i].rep + 1);
             r.order = orders[i];
             std::lock_guard<std::mutex> g(m);
+            errors_in_a_row = r.v == verdict::error ? errors_in_a_row + 1 : 0;
+            if (o.max_errors && errors_in_a_row >= o.max_errors && !giving_up) {
+                giving_up = true;
+                if (o.gave_up) o.gave_up->store(true);
+            }
             results[i] = std::move(r);
             ++done;
             if (o.progress) o.progress(*results[i], done, jobs.size());  // sees the trace (pcaps)

@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""Misbehaving agents and dying agents (issue 22 items 3, 4, 5; docs/adapters.md
+"When the agent misbehaves"). mrct-refnic on loopback, tests/tools/fault_agent.py
+in front of it, the engine over agent+udp, one case (CONN-001) at a time:
+
+1. each fault of the proxy at an operation of the case (the connection
+   closed, bytes that are not JSON nor UTF-8, another request's id, a reply
+   to a request never made, a line beyond the 32 MiB limit, no answer, the
+   agent process exiting): the case is `error`, its reason names that first
+   cause, the run writes its reports and exits 3, within a bound;
+2. the agent killed between cases and started again 0.7 s later: the cases
+   after it reconnect (bounded backoff) and pass;
+3. the agent gone for good: after 5 consecutive errors (--max-errors) the
+   run stops, exit 3, results.json says why (`stopped`) and holds 5 cases.
+Needs no root (loopback only)."""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from common import Failures  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--mrct", required=True)
+ap.add_argument("--refnic", required=True)
+ap.add_argument("--plan", required=True)
+ap.add_argument("--workdir", required=True)
+args = ap.parse_args()
+work = os.path.join(args.workdir, "agent_faults")
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+fails = Failures()
+base = 20000 + os.getpid() % 20000
+AGENT, PROXY = base, base + 1
+WIRE = f"127.0.{os.getpid() % 200 + 20}.2"  # the DUT's wire address (loopback)
+proxy_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_agent.py")
+
+
+def refnic():
+    p = subprocess.Popen([args.refnic, "--addr", WIRE, "--listen", f"127.0.0.1:{AGENT}"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    return p
+
+
+def stop(p):
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def run(out, port, *extra, timeout="500ms"):
+    dut = f"agent+udp:agent=127.0.0.1:{port},dut={WIRE},local=127.0.0.1,timeout={timeout},reconnect=500ms,host=separate"
+    t0 = time.time()
+    r = subprocess.run([args.mrct, "-q", "run", args.plan, "--filter", "CONN-001", "--dut", dut, "--out", out, *extra],
+                       capture_output=True, text=True, timeout=300)
+    path = os.path.join(out, "results.json")
+    res = json.load(open(path, encoding="utf-8")) if os.path.exists(path) else None
+    return r, res, time.time() - t0
+
+
+# 1. faults, each at an operation the case makes; the reason expected.
+FAULTS = [
+    ("connect", "close", "agent connect: the agent closed the connection"),
+    ("connect", "garbage", "agent connect: the response is not a JSON object: \\xFF\\xFE<html>"),
+    ("status", "wrong-id", "a reply to a request never made"),
+    ("accepted", "unasked", "a reply to a request never made"),
+    ("poll", "longline", "exceeds the line limit of 33554432 bytes"),
+    ("poll", "hang", "agent poll: no response within 500 ms"),
+    ("register_mr", "exit", "agent register_mr: the agent closed the connection"),
+]
+nic = refnic()
+try:
+    for op, fault, why in FAULTS:
+        name = f"{op}-{fault}"
+        px = subprocess.Popen([sys.executable, proxy_py, "--listen", f"127.0.0.1:{PROXY}", "--upstream", f"127.0.0.1:{AGENT}",
+                               "--op", op, "--fault", fault], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.3)
+        try:
+            r, res, secs = run(os.path.join(work, name), PROXY)
+        finally:
+            stop(px)
+        if r.returncode != 3 or not res:
+            fails.add(f"{name}: exit {r.returncode}, results {'written' if res else 'missing'}\n{r.stdout[-300:]}{r.stderr[-300:]}")
+            continue
+        c = res["cases"][0]
+        if c["verdict"] != "error" or why not in c["reason"]:
+            fails.add(f"{name}: {c['verdict']}: {c['reason'][:300]!r} does not name '{why}'")
+        if secs > 20:
+            fails.add(f"{name}: took {secs:.1f} s")
+finally:
+    stop(nic)
+
+# 2. the agent restarted between cases: the run recovers.
+nic = refnic()
+out = os.path.join(work, "restart")
+dut = f"agent+udp:agent=127.0.0.1:{AGENT},dut={WIRE},local=127.0.0.1,timeout=500ms,reconnect=3s,host=separate"
+p = subprocess.Popen([args.mrct, "-q", "run", args.plan, "--filter", "CONN-001", "--repeat", "40", "--dut", dut, "--out", out],
+                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+time.sleep(1.0)
+nic.kill()
+nic.wait()
+killed_at = time.time()
+time.sleep(0.7)
+nic = refnic()
+try:
+    outp = p.communicate(timeout=300)[0]
+finally:
+    stop(nic)
+res = json.load(open(os.path.join(out, "results.json")))
+v = [c["verdict"] for c in res["cases"]]
+errors = v.count("error")
+if len(v) != 40 or errors > 1 or v[-1] != "pass" or "stopped" in res:
+    fails.add(f"agent restarted: {len(v)} cases, verdicts {v}\n{outp[-600:]}")
+else:
+    print(f"agent restarted: 40 cases, {errors} error(s) (a case the kill cut), the rest passed")
+
+# 3. the agent gone for good: the run stops after 5 consecutive errors.
+r, res, secs = run(os.path.join(work, "gone"), AGENT, "--repeat", "50")
+v = [c["verdict"] for c in res["cases"]] if res else []
+if r.returncode != 3 or v != ["error"] * 5 or "consecutive errors" not in (res or {}).get("stopped", ""):
+    fails.add(f"agent gone: exit {r.returncode}, verdicts {v}, stopped {(res or {}).get('stopped')!r}")
+elif "cannot reach the agent" not in res["cases"][0]["reason"] or "tries over 500 ms" not in res["cases"][0]["reason"]:
+    fails.add(f"agent gone: reason {res['cases'][0]['reason']!r}")
+
+fails.finish("misbehaving agents: 7 faults, a restart, an agent gone")
