@@ -13,28 +13,17 @@ in front of it, the engine over agent+udp, one case (CONN-001) at a time:
 3. the agent gone for good: after 5 consecutive errors (--max-errors) the
    run stops, exit 3, results.json says why (`stopped`) and holds 5 cases.
 Needs no root (loopback only)."""
-import argparse
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import Failures  # noqa: E402
+from common import check_setup  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--mrct", required=True)
-ap.add_argument("--refnic", required=True)
-ap.add_argument("--plan", required=True)
-ap.add_argument("--workdir", required=True)
-args = ap.parse_args()
-work = os.path.join(args.workdir, "agent_faults")
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-fails = Failures()
+args, work, fails = check_setup("agent_faults", "refnic")
 base = 20000 + os.getpid() % 20000
 AGENT, PROXY = base, base + 1
 WIRE = f"127.0.{os.getpid() % 200 + 20}.2"  # the DUT's wire address (loopback)

@@ -41,3 +41,21 @@ class Failures:
             print(f"FAILED: {len(self.items)} mismatches ({checked_desc})")
             sys.exit(1)
         print(f"OK: {checked_desc}")
+
+
+def check_setup(name, *extra_binaries):
+    """The arguments of a check that runs mrct on a plan (--mrct, --plan,
+    --workdir, and --NAME for each extra binary), a fresh folder NAME under
+    --workdir, and its Failures: (args, work, fails)."""
+    import argparse
+    import shutil
+    ap = argparse.ArgumentParser()
+    for b in ("mrct", *extra_binaries):
+        ap.add_argument(f"--{b}", required=True)
+    ap.add_argument("--plan", required=True)
+    ap.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+    work = os.path.join(args.workdir, name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    return args, work, Failures()

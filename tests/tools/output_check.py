@@ -9,24 +9,14 @@
    the run passes, the captures and reports that do not fit fail with "No
    space left on device" named, exit 3, and no partial (.tmp) file is left.
 Without root, 2 and 3 are skipped with a SKIP line; 1 runs everywhere."""
-import argparse
 import os
-import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import Failures  # noqa: E402
+from common import check_setup  # noqa: E402
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--mrct", required=True)
-ap.add_argument("--plan", required=True)
-ap.add_argument("--workdir", required=True)
-args = ap.parse_args()
-work = os.path.join(args.workdir, "output_check")
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-fails = Failures()
+args, work, fails = check_setup("output_check")
 
 
 def run(out, *extra):
