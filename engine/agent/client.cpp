@@ -71,6 +71,11 @@ core::status client::connect(const std::string& host, std::uint16_t port, std::c
     boost::system::error_code ec;
     auto addr = asio::ip::make_address(host, ec);
     if (ec) return core::error{"agent address '" + host + "' is not an IP address"};
+    // Each connect starts afresh: a failed attempt leaves its socket closed
+    // and its reason behind, neither of which belongs to this one.
+    m_->sock->close(ec);
+    m_->broken.clear();
+    m_->inbuf.clear();
     auto st = std::make_shared<std::pair<bool, boost::system::error_code>>(false, boost::system::error_code{});
     m_->sock->async_connect(tcp::endpoint(addr, port), [st](const boost::system::error_code& e) {
         st->second = e;

@@ -88,6 +88,7 @@ service::~service() = default;
 
 void service::reset(std::uint64_t seed) {
     ep_.reset();
+    mr_bytes_ = 0;
     cfg_ = endpoint::config{};
     if (!o_.bug.empty())
         if (auto st = endpoint::config_set(cfg_, "bug", o_.bug); !st) throw std::invalid_argument(st.err().message);
@@ -169,8 +170,11 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         return {};
     }
     if (op == "connect") {
-        auto ip = netio::parse_ip(string_field(r, "peer"));
+        const auto peer = string_field(r, "peer");
+        auto ip = netio::parse_ip(peer);
         if (!ip) throw bad_field("field 'peer': " + ip.err().message);
+        if (o_.peer_allowed && !o_.peer_allowed(netio::ip_text(*ip)))
+            throw op_error(code::failed, "peer " + peer + " is not a wire peer this agent may send to (" + o_.peer_rule + ")");
         return {{"conn", ep().connect(address_of({}, *ip))}};
     }
     if (op == "status") {
@@ -181,8 +185,16 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
     if (op == "accepted") return {{"conns", ep().accepted()}};
     if (op == "register_mr") {
         const auto len = uint_field(r, "length", 1u << 30);
+        if (len > o_.max_mr_bytes)
+            throw op_error(code::failed, "register_mr: " + std::to_string(len) + " bytes is beyond this agent's limit of " +
+                                             std::to_string(o_.max_mr_bytes) + " per region");
+        if (len > o_.max_total_mr_bytes - std::min(mr_bytes_, o_.max_total_mr_bytes))
+            throw op_error(code::failed, "register_mr: " + std::to_string(len) + " more bytes would pass this agent's limit of " +
+                                             std::to_string(o_.max_total_mr_bytes) + " in all (" + std::to_string(mr_bytes_) +
+                                             " registered since the last reset)");
         auto& e = ep();
         const auto rkey = e.register_mr(len);
+        mr_bytes_ += len;
         return {{"rkey", rkey}, {"va", e.mr_va(rkey)}};
     }
     if (op == "post_recv") {

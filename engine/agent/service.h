@@ -28,6 +28,13 @@ struct service_options {
     // not when its request arrived (or the DUT's timers and RTT samples run
     // early by the decoding time).
     std::function<void()> clock;
+    // Bounds on what a client may make the agent do (docs/agent-protocol.md,
+    // "Security"): bytes of memory regions per register_mr and in all (until
+    // reset), and which wire peers `connect` may name (empty: any).
+    std::uint64_t max_mr_bytes = 1ull << 30;
+    std::uint64_t max_total_mr_bytes = 4ull << 30;
+    std::function<bool(const std::string& peer_ip)> peer_allowed;
+    std::string peer_rule;  // how peer_allowed decides, for its error message
 };
 
 // One TCP connection's state: whether hello succeeded on it, and the binary
@@ -66,6 +73,7 @@ private:
     endpoint::endpoint::frame_tx tx_;
     endpoint::config cfg_;
     std::uint64_t seed_ = 1;
+    std::uint64_t mr_bytes_ = 0;  // registered since the last reset
     std::unique_ptr<endpoint::endpoint> ep_;
 };
 

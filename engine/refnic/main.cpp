@@ -19,11 +19,65 @@
 
 using namespace mrct;
 
+namespace {
+
+// A network (address/prefix length) wire peers may be in.
+struct network {
+    netio::ip_address base;
+    unsigned bits = 0;
+    bool contains(const netio::ip_address& a) const {
+        if (a.version != base.version) return false;
+        const auto* x = a.version == 4 ? a.v4.data() : a.v6.data();
+        const auto* y = base.version == 4 ? base.v4.data() : base.v6.data();
+        for (unsigned i = 0; i < bits; ++i)
+            if (((x[i / 8] ^ y[i / 8]) >> (7 - i % 8)) & 1) return false;
+        return true;
+    }
+};
+
+// "--peers": "any", "subnet" (the /24 or /64 of --addr) or CIDR[,CIDR...].
+core::result<std::vector<network>> parse_peers(const std::string& text, const netio::ip_address& self) {
+    std::vector<network> out;
+    if (text == "any") return out;
+    if (text == "subnet") {
+        out.push_back({self, self.version == 4 ? 24u : 64u});
+        return out;
+    }
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        auto end = text.find(',', pos);
+        if (end == std::string::npos) end = text.size();
+        const auto item = text.substr(pos, end - pos);
+        const auto slash = item.find('/');
+        auto ip = netio::parse_ip(item.substr(0, slash));
+        if (!ip) return core::error{"--peers: '" + item + "': " + ip.err().message};
+        const unsigned max = ip->version == 4 ? 32 : 128;
+        unsigned bits = max;
+        if (slash != std::string::npos) {
+            char* e = nullptr;
+            const auto b = std::strtoul(item.c_str() + slash + 1, &e, 10);
+            if (*e || slash + 1 == item.size() || b > max) return core::error{"--peers: '" + item + "': a bad prefix length"};
+            bits = static_cast<unsigned>(b);
+        }
+        out.push_back({*ip, bits});
+        pos = end + 1;
+    }
+    return out;
+}
+
+bool is_loopback(const std::string& host) {
+    return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     CLI::App app{"mrct-refnic: the MetaRoCE reference endpoint as a device under test.\n"
                  "Serves the agent protocol on TCP (docs/agent-protocol.md) and MetaRoCE on UDP 4791 at --addr."};
     std::string listen = "127.0.0.1:7700", addr, bug, token, level = "info", eal, dpdk_port;
     bool busy_poll = false;
+    std::string peers = "subnet";
+    std::uint64_t max_mr = 1ull << 30, max_memory = 4ull << 30;
     app.add_option("--listen", listen, "Agent protocol address HOST:PORT (loopback unless told otherwise)")
         ->capture_default_str();
     app.add_option("--addr", addr, "Wire address (IPv4 or IPv6): UDP 4791 is bound here, frames are sent from here")
@@ -37,6 +91,16 @@ int main(int argc, char** argv) {
                    "(frames to --addr from any address are taken; replies go to the MAC each sender used)");
     app.add_option("--dpdk-port", dpdk_port, "With --dpdk: the port, by index or device name (default 0)");
     app.add_flag("--busy-poll", busy_poll, "With --dpdk: spin on the port instead of polling it every 10 us");
+    app.add_option("--peers", peers,
+                   "Wire peers an agent client may make this DUT connect to: subnet (the /24 or /64 of --addr),\n"
+                   "any, or CIDR[,CIDR...] (docs/agent-protocol.md, Security)")
+        ->capture_default_str();
+    app.add_option("--max-mr", max_mr, "Largest memory region one register_mr may ask for (bytes; 1GiB, 64MiB ... accepted)")
+        ->transform(CLI::AsSizeValue(false))
+        ->capture_default_str();
+    app.add_option("--max-memory", max_memory, "Bytes of memory regions in all, until the engine's next reset")
+        ->transform(CLI::AsSizeValue(false))
+        ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
     spdlog::set_level(spdlog::level::from_str(level));
@@ -51,6 +115,15 @@ int main(int argc, char** argv) {
     auto ip = netio::parse_ip(addr);
     if (!ip) {
         std::cerr << "mrct-refnic: --addr: " << ip.err().message << "\n";
+        return 2;
+    }
+    auto allowed = parse_peers(peers, *ip);
+    if (!allowed) {
+        std::cerr << "mrct-refnic: " << allowed.err().message << "\n";
+        return 2;
+    }
+    if (max_mr == 0 || max_memory < max_mr) {
+        std::cerr << "mrct-refnic: --max-mr must be at least 1 and at most --max-memory\n";
         return 2;
     }
     const auto colon = listen.rfind(':');
@@ -95,6 +168,18 @@ int main(int argc, char** argv) {
     so.capabilities.push_back(ip->version == 6 ? "ipv6" : "ipv4");
     so.self = agent::address_of({0x02, 0x4d, 0x52, 0, 0, 0x01}, *ip);
     so.clock = [&drv] { drv.sync(); };
+    so.max_mr_bytes = max_mr;
+    so.max_total_mr_bytes = max_memory;
+    if (!allowed->empty()) {
+        so.peer_rule = "--peers " + peers;
+        so.peer_allowed = [nets = *allowed](const std::string& peer) {
+            auto a = netio::parse_ip(peer);
+            if (!a) return false;
+            for (const auto& n : nets)
+                if (n.contains(*a)) return true;
+            return false;
+        };
+    }
     agent::service svc(sched, so, [&](core::bytes_view f) {
         spdlog::trace("wire out: {} bytes", f.size());
         if (auto st = w.send(f); !st) spdlog::warn("wire: {}", st.err().message);
@@ -142,6 +227,11 @@ int main(int argc, char** argv) {
         stopping = true;
         drv.stop();
     });
+    if (token.empty() && !is_loopback(host))
+        spdlog::warn("*** mrct-refnic listens on {} WITHOUT A TOKEN: anyone who can reach that address can drive this DUT "
+                     "(connect to peers within --peers {}, register up to {} bytes). Give --token T, or listen on "
+                     "127.0.0.1 (docs/agent-protocol.md, Security) ***",
+                     host, peers, max_memory);
     spdlog::info("mrct-refnic: agent on {} port {}, wire {} UDP 4791{}, bug {}{}", host, srv.port(),
                  netio::ip_text(*ip), eal.empty() ? "" : " through DPDK", bug.empty() ? "none" : bug,
                  token.empty() ? "" : ", token required");

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <optional>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
@@ -25,9 +26,10 @@ namespace {
 // ("" = never answer).
 class fake_agent {
 public:
-    explicit fake_agent(std::function<std::string(const std::string&)> reply) : reply_(std::move(reply)) {
+    explicit fake_agent(std::function<std::string(const std::string&)> reply, std::uint16_t port = 0) : reply_(std::move(reply)) {
         acc_.open(tcp::v4());
-        acc_.bind({asio::ip::make_address("127.0.0.1"), 0});
+        acc_.set_option(tcp::acceptor::reuse_address(true));
+        acc_.bind({asio::ip::make_address("127.0.0.1"), port});
         acc_.listen();
         port_ = acc_.local_endpoint().port();
         t_ = std::thread([this] {
@@ -258,4 +260,24 @@ TEST_CASE("client: a reply longer than the line limit is named as such, and brea
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.err().message, Catch::Contains("exceeds the line limit of " + std::to_string(agent::k_max_line) + " bytes"));
     CHECK(c.broken());
+}
+
+TEST_CASE("client: a connect after a failed one starts afresh (an agent that came back is served)") {
+    std::uint16_t port = 0;
+    {
+        fake_agent gone(echo_ok);  // a port that was just free
+        port = gone.port();
+    }
+    std::optional<fake_agent> back;  // outlives the client (its thread ends when the client has gone)
+    agent::client c;
+    auto first = c.connect("127.0.0.1", port, 1000ms);
+    REQUIRE_FALSE(first.ok());
+    CHECK(c.broken());
+    back.emplace(echo_ok, port);
+    REQUIRE(c.connect("127.0.0.1", port, 1000ms).ok());
+    CHECK_FALSE(c.broken());
+    auto r = c.call("hello", {}, 1000ms);
+    INFO((r.ok() ? std::string() : r.err().message));
+    REQUIRE(r.ok());
+    CHECK((*r)["answer"] == 42);
 }

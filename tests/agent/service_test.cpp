@@ -1,5 +1,6 @@
 // The agent protocol served over the reference endpoint, without sockets: two
 // services (a DUT and its peer) wired frame to frame in virtual time.
+#include <functional>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -19,8 +20,9 @@ struct rig {
     agent::session sa, sb;
     std::uint64_t id = 1;
 
-    explicit rig(std::string token = "") {
+    explicit rig(std::string token = "", std::function<void(agent::service_options&)> limits = {}) {
         agent::service_options oa, ob;
+        if (limits) limits(oa);
         oa.self.ip = {10, 0, 0, 1};
         ob.self.ip = {10, 0, 0, 2};
         oa.token = ob.token = token;
@@ -194,4 +196,27 @@ TEST_CASE("agent: the clock hook runs before each use of the endpoint") {
     CHECK(ticks == 1);
     REQUIRE(svc.handle({{"id", 3}, {"op", "poll"}}, ss)["ok"] == true);
     CHECK(ticks == 2);
+}
+
+TEST_CASE("agent: a client cannot make it allocate without bound or send to any address") {
+    rig r("", [](agent::service_options& o) {
+        o.max_mr_bytes = 1u << 20;
+        o.max_total_mr_bytes = 3u << 20;
+        o.peer_rule = "--peers 10.0.0.0/24";
+        o.peer_allowed = [](const std::string& ip) { return ip.rfind("10.0.0.", 0) == 0; };
+    });
+    REQUIRE(code_of(r.A("hello", {{"version_major", 1}})) == "ok");
+    auto big = r.A("register_mr", {{"length", (1u << 20) + 1}});
+    CHECK(code_of(big) == "failed");
+    CHECK_THAT(big["error"]["message"].get<std::string>(), Catch::Contains("beyond this agent's limit of 1048576 per region"));
+    for (int i = 0; i < 3; ++i) CHECK(code_of(r.A("register_mr", {{"length", 1u << 20}})) == "ok");
+    auto more = r.A("register_mr", {{"length", 1}});
+    CHECK(code_of(more) == "failed");
+    CHECK_THAT(more["error"]["message"].get<std::string>(), Catch::Contains("limit of 3145728 in all (3145728 registered"));
+    REQUIRE(code_of(r.A("reset")) == "ok");  // regions go with the endpoint
+    CHECK(code_of(r.A("register_mr", {{"length", 1u << 20}})) == "ok");
+    auto far = r.A("connect", {{"peer", "192.0.2.7"}});
+    CHECK(code_of(far) == "failed");
+    CHECK_THAT(far["error"]["message"].get<std::string>(), Catch::Contains("not a wire peer this agent may send to (--peers 10.0.0.0/24)"));
+    CHECK(code_of(r.A("connect", {{"peer", "10.0.0.2"}})) == "ok");
 }

@@ -11,7 +11,9 @@ in front of it, the engine over agent+udp, one case (CONN-001) at a time:
 2. the agent killed between cases and started again 0.7 s later: the cases
    after it reconnect (bounded backoff) and pass;
 3. the agent gone for good: after 5 consecutive errors (--max-errors) the
-   run stops, exit 3, results.json says why (`stopped`) and holds 5 cases.
+   run stops, exit 3, results.json says why (`stopped`) and holds 5 cases;
+4. mrct-refnic's bounds: a wire peer outside --peers is refused (the case's
+   reason says so); bad --peers/--max-mr/--max-memory exit 2.
 Needs no root (loopback only)."""
 import json
 import os
@@ -26,12 +28,12 @@ from common import check_setup  # noqa: E402
 args, work, fails = check_setup("agent_faults", "refnic")
 base = 20000 + os.getpid() % 20000
 AGENT, PROXY = base, base + 1
-WIRE = f"127.0.{os.getpid() % 200 + 20}.2"  # the DUT's wire address (loopback)
+WIRE = f"127.0.0.{os.getpid() % 200 + 20}"  # the DUT's wire address (loopback; the engine's is 127.0.0.1, in --peers subnet)
 proxy_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_agent.py")
 
 
-def refnic():
-    p = subprocess.Popen([args.refnic, "--addr", WIRE, "--listen", f"127.0.0.1:{AGENT}"],
+def refnic(*extra):
+    p = subprocess.Popen([args.refnic, "--addr", WIRE, "--listen", f"127.0.0.1:{AGENT}", *extra],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.3)
     return p
@@ -121,4 +123,20 @@ if r.returncode != 3 or v != ["error"] * 5 or "consecutive errors" not in (res o
 elif "cannot reach the agent" not in res["cases"][0]["reason"] or "tries over 500 ms" not in res["cases"][0]["reason"]:
     fails.add(f"agent gone: reason {res['cases'][0]['reason']!r}")
 
-fails.finish("misbehaving agents: 7 faults, a restart, an agent gone")
+# 4. the agent's own bounds (item 7): wire peers outside --peers are refused
+#    (the case says so), and bad bounds are refused at start.
+nic = refnic("--peers", "10.9.9.0/24")
+try:
+    r, res, _ = run(os.path.join(work, "peers"), AGENT)
+    c = res["cases"][0] if res else {"verdict": "none", "reason": r.stdout[-300:]}
+    if c["verdict"] != "error" or "not a wire peer this agent may send to (--peers 10.9.9.0/24)" not in c["reason"]:
+        fails.add(f"--peers: {c['verdict']}: {c['reason'][:300]!r}")
+finally:
+    stop(nic)
+for bad in (["--peers", "10.0.0.0/33"], ["--peers", "nowhere"], ["--max-mr", "2GiB", "--max-memory", "1GiB"]):
+    r = subprocess.run([args.refnic, "--addr", WIRE, "--listen", f"127.0.0.1:{AGENT}", *bad], capture_output=True, text=True,
+                       timeout=10)
+    if r.returncode != 2:
+        fails.add(f"mrct-refnic {' '.join(bad)}: exit {r.returncode}, expected 2 ({r.stderr.strip()[-200:]})")
+
+fails.finish("misbehaving agents: 7 faults, a restart, an agent gone, the agent's bounds")
