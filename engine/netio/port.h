@@ -58,6 +58,7 @@ struct port_stats {
     // port read them (a full socket or capture buffer: SO_RXQ_OVFL,
     // pcap_stats): the trace then lacks frames the DUT sent.
     std::uint64_t lost_in = 0;
+    std::uint64_t tx_sockets_closed = 0;  // udp: send sockets closed to stay within max_tx_sockets
 };
 
 class port {
@@ -81,7 +82,7 @@ struct udp_options {
     ip_address local{};   // bind address (its version is the port's)
     ip_address remote{};  // the only address sent to and accepted from (unspecified: any, for refnic)
     std::uint16_t listen_port = 4791;
-    std::size_t max_tx_sockets = 4096;
+    std::size_t max_tx_sockets = 512;  // send sockets kept open; beyond, the least recently used is closed
     std::size_t batch = 64;
 };
 core::result<std::unique_ptr<port>> make_udp_port(boost::asio::io_context& io, const udp_options& o);

@@ -121,11 +121,29 @@ private:
         explicit tx_sock(asio::io_context& io) : s(io) {}
         udp::socket s;
         int tos = -1;
+        std::uint64_t used = 0;  // when last sent from (use_clock_)
     };
 
+    // The send socket of a source port. At most max_tx_sockets stay open: a
+    // long-lived port (mrct-refnic, connection after connection, each on new
+    // random source ports) closes the one used least recently to open a new
+    // one, after sending what is queued (queued frames point at their socket).
     core::result<tx_sock*> tx_socket(std::uint16_t sport) {
-        if (auto it = tx_.find(sport); it != tx_.end()) return it->second.get();
-        if (tx_.size() >= o_.max_tx_sockets) return core::error{"more than " + std::to_string(o_.max_tx_sockets) + " source ports"};
+        if (auto it = tx_.find(sport); it != tx_.end()) {
+            it->second->used = ++use_clock_;
+            return it->second.get();
+        }
+        if (o_.max_tx_sockets == 0) return core::error{"no send sockets allowed (max_tx_sockets 0)"};
+        if (tx_.size() >= o_.max_tx_sockets) {
+            flush();
+            auto oldest = tx_.begin();
+            for (auto it = tx_.begin(); it != tx_.end(); ++it)
+                if (it->second->used < oldest->second->used) oldest = it;
+            boost::system::error_code ec;
+            oldest->second->s.close(ec);
+            tx_.erase(oldest);
+            ++stats_.tx_sockets_closed;
+        }
         auto t = std::make_unique<tx_sock>(io_);
         boost::system::error_code ec;
         t->s.open(v6() ? udp::v6() : udp::v4(), ec);
@@ -142,6 +160,7 @@ private:
         }
         if (ec) return core::error{"UDP source port " + std::to_string(sport) + ": " + ec.message()};
         auto* p = t.get();
+        p->used = ++use_clock_;
         tx_.emplace(sport, std::move(t));
         return p;
     }
@@ -300,6 +319,7 @@ private:
     };
     std::array<queued, k_max_batch> queue_{};
     std::size_t queued_ = 0;
+    std::uint64_t use_clock_ = 0;
     bool flush_posted_ = false;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // a posted flush outliving the port does nothing
     std::string deferred_error_;

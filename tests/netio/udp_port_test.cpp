@@ -8,6 +8,29 @@
 
 using namespace mrct;
 
+namespace {
+
+// Two UDP ports talking to each other on loopback addresses; {nullptr, nullptr}
+// (and a warning) where UDP 4791 cannot be bound.
+std::pair<std::unique_ptr<netio::port>, std::unique_ptr<netio::port>> loopback_pair(boost::asio::io_context& io,
+                                                                                  const char* ip_a, const char* ip_b,
+                                                                                  std::size_t max_tx_sockets = 512) {
+    netio::udp_options oa, ob;
+    oa.local = *netio::parse_ip(ip_a);
+    oa.remote = ob.local = *netio::parse_ip(ip_b);
+    ob.remote = oa.local;
+    oa.max_tx_sockets = max_tx_sockets;
+    auto a = netio::make_udp_port(io, oa);
+    auto b = netio::make_udp_port(io, ob);
+    if (!a || !b) {
+        WARN("UDP 4791 on loopback unavailable here: " << (!a ? a.err().message : b.err().message));
+        return {};
+    }
+    return {std::move(*a), std::move(*b)};
+}
+
+}  // namespace
+
 TEST_CASE("wire_age: how long ago a kernel timestamp was; 0 when there is none") {
     CHECK(netio::wire_age(0) == core::nanos{0});
     const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -21,32 +44,47 @@ TEST_CASE("wire_age: how long ago a kernel timestamp was; 0 when there is none")
 TEST_CASE("udp port on loopback: a frame crosses with its kernel receive timestamp") {
     // Two ports on 127.0.0.1 and 127.0.0.2 (both loopback on Linux), UDP 4791.
     boost::asio::io_context io;
-    netio::udp_options oa, ob;
-    oa.local = *netio::parse_ip("127.0.0.1");
-    oa.remote = ob.local = *netio::parse_ip("127.0.0.2");
-    ob.remote = oa.local;
-    auto a = netio::make_udp_port(io, oa);
-    auto b = netio::make_udp_port(io, ob);
-    if (!a || !b) {
-        WARN("UDP 4791 on loopback unavailable here: " << (!a ? a.err().message : b.err().message));
-        return;
-    }
+    auto [a, b] = loopback_pair(io, "127.0.0.1", "127.0.0.2");
+    if (!a || !b) return;
     core::byte_buffer got;
     std::int64_t stamp = 0;
-    (*b)->start([&](core::bytes_view f, std::int64_t wire_ns) {
+    b->start([&](core::bytes_view f, std::int64_t wire_ns) {
         got.assign(f.begin(), f.end());
         stamp = wire_ns;
     });
-    (*a)->start([](core::bytes_view, std::int64_t) {});
+    a->start([](core::bytes_view, std::int64_t) {});
     const auto sent = wire::build(test::write_spec({127, 0, 0, 1}, {127, 0, 0, 2}));
     const auto before = std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::system_clock::now().time_since_epoch()).count();
-    REQUIRE((*a)->send(sent).ok());
+    REQUIRE(a->send(sent).ok());
     for (int i = 0; i < 200 && got.empty(); ++i) io.run_for(std::chrono::milliseconds(5));
     REQUIRE_FALSE(got.empty());
     CHECK(std::equal(got.begin() + 12, got.end(), sent.begin() + 12));
     CHECK(stamp >= before);
     CHECK(netio::wire_age(stamp) < core::nanos{std::chrono::seconds(5)});
-    (*a)->stop();
-    (*b)->stop();
+    a->stop();
+    b->stop();
+}
+
+TEST_CASE("udp port: send sockets stay within max_tx_sockets, the least recently used closed (a long-lived DUT)") {
+    boost::asio::io_context io;
+    auto [a, b] = loopback_pair(io, "127.0.0.3", "127.0.0.4", 2);
+    if (!a || !b) return;
+    std::vector<std::uint16_t> sports;
+    b->start([&](core::bytes_view f, std::int64_t) { sports.push_back(static_cast<std::uint16_t>((f[34] << 8) | f[35])); });
+    a->start([](core::bytes_view, std::int64_t) {});
+    // Ports 50001, 50002, 50001 again (now the most recent), then 50003:
+    // 50002 is the one closed; 50001 sends again from its open socket.
+    for (std::uint16_t sp : {50001, 50002, 50001, 50003, 50001, 50002}) {
+        auto spec = test::write_spec({127, 0, 0, 3}, {127, 0, 0, 4});
+        spec.udp.sport = sp;
+        REQUIRE(a->send(wire::build(spec)).ok());
+        io.poll();  // the posted flush
+    }
+    for (int i = 0; i < 200 && sports.size() < 6; ++i) io.run_for(std::chrono::milliseconds(5));
+    CHECK(sports == std::vector<std::uint16_t>{50001, 50002, 50001, 50003, 50001, 50002});
+    CHECK(a->stats().frames_out == 6);
+    CHECK(a->stats().tx_sockets_closed == 2);  // 50002 for 50003, then 50003 for 50002 again
+    a->stop();
+    b->stop();
 }

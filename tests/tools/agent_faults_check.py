@@ -9,7 +9,7 @@ in front of it, the engine over agent+udp, one case (CONN-001) at a time:
    agent process exiting): the case is `error`, its reason names that first
    cause, the run writes its reports and exits 3, within a bound;
 2. the agent killed between cases and started again 0.7 s later: the cases
-   after it reconnect (bounded backoff) and pass;
+   after it reconnect (bounded backoff) and none is an error;
 3. the agent gone for good: after 5 consecutive errors (--max-errors) the
    run stops, exit 3, results.json says why (`stopped`) and holds 5 cases;
 4. mrct-refnic's bounds: a wire peer outside --peers is refused (the case's
@@ -65,7 +65,8 @@ FAULTS = [
     ("connect", "garbage", "agent connect: the response is not a JSON object: \\xFF\\xFE<html>"),
     ("status", "wrong-id", "a reply to a request never made"),
     ("accepted", "unasked", "a reply to a request never made"),
-    ("poll", "longline", "exceeds the line limit of 33554432 bytes"),
+    ("poll", "garbage", "agent poll: the response is not a JSON object: \\xFF\\xFE<html>"),  # the data phase
+    ("poll", "longline", "exceeds the line limit of 33554432 bytes"),  # 32 MiB to read: timeout 5s (sanitizers)
     ("poll", "hang", "agent poll: no response within 500 ms"),
     ("register_mr", "exit", "agent register_mr: the agent closed the connection"),
 ]
@@ -77,7 +78,7 @@ try:
                                "--op", op, "--fault", fault], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.3)
         try:
-            r, res, secs = run(os.path.join(work, name), PROXY)
+            r, res, secs = run(os.path.join(work, name), PROXY, timeout="5s" if fault == "longline" else "500ms")
         finally:
             stop(px)
         if r.returncode != 3 or not res:
@@ -110,10 +111,12 @@ finally:
 res = json.load(open(os.path.join(out, "results.json")))
 v = [c["verdict"] for c in res["cases"]]
 errors = v.count("error")
-if len(v) != 40 or errors > 1 or v[-1] != "pass" or "stopped" in res:
+# Recovery is the point: no case after the one the kill cut is an `error`
+# (under a sanitizer's slowdown a real-time verdict may be other than pass).
+if len(v) != 40 or errors > 1 or v[-1] == "error" or "stopped" in res:
     fails.add(f"agent restarted: {len(v)} cases, verdicts {v}\n{outp[-600:]}")
 else:
-    print(f"agent restarted: 40 cases, {errors} error(s) (a case the kill cut), the rest passed")
+    print(f"agent restarted: 40 cases, {errors} error(s) (a case the kill cut), then {v.count('pass')} passes in all")
 
 # 3. the agent gone for good: the run stops after 5 consecutive errors.
 r, res, secs = run(os.path.join(work, "gone"), AGENT, "--repeat", "50")
@@ -139,4 +142,4 @@ for bad in (["--peers", "10.0.0.0/33"], ["--peers", "nowhere"], ["--max-mr", "2G
     if r.returncode != 2:
         fails.add(f"mrct-refnic {' '.join(bad)}: exit {r.returncode}, expected 2 ({r.stderr.strip()[-200:]})")
 
-fails.finish("misbehaving agents: 7 faults, a restart, an agent gone, the agent's bounds")
+fails.finish("misbehaving agents: 8 faults, a restart, an agent gone, the agent's bounds")
