@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -70,13 +71,82 @@ void read_batch(pcap_t* p, std::size_t batch, bool nano, port_stats& stats, cons
     }
 }
 
-class pcap_port final : public port {
+// The libpcap side both ports share: a handle on one interface, read in
+// batches from the io_context whenever its descriptor is readable, and the
+// capture buffer's drops as lost_in.
+class capture {
 public:
-    pcap_port(asio::io_context& io, pcap_options o) : o_(std::move(o)), fd_(io), sink_(io) {}
-    ~pcap_port() override {
-        stop();
+    explicit capture(asio::io_context& io) : fd_(io) {}
+    ~capture() {
+        close();
         if (p_) pcap_close(p_);
     }
+    // Creates the handle; `configure` sets options before activation (snap
+    // length, immediate mode, nanosecond stamps and non-blocking are set here),
+    // `activated` filters and directions after it.
+    core::status open(const std::string& iface, const std::function<void(pcap_t*)>& configure,
+                      const std::function<core::status(pcap_t*)>& activated) {
+        char err[PCAP_ERRBUF_SIZE] = {};
+        p_ = pcap_create(iface.c_str(), err);
+        if (!p_) return core::error{std::string("pcap: ") + err};
+        pcap_set_snaplen(p_, 65535);
+        pcap_set_immediate_mode(p_, 1);
+        configure(p_);
+        nano_ = pcap_set_tstamp_precision(p_, PCAP_TSTAMP_PRECISION_NANO) == 0;
+        if (pcap_activate(p_) < 0) return core::error{"pcap on " + iface + ": " + pcap_geterr(p_)};
+        if (auto st = activated(p_); !st) return st;
+        if (pcap_setnonblock(p_, 1, err) != 0) return core::error{std::string("pcap: ") + err};
+        const int fd = pcap_get_selectable_fd(p_);
+        if (fd < 0) return core::error{"pcap: no selectable descriptor on " + iface};
+        fd_.assign(::dup(fd));
+        return core::ok_status();
+    }
+    void start(std::size_t batch, port::rx cb) {
+        batch_ = batch;
+        cb_ = std::move(cb);
+        arm();
+    }
+    // pcap_inject, counted; the error is libpcap's.
+    core::status inject(const std::uint8_t* d, std::size_t n) {
+        if (pcap_inject(p_, d, n) < 0) {
+            ++stats_.send_errors;
+            return core::error{pcap_geterr(p_)};
+        }
+        ++stats_.frames_out;
+        return core::ok_status();
+    }
+    void close() {
+        boost::system::error_code ec;
+        fd_.cancel(ec);
+        fd_.close(ec);
+    }
+    const port_stats& stats() const {
+        pcap_stat ps{};
+        if (p_ && pcap_stats(p_, &ps) == 0) stats_.lost_in = ps.ps_drop;  // the capture buffer's drops
+        return stats_;
+    }
+
+private:
+    void arm() {
+        fd_.async_wait(asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
+            if (ec) return;
+            read_batch(p_, batch_, nano_, stats_, cb_);
+            arm();
+        });
+    }
+
+    pcap_t* p_ = nullptr;
+    asio::posix::stream_descriptor fd_;
+    std::size_t batch_ = 64;
+    port::rx cb_;
+    mutable port_stats stats_;  // lost_in read from libpcap when asked
+    bool nano_ = false;  // pcap's timestamps are in nanoseconds (else microseconds)
+};
+
+class pcap_port final : public port {
+public:
+    pcap_port(asio::io_context& io, pcap_options o) : o_(std::move(o)), cap_(io), sink_(io) {}
+    ~pcap_port() override { stop(); }
 
     core::status open() {
         auto mac = iface_mac(o_.iface);
@@ -102,28 +172,22 @@ public:
             if (remote_mac_ == wire::mac_addr{})
                 return core::error{"no neighbour entry for " + ip_text(o_.remote) + " on " + o_.iface + "; pass dut_mac="};
         }
-        char err[PCAP_ERRBUF_SIZE] = {};
-        p_ = pcap_create(o_.iface.c_str(), err);
-        if (!p_) return core::error{std::string("pcap: ") + err};
-        pcap_set_snaplen(p_, 65535);
-        pcap_set_immediate_mode(p_, 1);
-        pcap_set_buffer_size(p_, 16 << 20);
-        nano_ = pcap_set_tstamp_precision(p_, PCAP_TSTAMP_PRECISION_NANO) == 0;
-        if (pcap_activate(p_) < 0) return core::error{"pcap on " + o_.iface + ": " + pcap_geterr(p_)};
-        pcap_setdirection(p_, PCAP_D_IN);
         const std::string filter =
             "udp dst port 4791 and src host " + ip_text(o_.remote) + " and dst host " + ip_text(o_.local);
-        bpf_program prog{};
-        if (pcap_compile(p_, &prog, filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0 || pcap_setfilter(p_, &prog) != 0) {
-            const std::string e = pcap_geterr(p_);
-            pcap_freecode(&prog);
-            return core::error{"pcap filter '" + filter + "': " + e};
-        }
-        pcap_freecode(&prog);
-        if (pcap_setnonblock(p_, 1, err) != 0) return core::error{std::string("pcap: ") + err};
-        const int fd = pcap_get_selectable_fd(p_);
-        if (fd < 0) return core::error{"pcap: no selectable descriptor on " + o_.iface};
-        fd_.assign(::dup(fd));
+        auto st = cap_.open(
+            o_.iface, [](pcap_t* p) { pcap_set_buffer_size(p, 16 << 20); },
+            [&](pcap_t* p) -> core::status {
+                pcap_setdirection(p, PCAP_D_IN);
+                bpf_program prog{};
+                if (pcap_compile(p, &prog, filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0 || pcap_setfilter(p, &prog) != 0) {
+                    const std::string e = pcap_geterr(p);
+                    pcap_freecode(&prog);
+                    return core::error{"pcap filter '" + filter + "': " + e};
+                }
+                pcap_freecode(&prog);
+                return core::ok_status();
+            });
+        if (!st) return st;
         // A socket on UDP 4791 so that the kernel does not answer the DUT's
         // frames with ICMP port unreachable; what it receives is discarded.
         if (auto st = bind_sink(sink_, o_.local); !st) return st;
@@ -131,8 +195,7 @@ public:
     }
 
     void start(rx cb) override {
-        cb_ = std::move(cb);
-        arm();
+        cap_.start(o_.batch, std::move(cb));
         drain_sink();
     }
 
@@ -141,34 +204,18 @@ public:
         out_.assign(frame.begin(), frame.end());
         std::memcpy(out_.data(), remote_mac_.data(), 6);
         std::memcpy(out_.data() + 6, local_mac_.data(), 6);
-        if (pcap_inject(p_, out_.data(), out_.size()) < 0) {
-            ++stats_.send_errors;
-            return core::error{std::string("pcap_inject: ") + pcap_geterr(p_)};
-        }
-        ++stats_.frames_out;
+        if (auto st = cap_.inject(out_.data(), out_.size()); !st) return core::error{"pcap_inject: " + st.err().message};
         return core::ok_status();
     }
 
     void stop() override {
+        cap_.close();
         boost::system::error_code ec;
-        fd_.cancel(ec);
-        fd_.close(ec);
         sink_.close(ec);
     }
-    const port_stats& stats() const override {
-        pcap_stat ps{};
-        if (p_ && pcap_stats(p_, &ps) == 0) stats_.lost_in = ps.ps_drop;  // the capture buffer's drops
-        return stats_;
-    }
+    const port_stats& stats() const override { return cap_.stats(); }
 
 private:
-    void arm() {
-        fd_.async_wait(asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
-            if (ec) return;
-            read_batch(p_, o_.batch, nano_, stats_, cb_);
-            arm();
-        });
-    }
     void drain_sink() {
         sink_.async_wait(asio::ip::udp::socket::wait_read, [this](const boost::system::error_code& ec) {
             if (ec) return;
@@ -180,13 +227,9 @@ private:
     }
 
     pcap_options o_;
-    pcap_t* p_ = nullptr;
-    asio::posix::stream_descriptor fd_;
+    capture cap_;
     asio::ip::udp::socket sink_;
     wire::mac_addr local_mac_{}, remote_mac_{};
-    rx cb_;
-    mutable port_stats stats_;  // lost_in read from libpcap when asked
-    bool nano_ = false;  // pcap's timestamps are in nanoseconds (else microseconds)
     core::byte_buffer out_;
 };
 
@@ -195,72 +238,38 @@ private:
 // came, nothing filtered or rewritten.
 class tap_port final : public port {
 public:
-    tap_port(asio::io_context& io, tap_options o) : o_(std::move(o)), fd_(io) {}
-    ~tap_port() override {
-        stop();
-        if (p_) pcap_close(p_);
-    }
+    tap_port(asio::io_context& io, tap_options o) : o_(std::move(o)), cap_(io) {}
+    ~tap_port() override { stop(); }
 
     core::status open() {
-        char err[PCAP_ERRBUF_SIZE] = {};
-        p_ = pcap_create(o_.iface.c_str(), err);
-        if (!p_) return core::error{std::string("pcap: ") + err};
-        pcap_set_snaplen(p_, 65535);
-        pcap_set_promisc(p_, 1);
-        pcap_set_immediate_mode(p_, 1);
-        pcap_set_buffer_size(p_, static_cast<int>(std::min<std::size_t>(o_.buffer_bytes, 1u << 30)));
-        nano_ = pcap_set_tstamp_precision(p_, PCAP_TSTAMP_PRECISION_NANO) == 0;
-        if (pcap_activate(p_) < 0) return core::error{"pcap on " + o_.iface + ": " + pcap_geterr(p_)};
-        if (pcap_datalink(p_) != DLT_EN10MB) return core::error{"interface '" + o_.iface + "' is not Ethernet"};
-        if (pcap_setdirection(p_, PCAP_D_IN) != 0)
-            return core::error{"pcap on " + o_.iface + ": cannot capture inbound frames only: " + pcap_geterr(p_)};
-        if (pcap_setnonblock(p_, 1, err) != 0) return core::error{std::string("pcap: ") + err};
-        const int fd = pcap_get_selectable_fd(p_);
-        if (fd < 0) return core::error{"pcap: no selectable descriptor on " + o_.iface};
-        fd_.assign(::dup(fd));
-        return core::ok_status();
+        return cap_.open(
+            o_.iface,
+            [&](pcap_t* p) {
+                pcap_set_promisc(p, 1);
+                pcap_set_buffer_size(p, static_cast<int>(std::min<std::size_t>(o_.buffer_bytes, 1u << 30)));
+            },
+            [&](pcap_t* p) -> core::status {
+                if (pcap_datalink(p) != DLT_EN10MB) return core::error{"interface '" + o_.iface + "' is not Ethernet"};
+                if (pcap_setdirection(p, PCAP_D_IN) != 0)
+                    return core::error{"pcap on " + o_.iface + ": cannot capture inbound frames only: " + pcap_geterr(p)};
+                return core::ok_status();
+            });
     }
 
-    void start(rx cb) override {
-        cb_ = std::move(cb);
-        arm();
-    }
+    void start(rx cb) override { cap_.start(o_.batch, std::move(cb)); }
 
     core::status send(core::bytes_view frame) override {
-        if (pcap_inject(p_, frame.data(), frame.size()) < 0) {
-            ++stats_.send_errors;
-            return core::error{"pcap_inject on " + o_.iface + ": " + pcap_geterr(p_)};
-        }
-        ++stats_.frames_out;
+        if (auto st = cap_.inject(frame.data(), frame.size()); !st)
+            return core::error{"pcap_inject on " + o_.iface + ": " + st.err().message};
         return core::ok_status();
     }
 
-    void stop() override {
-        boost::system::error_code ec;
-        fd_.cancel(ec);
-        fd_.close(ec);
-    }
-    const port_stats& stats() const override {
-        pcap_stat ps{};
-        if (p_ && pcap_stats(p_, &ps) == 0) stats_.lost_in = ps.ps_drop;
-        return stats_;
-    }
+    void stop() override { cap_.close(); }
+    const port_stats& stats() const override { return cap_.stats(); }
 
 private:
-    void arm() {
-        fd_.async_wait(asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
-            if (ec) return;
-            read_batch(p_, o_.batch, nano_, stats_, cb_);
-            arm();
-        });
-    }
-
     tap_options o_;
-    pcap_t* p_ = nullptr;
-    asio::posix::stream_descriptor fd_;
-    rx cb_;
-    mutable port_stats stats_;
-    bool nano_ = false;
+    capture cap_;
 };
 
 }  // namespace
