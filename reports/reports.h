@@ -42,7 +42,7 @@ std::string html(const json& results);
 // Reads results.json files of shards and merges them into one document.
 core::result<json> merge(const std::vector<std::string>& dirs);
 // Writes results.json, junit.xml and report.html into `dir`, each atomically.
-core::status write_all(const std::string& dir, const json& results);
+core::status write_all(const std::string& dir, json results);
 
 // Every string (values and keys) made valid UTF-8 (core::valid_utf8: stray
 // bytes become \xHH): what write_all writes, so that bytes from a plan or an

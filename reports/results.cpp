@@ -180,19 +180,30 @@ core::result<json> merge(const std::vector<std::string>& dirs) {
 }
 
 json valid_utf8(json j) {
-    if (j.is_string()) return core::valid_utf8(j.get_ref<const std::string&>());
+    if (j.is_string()) {
+        // Escaping lengthens (one byte, four characters): same size, unchanged.
+        auto fixed = core::valid_utf8(j.get_ref<const std::string&>());
+        if (fixed.size() != j.get_ref<const std::string&>().size()) j = std::move(fixed);
+        return j;
+    }
     if (j.is_array()) {
         for (auto& v : j) v = valid_utf8(std::move(v));
         return j;
     }
     if (!j.is_object()) return j;
+    bool keys_ok = true;
+    for (auto& [k, v] : j.items()) {
+        v = valid_utf8(std::move(v));
+        keys_ok = keys_ok && core::valid_utf8(k).size() == k.size();
+    }
+    if (keys_ok) return j;  // values mended in place; the object is rebuilt only for a bad key
     json out = json::object();
-    for (auto& [k, v] : j.items()) out[core::valid_utf8(k)] = valid_utf8(std::move(v));
+    for (auto& [k, v] : j.items()) out[core::valid_utf8(k)] = std::move(v);
     return out;
 }
 
-core::status write_all(const std::string& dir, const json& raw) {
-    const json r = valid_utf8(raw);
+core::status write_all(const std::string& dir, json raw) {
+    const json r = valid_utf8(std::move(raw));
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return core::error{"cannot create " + dir + ": " + ec.message()};

@@ -158,8 +158,11 @@ int run_plan(const run_args& a) {
             bool written = false;
             if (w) {
                 for (const auto& f : r.tr->frames) (*w)->write(f.t.count(), f.bytes);
-                std::error_code ec;
-                if ((*w)->close()) std::filesystem::rename(path + ".tmp", path, ec), written = !ec;
+                if ((*w)->close()) {
+                    std::error_code ec;
+                    std::filesystem::rename(path + ".tmp", path, ec);
+                    written = !ec;
+                }
             }
             if (written) {
                 if (!entries.empty()) entries.back()["pcap"] = "pcap/" + name + ".pcap";
@@ -211,13 +214,7 @@ int run_plan(const run_args& a) {
             std::printf("  %s %s [%s]: %s\n", mark(r.v), core::valid_utf8(r.id).c_str(), cl.c_str(),
                         core::valid_utf8(r.reason).c_str());
         }
-    if (!a.out.empty()) {
-        std::error_code ec;
-        std::filesystem::create_directories(a.out, ec);
-        if (ec) {
-            spdlog::error("cannot create {}: {}", a.out, ec.message());
-            return k_exit_infra;
-        }
+    if (!a.out.empty()) {  // write_all creates the folder if it went missing, or says why it cannot
         reports::run_meta meta{a.dut, dut_info.value_or(dut::info{}), a.seed, a.shard, g_stop.load(), {}, prio_said, stopped};
         if (auto st = reports::write_all(a.out, reports::results(*s, meta, std::move(entries), planned)); !st) {
             spdlog::error("{}", st.err().message);

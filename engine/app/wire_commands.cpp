@@ -211,13 +211,7 @@ int run_check(const check_args& a) {
     }
     std::printf("\n%zu checks: %d passed, %d failed, %d inconclusive, %d errors\n", r->size(), n[assertions::verdict::pass],
                 n[assertions::verdict::fail], n[assertions::verdict::inconclusive], n[assertions::verdict::error]);
-    if (!a.out.empty()) {
-        std::error_code ec;
-        std::filesystem::create_directories(a.out, ec);
-        if (ec) {
-            spdlog::error("cannot create {}: {}", a.out, ec.message());
-            return k_exit_infra;
-        }
+    if (!a.out.empty()) {  // write_all creates the folder, or says why it cannot
         plan::suite s;
         s.name = "passive check";
         s.version = "metaroce-1.2-model";
