@@ -53,6 +53,13 @@ struct mrct_dut {
         error = std::move(why);
         return code;
     }
+    // MRCT_OK, or NOT_FOUND for an unknown connection or R_Key (one rule, as the agent's).
+    int known_conn(std::uint32_t conn) {
+        return ep->has_connection(conn) ? MRCT_OK : fail(MRCT_E_NOT_FOUND, "unknown connection " + std::to_string(conn));
+    }
+    int known_region(std::uint32_t rkey) {
+        return ep->has_region(rkey) ? MRCT_OK : fail(MRCT_E_NOT_FOUND, "unknown R_Key " + std::to_string(rkey));
+    }
     // Runs everything due strictly before `now`, then stands at `now`.
     void before(mrct_time_ns now) {
         const nanos t{now};
@@ -178,7 +185,7 @@ int mrct_dut_accepted(mrct_dut* d, uint32_t* conns, size_t cap, size_t* n) {
 
 int mrct_dut_close(mrct_dut* d, mrct_time_ns now, uint32_t conn) {
     d->before(now);
-    if (!d->ep->has_connection(conn)) return d->fail(MRCT_E_NOT_FOUND, "unknown connection " + std::to_string(conn));
+    if (const int rc = d->known_conn(conn); rc != MRCT_OK) return rc;
     if (auto st = d->ep->close(conn); !st) return d->fail(MRCT_E_FAILED, st.err().message);
     return MRCT_OK;
 }
@@ -194,9 +201,8 @@ int mrct_dut_register_mr(mrct_dut* d, mrct_time_ns now, uint64_t length, uint32_
 int mrct_dut_post_recv(mrct_dut* d, mrct_time_ns now, uint32_t conn, uint16_t tag, uint32_t rkey, uint64_t offset,
                        uint32_t length, uint64_t wr_id) {
     d->before(now);
-    if (!d->ep->has_connection(conn)) return d->fail(MRCT_E_NOT_FOUND, "unknown connection " + std::to_string(conn));
-    if (d->ep->mr_va(rkey) == 0 && d->ep->mr_bytes(rkey).empty())
-        return d->fail(MRCT_E_NOT_FOUND, "unknown R_Key " + std::to_string(rkey));
+    if (const int rc = d->known_conn(conn); rc != MRCT_OK) return rc;
+    if (const int rc = d->known_region(rkey); rc != MRCT_OK) return rc;
     if (auto st = d->ep->post_recv(conn, tag, rkey, offset, length, wr_id); !st)
         return d->fail(MRCT_E_FAILED, st.err().message);
     return MRCT_OK;
@@ -207,7 +213,7 @@ int mrct_dut_post_write(mrct_dut* d, mrct_time_ns now, uint32_t conn, uint16_t s
     d->before(now);
     std::optional<std::uint32_t> im;
     if (has_imm) im = imm;
-    if (!d->ep->has_connection(conn)) return d->fail(MRCT_E_NOT_FOUND, "unknown connection " + std::to_string(conn));
+    if (const int rc = d->known_conn(conn); rc != MRCT_OK) return rc;
     if (auto st = d->ep->post_write(conn, stream, core::bytes_view(data, len), remote_va, rkey, wr_id, im); !st)
         return d->fail(MRCT_E_FAILED, st.err().message);
     return MRCT_OK;
@@ -218,7 +224,7 @@ int mrct_dut_post_send(mrct_dut* d, mrct_time_ns now, uint32_t conn, uint16_t st
     d->before(now);
     std::optional<std::uint32_t> im;
     if (has_imm) im = imm;
-    if (!d->ep->has_connection(conn)) return d->fail(MRCT_E_NOT_FOUND, "unknown connection " + std::to_string(conn));
+    if (const int rc = d->known_conn(conn); rc != MRCT_OK) return rc;
     if (auto st = d->ep->post_send(conn, stream, tag, core::bytes_view(data, len), wr_id, im); !st)
         return d->fail(MRCT_E_FAILED, st.err().message);
     return MRCT_OK;
@@ -251,8 +257,8 @@ int mrct_dut_poll(mrct_dut* d, mrct_time_ns now, mrct_completion* out, size_t ca
 }
 
 int mrct_dut_read_mem(mrct_dut* d, uint32_t rkey, uint64_t offset, uint8_t* out, uint64_t len) {
+    if (const int rc = d->known_region(rkey); rc != MRCT_OK) return rc;
     auto m = d->ep->mr_bytes(rkey);
-    if (m.empty() && d->ep->mr_va(rkey) == 0) return d->fail(MRCT_E_NOT_FOUND, "unknown R_Key " + std::to_string(rkey));
     if (offset > m.size() || len > m.size() - offset) return d->fail(MRCT_E_OUT_OF_RANGE, "read_mem beyond the region");
     std::memcpy(out, m.data() + offset, len);
     return MRCT_OK;

@@ -64,16 +64,19 @@ void check(const core::status& st) {
 
 // The request's "conn", which must name a connection of `e`: an unknown one is
 // `not_found` (docs/agent-protocol.md, errors), whatever the operation.
+void require_connection(const endpoint::endpoint& e, std::uint32_t c) {
+    if (!e.has_connection(c)) throw op_error(code::not_found, "unknown connection " + std::to_string(c));
+}
 std::uint32_t conn_field(const json& r, const endpoint::endpoint& e) {
     const auto c = static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF));
-    if (!e.has_connection(c)) throw op_error(code::not_found, "unknown connection " + std::to_string(c));
+    require_connection(e, c);
     return c;
 }
 
 // The request's "rkey", which must name a region of `e` (else `not_found`).
-std::uint32_t rkey_field(const json& r, endpoint::endpoint& e) {
+std::uint32_t rkey_field(const json& r, const endpoint::endpoint& e) {
     const auto k = static_cast<std::uint32_t>(uint_field(r, "rkey", 0xFFFFFFFF));
-    if (e.mr_va(k) == 0 && e.mr_bytes(k).empty()) throw op_error(code::not_found, "unknown R_Key " + std::to_string(k));
+    if (!e.has_region(k)) throw op_error(code::not_found, "unknown R_Key " + std::to_string(k));
     return k;
 }
 
@@ -221,7 +224,7 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         const auto wr_id = uint_field(r, "wr_id");
         const auto imm = imm_field(r);
         auto& e = ep();
-        if (!e.has_connection(conn)) throw op_error(code::not_found, "unknown connection " + std::to_string(conn));
+        require_connection(e, conn);
         check(e.post_write(conn, stream, std::move(data), va, rkey, wr_id, imm));
         return {};
     }
@@ -233,7 +236,7 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         const auto wr_id = uint_field(r, "wr_id");
         const auto imm = imm_field(r);
         auto& e = ep();
-        if (!e.has_connection(conn)) throw op_error(code::not_found, "unknown connection " + std::to_string(conn));
+        require_connection(e, conn);
         check(e.post_send(conn, stream, tag, std::move(data), wr_id, imm));
         return {};
     }

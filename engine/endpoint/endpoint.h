@@ -141,6 +141,8 @@ public:
     bool established(std::uint32_t conn) const;
     // Whether `conn` names a connection of this endpoint (made or accepted).
     bool has_connection(std::uint32_t conn) const { return conns_.count(conn) != 0; }
+    // Whether `rkey` names a memory region of this endpoint.
+    bool has_region(std::uint32_t rkey) const { return mrs_.count(rkey) != 0; }
     // Closes once every posted message has completed and nothing is in flight
     // (MR-CONN-3); CLOSE is repeated until CLOSE_ACK, up to the retry limit.
     core::status close(std::uint32_t conn);
