@@ -207,8 +207,7 @@ core::result<json> run(const options& o) {
             d.eal_args = o.eal;
             d.port = spec[i].substr(5);
             d.busy_poll = o.busy_poll;
-            if (i == 1 && d.port == spec[0].substr(std::min<std::size_t>(5, spec[0].size())) && spec[0].rfind("dpdk:", 0) == 0)
-                return core::error{"port b is port a (" + spec[i] + ")"};
+            if (i == 1 && spec[1] == spec[0]) return core::error{"port b is port a (" + spec[i] + ")"};
             auto p = netio::make_dpdk_tap_port(rt.io(), d);
             if (!p) return core::error{name + " (" + spec[i] + "): " + p.err().message};
             port[i] = std::move(*p);

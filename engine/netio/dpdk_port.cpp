@@ -16,6 +16,7 @@
 #include <map>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -37,8 +38,8 @@ constexpr std::uint16_t k_burst = 32;
 struct eal_state {
     bool up = false;
     std::string args, error;
-    rte_mempool* pool = nullptr;                   // one for every port of the process
-    std::map<std::uint16_t, rte_mempool*> pools;  // per configured port
+    rte_mempool* pool = nullptr;           // one for every port of the process
+    std::set<std::uint16_t> configured;   // ports set up (once per process)
     std::map<std::uint16_t, std::string> port_errors;
 };
 
@@ -94,7 +95,7 @@ core::result<rte_mempool*> setup_port_once(std::uint16_t port);
 // A port is set up once per process; a failure is remembered, not retried.
 core::result<rte_mempool*> setup_port(std::uint16_t port) {
     auto& e = eal();
-    if (auto it = e.pools.find(port); it != e.pools.end()) return it->second;
+    if (e.configured.count(port)) return e.pool;
     if (auto it = e.port_errors.find(port); it != e.port_errors.end()) return core::error{it->second};
     auto r = setup_port_once(port);
     if (!r) e.port_errors[port] = r.err().message;
@@ -124,7 +125,7 @@ core::result<rte_mempool*> setup_port_once(std::uint16_t port) {
         return core::error{"DPDK tx queue: " + std::string(rte_strerror(-rc))};
     if ((rc = rte_eth_dev_start(port)) < 0) return core::error{"DPDK start: " + std::string(rte_strerror(-rc))};
     rte_eth_promiscuous_enable(port);
-    e.pools[port] = pool;
+    e.configured.insert(port);
     return pool;
 }
 
