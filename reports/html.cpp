@@ -9,6 +9,7 @@
 
 #include "reports/escape.h"
 #include "reports/reports.h"
+#include "reports/writers.h"
 
 namespace mrct::reports {
 
@@ -108,8 +109,9 @@ std::string chart(const json& p) {
 
 }  // namespace
 
-std::string html(const json& r) {
-    const auto& cases = r["cases"];
+namespace detail {
+
+std::string html_head(const json& r, const case_source& cases) {
     std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>mrct report: " +
                     esc(r["plan"]["name"].get<std::string>()) + "</title><style>" + k_css + "</style></head><body>\n";
     const auto& d = r["dut"];
@@ -130,7 +132,8 @@ std::string html(const json& r) {
     o += "</div>\n<table><tr><th>area</th><th>pass</th><th>fail</th><th>inconclusive</th><th>error</th><th>skipped</th></tr>\n";
     std::map<std::string, std::map<std::string, int>> by_area;
     std::vector<std::string> areas;
-    for (const auto& c : cases) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const auto& c = cases.digest(i);
         const auto a = c["area"].get<std::string>();
         if (!by_area.count(a)) areas.push_back(a);
         by_area[a][c["verdict"].get<std::string>()]++;
@@ -145,7 +148,8 @@ std::string html(const json& r) {
     // Failures first, as a list.
     o += "<h2 id=\"failures\">Failed and errored cases</h2>\n<ul>";
     bool any = false;
-    for (const auto& c : cases) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const auto& c = cases.digest(i);
         const auto v = c["verdict"].get<std::string>();
         if (v != "fail" && v != "error") continue;
         any = true;
@@ -159,8 +163,8 @@ std::string html(const json& r) {
 
     // Traceability: clause x cases x verdict.
     std::map<std::string, std::vector<const json*>> by_clause;
-    for (const auto& c : cases)
-        for (const auto& x : c["clauses"]) by_clause[x.get<std::string>()].push_back(&c);
+    for (std::size_t i = 0; i < cases.size(); ++i)
+        for (const auto& x : cases.digest(i)["clauses"]) by_clause[x.get<std::string>()].push_back(&cases.digest(i));
     o += "<h2 id=\"traceability\">Clause traceability</h2>\n<table><tr><th>clause</th><th>level</th><th>text</th><th>cases</th></tr>\n";
     for (const auto& cl : r["clauses"]) {
         const auto id = cl["id"].get<std::string>();
@@ -177,76 +181,89 @@ std::string html(const json& r) {
     }
     o += "</table>\n";
 
-    // Per case.
+    // Per case (html_case).
     o += "<h2 id=\"cases\">Cases</h2>\n";
-    for (const auto& c : cases) {
-        const auto v = c["verdict"].get<std::string>();
-        std::string cl;
-        for (const auto& x : c["clauses"]) cl += (cl.empty() ? "" : ", ") + x.get<std::string>();
-        o += "<details id=\"" + anchor(c["id"].get<std::string>()) + "\"" + (v == "pass" || v == "skipped" ? "" : " open") +
-             "><summary>" + badge(v) + " <b>" + esc(c["id"].get<std::string>()) + "</b> " + esc(c["title"].get<std::string>()) +
-             " <span class=\"meta\">[" + esc(cl) + ", " + esc(c["level"].get<std::string>()) + "]</span></summary>\n";
-        o += "<div class=\"meta\">seed " + std::to_string(c["seed"].get<std::uint64_t>()) + " &middot; " +
-             num(c["sim_time_us"].get<double>() / 1000) + " ms simulated &middot; " + std::to_string(c["frames"].get<std::size_t>()) +
-             " frames";
-        if (c.contains("pcap")) o += " &middot; <a href=\"" + esc(c["pcap"].get<std::string>()) + "\">pcap</a>";
-        if (c.contains("pcap_error")) o += " &middot; <span class=\"why\">" + esc(c["pcap_error"].get<std::string>()) + "</span>";
-        if (c.contains("waveform"))
-            o += " &middot; <a href=\"" + esc(c["waveform"].get<std::string>()) + "\" title=\"FST of the RTL core; open with gtkwave\">waveform</a>";
-        if (c.contains("time_scale") && c["time_scale"].is_number_unsigned())
-            o += " &middot; run " + std::to_string(c["time_scale"].get<unsigned>()) +
-                 " times slower (every time and timer scaled, rates divided)";
-        if (c.contains("timing")) {
-            const auto& tm = c["timing"];
-            o += " &middot; engine late up to " + num(tm["engine_late_us"].get<double>() / 1000) + " ms (events p99 " +
-                 num(tm["event_late_p99_us"].get<double>() / 1000) + " ms) &middot; agent calls up to " +
-                 num(tm["agent_call_max_us"].get<double>() / 1000) + " ms";
-            if (tm.contains("host_hold_max_us"))
-                o += " &middot; host held a thread up to " + num(tm["host_hold_max_us"].get<double>() / 1000) + " ms";
-        }
-        o += "</div>\n";
-        if (!c["reason"].get<std::string>().empty()) o += "<p>" + esc(c["reason"].get<std::string>()) + "</p>\n";
-        if (c.contains("doubted_before") && c["doubted_before"].is_array() && !c["doubted_before"].empty()) {
-            o += "<p class=\"meta\">attempt " + std::to_string(c["doubted_before"].size() + 1) +
-                 "; the earlier ones ended inconclusive on timing alone:</p><ul class=\"meta\">";
-            for (const auto& why : c["doubted_before"])
-                o += "<li>" + esc(why.is_string() ? why.get<std::string>() : why.dump()) + "</li>";
-            o += "</ul>\n";
-        }
-        if (!c["assertions"].empty()) {
-            o += "<table><tr><th>assertion</th><th>verdict</th><th>clauses</th><th>what happened</th></tr>\n";
-            for (const auto& a : c["assertions"]) {
-                std::string acl;
-                for (const auto& x : a["clauses"]) acl += (acl.empty() ? "" : ", ") + x.get<std::string>();
-                o += "<tr><td class=\"mono\">" + esc(a["name"].get<std::string>()) + "</td><td>" + badge(a["verdict"].get<std::string>()) +
-                     "</td><td>" + esc(acl) + "</td><td>" + esc(a["message"].get<std::string>());
-                if (a.contains("expected"))
-                    o += "<br><span class=\"exp\">expected: " + esc(a["expected"].get<std::string>()) +
-                         "</span><br><span class=\"act\">actual: " + esc(a.value("actual", std::string())) + "</span>";
-                if (a.contains("frames")) {
-                    o += "<br>frames:";
-                    for (const auto& f : a["frames"]) o += " #" + std::to_string(f.get<std::size_t>() + 1);
-                }
-                o += "</td></tr>\n";
-            }
-            o += "</table>\n";
-        }
-        if (c.contains("evidence")) {
-            const auto& ev = c["evidence"];
-            o += "<div class=\"plots\">";
-            for (const auto& p : ev["plots"]) o += chart(p);
-            o += "</div>\n<details><summary>timeline (" + std::to_string(ev["timeline"].size()) +
-                 " frames; numbers as in the pcap)</summary><table class=\"mono\"><tr><th>#</th><th>time (us)</th><th>dir</th><th>frame</th><th>engine</th></tr>\n";
-            for (const auto& t : ev["timeline"])
-                o += "<tr><td>" + std::to_string(t["i"].get<std::size_t>() + 1) + "</td><td>" + num(t["t_us"].get<double>()) +
-                     "</td><td>" + esc(t["dir"].get<std::string>()) + "</td><td>" + esc(t["frame"].get<std::string>()) + "</td><td>" +
-                     esc(t["action"].get<std::string>()) + "</td></tr>\n";
-            o += "</table></details>\n";
-        }
-        o += "</details>\n";
-    }
-    o += "<p class=\"meta\">mrct-results/1 &middot; generated by mrct from results.json</p>\n</body></html>\n";
     return o;
+}
+
+std::string html_case(const json& c) {
+    std::string o;
+    const auto v = c["verdict"].get<std::string>();
+    std::string cl;
+    for (const auto& x : c["clauses"]) cl += (cl.empty() ? "" : ", ") + x.get<std::string>();
+    o += "<details id=\"" + anchor(c["id"].get<std::string>()) + "\"" + (v == "pass" || v == "skipped" ? "" : " open") +
+         "><summary>" + badge(v) + " <b>" + esc(c["id"].get<std::string>()) + "</b> " + esc(c["title"].get<std::string>()) +
+         " <span class=\"meta\">[" + esc(cl) + ", " + esc(c["level"].get<std::string>()) + "]</span></summary>\n";
+    o += "<div class=\"meta\">seed " + std::to_string(c["seed"].get<std::uint64_t>()) + " &middot; " +
+         num(c["sim_time_us"].get<double>() / 1000) + " ms simulated &middot; " + std::to_string(c["frames"].get<std::size_t>()) +
+         " frames";
+    if (c.contains("pcap")) o += " &middot; <a href=\"" + esc(c["pcap"].get<std::string>()) + "\">pcap</a>";
+    if (c.contains("pcap_error")) o += " &middot; <span class=\"why\">" + esc(c["pcap_error"].get<std::string>()) + "</span>";
+    if (c.contains("waveform"))
+        o += " &middot; <a href=\"" + esc(c["waveform"].get<std::string>()) + "\" title=\"FST of the RTL core; open with gtkwave\">waveform</a>";
+    if (c.contains("time_scale") && c["time_scale"].is_number_unsigned())
+        o += " &middot; run " + std::to_string(c["time_scale"].get<unsigned>()) +
+             " times slower (every time and timer scaled, rates divided)";
+    if (c.contains("timing")) {
+        const auto& tm = c["timing"];
+        o += " &middot; engine late up to " + num(tm["engine_late_us"].get<double>() / 1000) + " ms (events p99 " +
+             num(tm["event_late_p99_us"].get<double>() / 1000) + " ms) &middot; agent calls up to " +
+             num(tm["agent_call_max_us"].get<double>() / 1000) + " ms";
+        if (tm.contains("host_hold_max_us"))
+            o += " &middot; host held a thread up to " + num(tm["host_hold_max_us"].get<double>() / 1000) + " ms";
+    }
+    o += "</div>\n";
+    if (!c["reason"].get<std::string>().empty()) o += "<p>" + esc(c["reason"].get<std::string>()) + "</p>\n";
+    if (c.contains("doubted_before") && c["doubted_before"].is_array() && !c["doubted_before"].empty()) {
+        o += "<p class=\"meta\">attempt " + std::to_string(c["doubted_before"].size() + 1) +
+             "; the earlier ones ended inconclusive on timing alone:</p><ul class=\"meta\">";
+        for (const auto& why : c["doubted_before"])
+            o += "<li>" + esc(why.is_string() ? why.get<std::string>() : why.dump()) + "</li>";
+        o += "</ul>\n";
+    }
+    if (!c["assertions"].empty()) {
+        o += "<table><tr><th>assertion</th><th>verdict</th><th>clauses</th><th>what happened</th></tr>\n";
+        for (const auto& a : c["assertions"]) {
+            std::string acl;
+            for (const auto& x : a["clauses"]) acl += (acl.empty() ? "" : ", ") + x.get<std::string>();
+            o += "<tr><td class=\"mono\">" + esc(a["name"].get<std::string>()) + "</td><td>" + badge(a["verdict"].get<std::string>()) +
+                 "</td><td>" + esc(acl) + "</td><td>" + esc(a["message"].get<std::string>());
+            if (a.contains("expected"))
+                o += "<br><span class=\"exp\">expected: " + esc(a["expected"].get<std::string>()) +
+                     "</span><br><span class=\"act\">actual: " + esc(a.value("actual", std::string())) + "</span>";
+            if (a.contains("frames")) {
+                o += "<br>frames:";
+                for (const auto& f : a["frames"]) o += " #" + std::to_string(f.get<std::size_t>() + 1);
+            }
+            o += "</td></tr>\n";
+        }
+        o += "</table>\n";
+    }
+    if (c.contains("evidence")) {
+        const auto& ev = c["evidence"];
+        o += "<div class=\"plots\">";
+        for (const auto& p : ev["plots"]) o += chart(p);
+        o += "</div>\n<details><summary>timeline (" + std::to_string(ev["timeline"].size()) +
+             " frames; numbers as in the pcap)</summary><table class=\"mono\"><tr><th>#</th><th>time (us)</th><th>dir</th><th>frame</th><th>engine</th></tr>\n";
+        for (const auto& t : ev["timeline"])
+            o += "<tr><td>" + std::to_string(t["i"].get<std::size_t>() + 1) + "</td><td>" + num(t["t_us"].get<double>()) +
+                 "</td><td>" + esc(t["dir"].get<std::string>()) + "</td><td>" + esc(t["frame"].get<std::string>()) + "</td><td>" +
+                 esc(t["action"].get<std::string>()) + "</td></tr>\n";
+        o += "</table></details>\n";
+    }
+    o += "</details>\n";
+    return o;
+}
+
+std::string html_tail() { return "<p class=\"meta\">mrct-results/1 &middot; generated by mrct from results.json</p>\n</body></html>\n"; }
+
+}  // namespace detail
+
+std::string html(const json& r) {
+    const detail::memory_cases cases(r["cases"]);
+    std::string o = detail::html_head(r, cases);
+    for (const auto& c : r["cases"]) o += detail::html_case(c);
+    return o + detail::html_tail();
 }
 
 }  // namespace mrct::reports

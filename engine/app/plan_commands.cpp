@@ -147,10 +147,22 @@ int run_plan(const run_args& a) {
         }
     }
     // Each case becomes its report entry as it ends, evidence included, so its
-    // trace can go at once.
-    std::vector<reports::json> entries;
+    // trace can go at once; the entry goes to disk (reports::case_spool), so a
+    // long run's memory does not grow with its cases.
+    std::optional<reports::case_spool> spool;
+    if (!a.out.empty()) {
+        auto sp = reports::case_spool::create(a.out);
+        if (!sp) {
+            std::fprintf(stderr, "--out: %s\n", sp.err().message.c_str());
+            return k_exit_usage;
+        }
+        spool.emplace(std::move(*sp));
+    }
+    std::string spool_error;  // the first entry that could not be kept (a full disk)
+    o.keep_details = false;   // the summary below reads identity, verdict and reason only
     o.progress = [&](const run::case_result& r, std::size_t done, std::size_t n) {
-        if (!a.out.empty()) entries.push_back(reports::case_json(r, r.order));
+        std::optional<reports::json> entry;
+        if (spool) entry = reports::case_json(r, r.order);
         if (!pcap_dir.empty() && r.tr && (a.capture == "all" || r.v == assertions::verdict::fail || r.v == assertions::verdict::error)) {
             const auto name = run::evidence_name(r.id);
             const auto path = pcap_dir + "/" + name + ".pcap";
@@ -165,17 +177,21 @@ int run_plan(const run_args& a) {
                 }
             }
             if (written) {
-                if (!entries.empty()) entries.back()["pcap"] = "pcap/" + name + ".pcap";
+                if (entry) (*entry)["pcap"] = "pcap/" + name + ".pcap";
             } else {
                 // A full disk: no partial capture left behind, and the report says so.
                 std::error_code ec;
                 std::filesystem::remove(path + ".tmp", ec);
-                if (!entries.empty()) entries.back()["pcap_error"] = "the capture could not be written to " + path;
+                if (entry) (*entry)["pcap_error"] = "the capture could not be written to " + path;
                 spdlog::warn("{}: the capture could not be written to {}", r.id, path);
             }
         }
-        if (!r.waveform.empty() && !entries.empty())
-            entries.back()["waveform"] = "pcap/" + std::filesystem::path(r.waveform).filename().string();
+        if (!r.waveform.empty() && entry) (*entry)["waveform"] = "pcap/" + std::filesystem::path(r.waveform).filename().string();
+        if (entry)
+            if (auto st = spool->add(std::move(*entry)); !st && spool_error.empty()) {
+                spool_error = st.err().message;
+                spdlog::error("{}", spool_error);
+            }
         if (a.quiet_progress && r.v == assertions::verdict::pass) return;
         const std::string attempt = r.attempts > 1 ? " (attempt " + std::to_string(r.attempts) + ", the earlier inconclusive on timing)" : "";
         std::printf("[%zu/%zu] %-12s %s%s%s%s\n", done, n, mark(r.v), core::valid_utf8(r.id).c_str(), attempt.c_str(),
@@ -216,8 +232,12 @@ int run_plan(const run_args& a) {
         }
     if (!a.out.empty()) {  // write_all creates the folder if it went missing, or says why it cannot
         reports::run_meta meta{a.dut, dut_info.value_or(dut::info{}), a.seed, a.shard, g_stop.load(), {}, prio_said, stopped};
-        if (auto st = reports::write_all(a.out, reports::results(*s, meta, std::move(entries), planned)); !st) {
+        if (auto st = reports::write_all(a.out, reports::results(*s, meta, {}, planned), *spool); !st) {
             spdlog::error("{}", st.err().message);
+            return k_exit_infra;
+        }
+        if (!spool_error.empty()) {  // the reports lack a case: said, and not a clean exit
+            spdlog::error("the reports lack cases: {}", spool_error);
             return k_exit_infra;
         }
         std::printf("reports: %s/report.html, %s/results.json, %s/junit.xml\n", a.out.c_str(), a.out.c_str(), a.out.c_str());

@@ -701,6 +701,7 @@ case_result run_case(const plan::test_case& c, const dut_factory& make, std::uin
         before.push_back(r.time_scale > 1 ? "at " + std::to_string(r.time_scale) + " times slower: " + r.reason : r.reason);
         wall += r.wall_s;
         if (time_scale == 0 && r.time_scale > 1) coarser *= 2;
+        r = case_result{};  // the doubted attempt's trace goes before the next one makes its own
         r = run_once(c, make, seed, time_scale, coarser);
     }
     name_earlier_doubt(r, before);

@@ -5,42 +5,71 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "run/runner.h"
 
 namespace mrct::run {
 
-core::status write_file_atomic(const std::string& path, const std::string& text) {
+core::result<atomic_file> atomic_file::open(const std::string& path) {
     const std::string tmp = path + ".tmp";
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return core::error{"cannot write " + path + ": " + std::strerror(errno)};
-    // What failed, with the system's reason (a full disk: "No space left on
-    // device"); the partial file is removed, the previous `path` kept.
-    auto fail = [&](const char* what) {
-        const std::string why = std::strerror(errno);
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        return core::error{std::string(what) + " " + path + ": " + why};
-    };
+    return atomic_file(path, fd);
+}
+
+atomic_file::atomic_file(atomic_file&& o) noexcept : path_(std::move(o.path_)), fd_(std::exchange(o.fd_, -1)) {}
+
+atomic_file::~atomic_file() {
+    if (fd_ < 0) return;
+    ::close(fd_);
+    ::unlink((path_ + ".tmp").c_str());
+}
+
+// What failed, with the system's reason; the partial file is removed.
+core::error atomic_file::fail(const char* what) {
+    const std::string why = std::strerror(errno);
+    if (fd_ >= 0) {
+        ::close(std::exchange(fd_, -1));
+        ::unlink((path_ + ".tmp").c_str());
+    }
+    return core::error{std::string(what) + " " + path_ + ": " + why};
+}
+
+core::status atomic_file::write(std::string_view text) {
+    if (fd_ < 0) return core::error{"cannot write " + path_ + ": already closed"};
     std::size_t done = 0;
     while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return fail("cannot write");
         done += static_cast<std::size_t>(n);
     }
-    if (::fsync(fd) != 0 && errno != EINVAL) return fail("cannot write");  // a full disk can show only here
-    if (::close(fd) != 0) {
+    return core::ok_status();
+}
+
+core::status atomic_file::commit() {
+    if (fd_ < 0) return core::error{"cannot write " + path_ + ": already closed"};
+    if (::fsync(fd_) != 0 && errno != EINVAL) return fail("cannot write");  // a full disk can show only here
+    const std::string tmp = path_ + ".tmp";
+    if (::close(std::exchange(fd_, -1)) != 0) {
         const std::string why = std::strerror(errno);
         ::unlink(tmp.c_str());
-        return core::error{"cannot write " + path + ": " + why};
+        return core::error{"cannot write " + path_ + ": " + why};
     }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (::rename(tmp.c_str(), path_.c_str()) != 0) {
         const std::string why = std::strerror(errno);
         ::unlink(tmp.c_str());
-        return core::error{"cannot rename " + tmp + " to " + path + ": " + why};
+        return core::error{"cannot rename " + tmp + " to " + path_ + ": " + why};
     }
     return core::ok_status();
+}
+
+core::status write_file_atomic(const std::string& path, const std::string& text) {
+    auto f = atomic_file::open(path);
+    if (!f) return f.err();
+    if (auto st = f->write(text); !st) return st;
+    return f->commit();
 }
 
 core::status check_output_dir(const std::string& dir) {

@@ -112,6 +112,11 @@ struct run_options {
     std::uint64_t seed = 1;
     unsigned repeat = 1, jobs = 1;
     bool keep_traces = false;  // keep each trace after `progress` saw it
+    // false: once `progress` saw it, a case's result keeps its identity,
+    // verdict and reason only (asserts and doubted_before cleared), so that a
+    // long run that hands each case to its reports as it ends (mrct run: the
+    // reports' case spool) does not grow with its cases.
+    bool keep_details = true;
     unsigned shard_k = 1, shard_n = 1;  // run the jobs whose order % n == k - 1
     unsigned time_scale = 0;            // run_case's: 0 auto, 1 never, K > 1 always
     unsigned timing_retries = k_timing_retries;  // run_case's
@@ -143,7 +148,27 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
 
 // The number of runs a selection makes (cases x repetitions), before sharding.
 std::size_t planned_runs(const plan::suite& s, const run_options& o);
-// Writes a file atomically (temp + rename). Results, JUnit and HTML: reports/.
+// A file written piece by piece and made visible at once: the pieces go to
+// `path`.tmp, commit() syncs it and renames it over `path`. Not committed (an
+// error, an exception), the .tmp is removed and any earlier `path` kept.
+// Errors name the file and the system's reason ("No space left on device").
+class atomic_file {
+public:
+    static core::result<atomic_file> open(const std::string& path);
+    atomic_file(atomic_file&& o) noexcept;
+    atomic_file& operator=(atomic_file&&) = delete;
+    atomic_file(const atomic_file&) = delete;
+    ~atomic_file();
+    core::status write(std::string_view text);
+    core::status commit();
+
+private:
+    atomic_file(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+    core::error fail(const char* what);
+    std::string path_;
+    int fd_ = -1;
+};
+// Writes a file atomically (atomic_file in one piece). Results, JUnit and HTML: reports/.
 core::status write_file_atomic(const std::string& path, const std::string& text);
 // Before a run: the output folder exists (created if need be), is a folder,
 // and takes a file; the error says which of these failed.

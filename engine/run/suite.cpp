@@ -163,6 +163,10 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
             ++done;
             if (o.progress) o.progress(*results[i], done, jobs.size());  // sees the trace (pcaps)
             if (!o.keep_traces) results[i]->tr.reset();
+            if (!o.keep_details) {
+                std::vector<assertion_result>().swap(results[i]->asserts);
+                std::vector<std::string>().swap(results[i]->doubted_before);
+            }
         }
     };
     const unsigned n = std::max(1u, std::min<unsigned>(o.jobs, static_cast<unsigned>(jobs.size())));
