@@ -166,6 +166,16 @@ excusing excusing_holds(const outcome& o, const trace::timing_figures& tm) {
                              : tm.two_longest_between(o.span->first, o.span->second),
             tm.dut_waited_between(o.span->first, o.span->second)};
 }
+
+// Waits for a CPU in a span, as measured: the DUT's own (pid=) or, where its
+// process is not named, the host's CPU pressure, which bounds them (D95).
+std::string waited_words(const trace::timing_figures& tm, nanos waited) {
+    if (tm.host_pressure_read && !tm.dut_waits_read)
+        return "tasks on the DUT's host waited " + fmt_time(waited) +
+               " in all for a CPU (its CPU pressure; the DUT's own waits are not read without pid=) ";
+    return "the DUT's threads waited " + fmt_time(waited) + " in all for a CPU ";
+}
+
 }  // namespace
 
 bool excused(const outcome& o, const trace::timing_figures& tm) {
@@ -187,7 +197,7 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
     if (o.span && o.excused_by && o.v == verdict::fail) {
         const auto e = excusing_holds(o, tm);
         worst = {e.most(), e.dut_waits > e.holds
-                               ? "the DUT's threads waited " + fmt_time(e.dut_waits) + " in all for a CPU " + between
+                               ? waited_words(tm, e.dut_waits) + between
                                : "the engine or its host was held " + fmt_time(e.holds) +
                                      (o.excused_in_all ? " in all " : " by its two longest holds ") + between};
     } else if (o.span && need.cumulative) {
@@ -196,7 +206,7 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
     } else if (o.span) {
         const nanos l = tm.late_between(o.span->first, o.span->second);
         const nanos waited = tm.dut_waited_between(o.span->first, o.span->second);  // in all (D67)
-        worst = waited > l ? std::pair{waited, "the DUT's threads waited " + fmt_time(waited) + " in all for a CPU " + between}
+        worst = waited > l ? std::pair{waited, waited_words(tm, waited) + between}
                            : std::pair{l, late(l, "the engine or its host ran, " + between + ",")};
     }
     if (tm.assumed_hold > nanos{0})  // a passive capture: nothing measured, say what was assumed

@@ -188,6 +188,7 @@ json case_json(const run::case_result& r, std::size_t order) {
             c["timing"]["host_wakeups"] = tm.host_wakeups;
             c["timing"]["host_cpus"] = tm.host_cpus;
             if (tm.dut_waits_read) c["timing"]["dut_wait_max_us"] = us(tm.dut_wait_max);
+            if (tm.host_pressure_read) c["timing"]["pressure_wait_max_us"] = us(tm.pressure_wait_max);
         }
         // The worst moments, for the report: when the engine fell behind and by how much.
         auto spans = tm.late;

@@ -179,7 +179,10 @@ core::status case_exec::setup() {
         rt_->set_busy_poll(dut_->busy_poll());
         rt_->anchor();
         if (dut_->shares_host())
-            probe_ = std::make_unique<sim::host_probe>(sim::host_probe::k_period, sim::host_probe::k_floor, dut_->host_pid());
+            // Without the DUT's process named, the host's CPU pressure stands
+            // for its waits (D95).
+            probe_ = std::make_unique<sim::host_probe>(sim::host_probe::k_period, sim::host_probe::k_floor, dut_->host_pid(),
+                                                       dut_->host_pid() <= 0);
         dut_->attach(
             rt_->io(),
             [this] {
@@ -482,12 +485,16 @@ void case_exec::note_timing() {
         tm.host_wakeups = probe_->wakeups();
         tm.host_cpus = static_cast<unsigned>(probe_->cpus().size());
         tm.dut_waits_read = probe_->dut_sampled();
+        tm.host_pressure_read = probe_->pressure_sampled();
         for (const auto& h : probe_->holds()) {
             const trace::timing_figures::late_span s{rt_->sim_time_of(h.due), h.late};
             tm.late.push_back(s);
             if (h.cpu == sim::host_probe::k_dut_wait) {
                 tm.dut_waits.push_back(s);
                 tm.dut_wait_max = std::max(tm.dut_wait_max, h.late);
+            } else if (h.cpu == sim::host_probe::k_host_pressure) {
+                tm.dut_waits.push_back(s);
+                tm.pressure_wait_max = std::max(tm.pressure_wait_max, h.late);
             } else {
                 tm.host_hold_max = std::max(tm.host_hold_max, h.late);
             }

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -67,12 +68,30 @@ std::optional<std::uint64_t> read_wait(int fd) {
     return v;
 }
 
+// The "some" line's total of /proc/pressure/cpu, in microseconds: "some
+// avg10=0.27 avg60=1.45 avg300=15.04 total=2579257145".
+std::optional<std::uint64_t> read_some_total(int fd) {
+    char buf[256];
+    const auto n = ::pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return std::nullopt;
+    buf[n] = 0;
+    if (std::strncmp(buf, "some ", 5) != 0) return std::nullopt;
+    const char* t = std::strstr(buf, "total=");
+    const char* eol = std::strchr(buf, '\n');
+    if (!t || (eol && t > eol)) return std::nullopt;
+    char* end = nullptr;
+    const auto v = std::strtoull(t + 6, &end, 10);
+    if (end == t + 6) return std::nullopt;
+    return v;
+}
+
 }  // namespace
 
 struct host_probe::impl {
     core::nanos period, floor;
     int dut_pid = 0;
     std::atomic<bool> dut_seen{false};
+    std::atomic<bool> pressure_seen{false};
     std::atomic<bool> stopping{false};
     std::atomic<std::uint64_t> wakeups{0};
     mutable std::mutex mu;
@@ -143,6 +162,43 @@ struct host_probe::impl {
         for (auto& [_, t] : tasks) ::close(t.fd);
     }
 
+    // The host's CPU pressure: consecutive stalled periods make one hold,
+    // placed to end when the last of them was read.
+    void sample_pressure() {
+        become_ordinary();
+        ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+        const int fd = ::open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return;  // no PSI in this kernel (or psi=0): pressure_sampled() says so
+        std::optional<std::uint64_t> last;
+        core::nanos run{0};
+        clock::time_point run_end{};
+        auto flush = [&] {
+            if (run > core::nanos{0}) note(run_end - run, run, k_host_pressure);
+            run = core::nanos{0};
+        };
+        auto due = clock::now();
+        while (!stopping.load(std::memory_order_relaxed)) {
+            const auto now = clock::now();
+            if (auto t = read_some_total(fd)) {
+                if (last) {
+                    const core::nanos grew{static_cast<std::int64_t>((*t - std::min(*t, *last)) * 1000)};
+                    if (grew > k_pressure_floor) {
+                        run += grew;
+                        run_end = now;
+                    } else {
+                        flush();
+                    }
+                }
+                last = t;
+                pressure_seen = true;
+            }
+            due = std::max(due + period, now);
+            sleep_until(due);
+        }
+        flush();
+        ::close(fd);
+    }
+
     void run(int cpu) {
         // A sleeper stands for a DUT at ordinary priority: not at the
         // engine's, which --priority may have raised (D76).
@@ -172,11 +228,12 @@ struct host_probe::impl {
     }
 };
 
-host_probe::host_probe(core::nanos period, core::nanos floor, int dut_pid) : impl_(std::make_unique<impl>()) {
+host_probe::host_probe(core::nanos period, core::nanos floor, int dut_pid, bool pressure) : impl_(std::make_unique<impl>()) {
     impl_->period = period;
     impl_->floor = floor;
     impl_->dut_pid = dut_pid;
     if (dut_pid > 0) impl_->threads.emplace_back([m = impl_.get()] { m->sample_dut(); });
+    else if (pressure) impl_->threads.emplace_back([m = impl_.get()] { m->sample_pressure(); });
     impl_->cpus = allowed_cpus();
     if (impl_->cpus.empty()) impl_->cpus.push_back(-1);
     for (int cpu : impl_->cpus) impl_->threads.emplace_back([m = impl_.get(), cpu] { m->run(cpu); });
@@ -201,5 +258,7 @@ std::vector<host_probe::hold> host_probe::holds() const {
 std::uint64_t host_probe::wakeups() const { return impl_->wakeups.load(); }
 
 bool host_probe::dut_sampled() const { return impl_->dut_seen.load(); }
+
+bool host_probe::pressure_sampled() const { return impl_->pressure_seen.load(); }
 
 }  // namespace mrct::sim

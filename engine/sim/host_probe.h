@@ -31,6 +31,11 @@ public:
         int cpu = -1;           // the CPU its thread is pinned to (-1: not pinned; k_dut_wait: a DUT wait)
     };
     static constexpr int k_dut_wait = -2;
+    // A span in which tasks on this host waited for a CPU (the kernel's
+    // pressure stall information), where the DUT's own waits are not read.
+    static constexpr int k_host_pressure = -3;
+    // A period counts as stalled when some task waited at least this long in it.
+    static constexpr core::nanos k_pressure_floor{50'000};
 
     // `dut_pid` > 0: a DUT process on this host. A further thread reads, every
     // period, how long each of its threads waited for a CPU (the kernel's
@@ -39,7 +44,15 @@ public:
     // than the floor: the DUT was runnable and not run. A sleeper only shows
     // holds of a light thread; a busy DUT on a contended CPU waits longer (CFS
     // slices of 3-4 ms beside stress-ng, while the sleepers woke on time).
-    host_probe(core::nanos period = k_period, core::nanos floor = k_floor, int dut_pid = 0);
+    //
+    // `pressure` (with no dut_pid: a DUT that shares the host but whose
+    // process the engine was not told): a further thread reads, every period,
+    // the host's CPU pressure (/proc/pressure/cpu, "some": time in which at
+    // least one runnable task waited for a CPU) and keeps each run of periods
+    // in which it grew by more than k_pressure_floor as one hold, its length
+    // the waiting in all. An upper bound on the DUT's waits: where no task
+    // waited, the DUT did not; where tasks waited, it may have (D95).
+    host_probe(core::nanos period = k_period, core::nanos floor = k_floor, int dut_pid = 0, bool pressure = false);
     ~host_probe();  // stops and joins the thread (within one period)
     host_probe(const host_probe&) = delete;
     host_probe& operator=(const host_probe&) = delete;
@@ -58,6 +71,9 @@ public:
     // The DUT process's accounting could be read (dut_pid given, and /proc
     // showed it at least once).
     bool dut_sampled() const;
+    // The host's CPU pressure could be read (pressure asked, no dut_pid, and
+    // the kernel has PSI).
+    bool pressure_sampled() const;
     static constexpr std::size_t k_max_holds = 1 << 16;
 
 private:

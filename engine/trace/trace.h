@@ -122,6 +122,12 @@ struct timing_figures {
     // threads): read at all, and the longest in one probe period.
     bool dut_waits_read = false;
     nanos dut_wait_max{0};
+    // Where the DUT shares the host and its process is not named (no pid=):
+    // the host's CPU pressure was read instead (sim::host_probe, D95), and
+    // `dut_waits` holds the spans in which some task on the host waited for
+    // a CPU, an upper bound on the DUT's own waits; the longest such span.
+    bool host_pressure_read = false;
+    nanos pressure_wait_max{0};
 
     // Every moment the engine ran more than k_late_floor behind (an event, a
     // step, a DUT frame handled late), every poll the agent answered slower
@@ -134,7 +140,8 @@ struct timing_figures {
         nanos due, late;
     };
     std::vector<late_span> late;
-    // The DUT's own waits for a CPU (pid=PID), also in `late`: sorted by time.
+    // The DUT's own waits for a CPU (pid=PID), or where it is not named the
+    // host's CPU pressure (host_pressure_read), also in `late`: sorted by time.
     // Each moment the kernel kept a DUT thread from a CPU delayed whatever it
     // was doing, so within a span they are counted in all (dut_waited_between).
     std::vector<late_span> dut_waits;

@@ -419,9 +419,11 @@ TEST_CASE("rnr_pause and rnr_resume") {
         CHECK(short_holds.v == verdict::fail);
         // The DUT's own waits for a CPU (pid=PID, the kernel's accounting)
         // count in all: four of 50 us, 200 us, delayed the DUT that long (D67).
-        auto waits = [&base](nanos each) {
+        // No pid=: the host's CPU pressure in their place, and the report says which it was (D95).
+        auto waits = [&base](nanos each, bool pressure = false) {
             auto b = base();
             b.tr.timing.realtime = true;
+            b.tr.timing.host_pressure_read = pressure;
             for (auto at : {100us, 200us, 300us, 400us}) {
                 b.tr.timing.late.push_back({at, each});
                 b.tr.timing.dut_waits.push_back({at, each});
@@ -433,6 +435,10 @@ TEST_CASE("rnr_pause and rnr_resume") {
         CHECK(starved.v == verdict::inconclusive);
         CHECK_THAT(starved.message, Catch::Contains("the DUT's threads waited 200.000 us in all for a CPU"));
         CHECK(waits(40us).v == verdict::fail);  // 160 us < 188 us
+        auto pressed = waits(50us, true);
+        CHECK(pressed.v == verdict::inconclusive);
+        CHECK_THAT(pressed.message, Catch::Contains("tasks on the DUT's host waited 200.000 us in all for a CPU (its CPU pressure"));
+        CHECK(waits(40us, true).v == verdict::fail);
     }
     SECTION("a later RNR on the tag extends the pause for every message on it (§4: the latest-ending timer)") {
         // Two messages on tag 4 rejected at 10 us (320 us); seq 0 re-sent at

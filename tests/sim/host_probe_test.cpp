@@ -10,11 +10,40 @@
 #include <atomic>
 #include <map>
 #include <thread>
+#include <vector>
 
 #include "sim/host_probe.h"
 
 using namespace mrct;
 using namespace std::chrono_literals;
+
+namespace {
+
+// More spinning threads than CPUs: each is runnable and not run part of the
+// time, until stop() or the end of the scope.
+class spinners {
+public:
+    spinners() {
+        const unsigned n = std::thread::hardware_concurrency() + 2;
+        for (unsigned i = 0; i < n; ++i)
+            threads_.emplace_back([this] {
+                while (!stop_.load(std::memory_order_relaxed)) {
+                }
+            });
+    }
+    ~spinners() { stop(); }
+    void stop() {
+        stop_ = true;
+        for (auto& t : threads_)
+            if (t.joinable()) t.join();
+    }
+
+private:
+    std::atomic<bool> stop_{false};
+    std::vector<std::thread> threads_;
+};
+
+}  // namespace
 
 TEST_CASE("host_probe keeps each wake-up later than its floor, in order of deadline") {
     std::vector<sim::host_probe::hold> holds;
@@ -69,21 +98,13 @@ TEST_CASE("host_probe with a floor above any plausible hold keeps nothing") {
 // than there are CPUs (each is runnable and not run part of the time).
 TEST_CASE("host_probe reads a DUT process's waits for a CPU from its schedstat") {
     sim::host_probe probe(250us, 0ns, ::getpid());
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> spin;
-    const unsigned n = std::thread::hardware_concurrency() + 2;
-    for (unsigned i = 0; i < n; ++i)
-        spin.emplace_back([&stop] {
-            while (!stop.load(std::memory_order_relaxed)) {
-            }
-        });
+    spinners spin;
     bool waited = false;
     for (int i = 0; i < 5000 && !waited; ++i) {  // a bound, not a timing
         std::this_thread::sleep_for(1ms);
         for (const auto& h : probe.holds()) waited = waited || (h.cpu == sim::host_probe::k_dut_wait && h.late > 0ns);
     }
-    stop = true;
-    for (auto& t : spin) t.join();
+    spin.stop();
     CHECK(probe.dut_sampled());
     CHECK(waited);
 }
@@ -93,4 +114,34 @@ TEST_CASE("host_probe with a DUT process that does not exist samples nothing and
     while (probe.wakeups() < 3) std::this_thread::sleep_for(1ms);
     CHECK_FALSE(probe.dut_sampled());
     for (const auto& h : probe.holds()) CHECK(h.cpu != sim::host_probe::k_dut_wait);
+}
+
+// Where the DUT's process is not named (no pid=), the host's CPU pressure
+// (PSI "some") stands for its waits (D95): more spinning threads than CPUs
+// keep some task waiting all the time.
+TEST_CASE("host_probe reads the host's CPU pressure where the DUT's process is not named") {
+    if (::access("/proc/pressure/cpu", R_OK) != 0) {
+        sim::host_probe probe(250us, 0ns, 0, true);
+        while (probe.wakeups() < 3) std::this_thread::sleep_for(1ms);
+        CHECK_FALSE(probe.pressure_sampled());  // a kernel without PSI: said, nothing made up
+        return;
+    }
+    sim::host_probe probe(250us, 0ns, 0, true);
+    spinners spin;
+    bool stalled = false;
+    for (int i = 0; i < 5000 && !stalled; ++i) {  // a bound, not a timing
+        std::this_thread::sleep_for(1ms);
+        if (i == 50) spin.stop();  // spin 50 ms, then let the stalled run end (a run is kept when it ends)
+        for (const auto& h : probe.holds()) stalled = stalled || (h.cpu == sim::host_probe::k_host_pressure && h.late > 0ns);
+    }
+    CHECK(probe.pressure_sampled());
+    CHECK(stalled);
+    CHECK_FALSE(probe.dut_sampled());
+}
+
+TEST_CASE("host_probe with the DUT's process named reads its waits, not the host's pressure") {
+    sim::host_probe probe(100us, 0ns, ::getpid(), true);
+    while (probe.wakeups() < 3) std::this_thread::sleep_for(1ms);
+    CHECK_FALSE(probe.pressure_sampled());
+    for (const auto& h : probe.holds()) CHECK(h.cpu != sim::host_probe::k_host_pressure);
 }
