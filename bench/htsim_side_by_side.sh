@@ -39,7 +39,7 @@ fi
 exec /usr/bin/python3 - "$build/mrct" "$HTSIM_DIR/datacenter" "$runs" $workloads <<'PY'
 import json, os, re, statistics, subprocess, sys, tempfile, time
 
-mrct, hdir, runs, names = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+mrct, hdir, runs, names = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
 MIB = 1 << 20
 MTU = 4096
 
@@ -62,7 +62,8 @@ def timed(cmd, out):
     t = os.path.join(work, "time")
     with open(out, "w") as f, open(out + ".err", "w") as e:
         t0 = time.monotonic()
-        r = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", t] + cmd, stdout=f, stderr=e)
+        # In the work folder: htsim writes logout.dat and idmap.txt where it runs.
+        r = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", t] + cmd, stdout=f, stderr=e, cwd=work)
         wall = time.monotonic() - t0
     u, s, m = open(t).read().split()[-3:]
     if r.returncode != 0:
