@@ -120,7 +120,9 @@ for name in names:
             if sim == "mrct":
                 try:
                     j = json.load(open(out))
-                    done, of, vt = j["completed"], j["expected"], j["virtual_time_us"]
+                    # The last completion (virtual_time_us is where the run's
+                    # 100 us polling steps stopped).
+                    done, of, vt = j["completed"], j["expected"], j["completion_us"]["max"]
                 except Exception as e:
                     done, of, vt = 0, senders * msgs, 0.0
                     print(f"  ! mrct output unreadable: {e}", flush=True)
