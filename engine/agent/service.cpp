@@ -62,11 +62,12 @@ void check(const core::status& st) {
     if (!st) throw op_error(code::failed, st.err().message);
 }
 
-// The request's "conn", which must name a connection of `e`: an unknown one is
-// `not_found` (docs/agent-protocol.md, errors), whatever the operation.
+// An unknown connection is `not_found` (docs/agent-protocol.md, errors),
+// whatever the operation.
 void require_connection(const endpoint::endpoint& e, std::uint32_t c) {
     if (!e.has_connection(c)) throw op_error(code::not_found, "unknown connection " + std::to_string(c));
 }
+// The request's "conn", which must name a connection of `e`.
 std::uint32_t conn_field(const json& r, const endpoint::endpoint& e) {
     const auto c = static_cast<std::uint32_t>(uint_field(r, "conn", 0xFFFFFFFF));
     require_connection(e, c);

@@ -26,14 +26,13 @@ atomic_file::~atomic_file() {
     ::unlink((path_ + ".tmp").c_str());
 }
 
-// What failed, with the system's reason; the partial file is removed.
-core::error atomic_file::fail(const char* what) {
+// What failed ("cannot write PATH: reason"), with the system's reason read
+// first; the file is closed if still open and the partial .tmp removed.
+core::error atomic_file::fail(const std::string& what) {
     const std::string why = std::strerror(errno);
-    if (fd_ >= 0) {
-        ::close(std::exchange(fd_, -1));
-        ::unlink((path_ + ".tmp").c_str());
-    }
-    return core::error{std::string(what) + " " + path_ + ": " + why};
+    if (fd_ >= 0) ::close(std::exchange(fd_, -1));
+    ::unlink((path_ + ".tmp").c_str());
+    return core::error{what + " " + path_ + ": " + why};
 }
 
 core::status atomic_file::write(std::string_view text) {
@@ -52,16 +51,8 @@ core::status atomic_file::commit() {
     if (fd_ < 0) return core::error{"cannot write " + path_ + ": already closed"};
     if (::fsync(fd_) != 0 && errno != EINVAL) return fail("cannot write");  // a full disk can show only here
     const std::string tmp = path_ + ".tmp";
-    if (::close(std::exchange(fd_, -1)) != 0) {
-        const std::string why = std::strerror(errno);
-        ::unlink(tmp.c_str());
-        return core::error{"cannot write " + path_ + ": " + why};
-    }
-    if (::rename(tmp.c_str(), path_.c_str()) != 0) {
-        const std::string why = std::strerror(errno);
-        ::unlink(tmp.c_str());
-        return core::error{"cannot rename " + tmp + " to " + path_ + ": " + why};
-    }
+    if (::close(std::exchange(fd_, -1)) != 0) return fail("cannot write");
+    if (::rename(tmp.c_str(), path_.c_str()) != 0) return fail("cannot rename " + tmp + " to");
     return core::ok_status();
 }
 

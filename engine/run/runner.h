@@ -164,7 +164,7 @@ public:
 
 private:
     atomic_file(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-    core::error fail(const char* what);
+    core::error fail(const std::string& what);
     std::string path_;
     int fd_ = -1;
 };

@@ -342,23 +342,20 @@ core::result<result> run(const options& o) {
     for (std::size_t i = 0; i < payload->size(); ++i) (*payload)[i] = static_cast<std::uint8_t>(i * 31 + 7);
     const endpoint::endpoint::shared_bytes shared = payload;
     const nanos start = s.now();
-    std::vector<std::uint32_t> rkeys;
     std::vector<unsigned> posted(o.senders, 0);
     auto post_one = [&](unsigned i) {
         const unsigned m = posted[i]++;
         const auto stream = static_cast<std::uint16_t>(m % o.streams);
         if (o.use_send) {
-            (void)receiver.post_recv(acc[i], stream, rkeys[i], 0, static_cast<std::uint32_t>(o.message_bytes), m);
+            (void)receiver.post_recv(acc[i], stream, rkey, 0, static_cast<std::uint32_t>(o.message_bytes), m);
             (void)senders[i]->post_send(conns[i], stream, stream, shared, m);
         } else {
-            (void)senders[i]->post_write(conns[i], stream, shared, receiver.mr_va(rkeys[i]), rkeys[i], m);
+            (void)senders[i]->post_write(conns[i], stream, shared, receiver.mr_va(rkey), rkey, m);
         }
     };
     const unsigned window = o.outstanding == 0 ? o.messages : std::min(o.outstanding, o.messages);
-    for (unsigned i = 0; i < o.senders; ++i) {
-        rkeys.push_back(rkey);
+    for (unsigned i = 0; i < o.senders; ++i)
         for (unsigned m = 0; m < window; ++m) post_one(i);
-    }
 
     const auto wall0 = std::chrono::steady_clock::now();
     const std::uint64_t ev0 = s.events_run();
