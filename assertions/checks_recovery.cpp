@@ -25,6 +25,56 @@ bool wanted_path(const context& c, unsigned p) {
     return std::find(v.begin(), v.end(), static_cast<std::int64_t>(p)) != v.end();
 }
 
+// How long a path held packets unacknowledged at most, replayed from the wire
+// as a per-path timer would run it (started by a first transmission onto an
+// empty path, restarted by an ACK that acknowledges something new and by each
+// expiry's resend), up to the end of the trace: what a case that needed a
+// timer to expire shows when none did (the premise did not arise, D75).
+struct unacked_span {
+    unsigned path = 0;
+    nanos longest{0};
+    std::size_t packets = 0;  // first transmissions on the path
+};
+
+unacked_span longest_unacked(const context& c, unsigned p) {
+    const auto& sv = c.sender();
+    struct ev {
+        std::size_t rec;
+        nanos t;
+        int kind;  // 0 first tx, 1 expiry resend, 3 ack
+        unsigned newly;
+    };
+    std::vector<ev> evs;
+    unacked_span u;
+    u.path = p;
+    for (const auto& e : sv.tx)
+        if (e.path != p) continue;
+        else if (e.kind == tx_kind::first) {
+            evs.push_back({e.rec, e.t, 0, 0});
+            ++u.packets;
+        } else if (e.kind == tx_kind::rto_resend) {
+            evs.push_back({e.rec, e.t, 1, 0});
+        }
+    for (const auto& a : sv.acks)
+        if (a.path == p && !a.ignored) evs.push_back({a.rec, a.t, 3, a.newly});
+    std::sort(evs.begin(), evs.end(), [](const ev& a, const ev& b) { return a.rec < b.rec; });
+    unsigned inflight = 0;
+    std::optional<nanos> start;
+    for (const auto& e : evs) {
+        if (start) u.longest = std::max(u.longest, e.t - *start);
+        if (e.kind == 0) {
+            if (inflight++ == 0) start = e.t;
+        } else if (e.kind == 1) {
+            start = e.t;
+        } else {
+            inflight -= std::min(inflight, e.newly);
+            if (e.newly) start = inflight ? std::optional<nanos>(e.t) : std::nullopt;
+        }
+    }
+    if (start) u.longest = std::max(u.longest, c.tr().end - *start);
+    return u;
+}
+
 }  // namespace
 
 // MR-SACK-3: each detected loss -> one resend of exactly that PPSN on the same
@@ -297,7 +347,21 @@ outcome rto_timing(const context& c) {
                         "the oldest unacknowledged PPSN", "PPSN " + ppsn_str(x.ppsn), {x.rec});
         o.measured["rto_us_path" + std::to_string(x.path)] = core::to_micros(observed);
     }
-    if (!n) return inconclusive("no retransmission timer expired in this run");
+    if (!n) {
+        // Which path came nearest to needing its timer.
+        std::optional<unacked_span> most;
+        for (unsigned p = 0; p < c.tr().p.num_paths; ++p) {
+            if (!wanted_path(c, p)) continue;
+            const auto u = longest_unacked(c, p);
+            if (!most || u.longest > most->longest) most = u;
+        }
+        if (!most) return inconclusive("the case's premise did not arise: no retransmission timer expired in this run");
+        auto d = inconclusive("the case's premise did not arise: no retransmission timer expired in this run; the longest a path "
+                              "held packets unacknowledged was " + fmt_time(most->longest) + " (path " +
+                              std::to_string(most->path) + ", " + std::to_string(most->packets) + " packets sent on it)");
+        d.measured["longest_unacked_us"] = core::to_micros(most->longest);
+        return d;
+    }
     o.v = verdict::pass;
     o.message = std::to_string(n) + " expiries, each at its path's own RTO";
     return o;
@@ -400,7 +464,16 @@ outcome rto_independence(const context& c) {
         }
     }
     if (auto f = overdue(c.tr().end, start_rec)) return *f;
-    if (!expiries) return inconclusive("path " + std::to_string(p) + "'s timer never had to expire");
+    if (!expiries) {
+        const auto u = longest_unacked(c, p);
+        auto d = inconclusive("the case's premise did not arise: path " + std::to_string(p) +
+                              "'s timer never had to expire (" + std::to_string(u.packets) +
+                              " packets sent on it; the longest it held packets unacknowledged was " + fmt_time(u.longest) +
+                              ", within the bound " + fmt_time(*bound) + ")");
+        d.measured["packets_on_path"] = static_cast<double>(u.packets);
+        d.measured["longest_unacked_us"] = core::to_micros(u.longest);
+        return d;
+    }
     outcome o = pass(std::to_string(expiries) + " expiries on path " + std::to_string(p) + ", the longest after " +
                      fmt_time(worst) + " (bound " + fmt_time(*bound) + ")");
     o.measured["max_timeout_us"] = core::to_micros(worst);

@@ -284,6 +284,35 @@ TEST_CASE("rto_independence in real time: a hold at an RTT sample's ACK widens t
     CHECK_THAT(never.message, Catch::Contains("its timer is not its own"));
 }
 
+TEST_CASE("rto checks with no expiry: inconclusive, with how long the path held packets unacknowledged") {
+    // Path 2 sends 3 packets at 0 us; an ACK at 30 us covers the first two,
+    // one at 90 us the third: every packet acknowledged within the bound, so
+    // the timer never had to run out (a DUT that moved its data to faster
+    // paths before the withholding began, D17). Path 0 holds one for 40 us.
+    trace_builder b;
+    for (std::uint32_t x = 100; x < 103; ++x) b.data(0us, D::from_dut, {.path = 2, .ppsn = x});
+    b.ack(30us, D::to_dut, 2, 102, {}, 101);
+    b.ack(90us, D::to_dut, 2, 103, {}, 102);
+    b.data(100us, D::from_dut, {.path = 0, .ppsn = 500});
+    b.ack(140us, D::to_dut, 0, 501, {}, 500);
+    b.tr.end = 1ms;
+    auto ind = b.check("rto_independence", {{"path", "2"}, {"at_most", "500us"}});
+    CHECK(ind.v == verdict::inconclusive);
+    CHECK_THAT(ind.message, Catch::StartsWith("the case's premise did not arise: path 2's timer never had to expire"));
+    CHECK_THAT(ind.message, Catch::Contains("3 packets sent on it; the longest it held packets unacknowledged was 60.000 us, "
+                                            "within the bound 500.000 us"));
+    CHECK(ind.measured.at("longest_unacked_us") == Approx(60.0));
+    CHECK(ind.measured.at("packets_on_path") == 3);
+    auto tim = b.check("rto_timing");
+    CHECK(tim.v == verdict::inconclusive);
+    CHECK_THAT(tim.message, Catch::Contains("the longest a path held packets unacknowledged was 60.000 us (path 2, 3 packets"));
+    // Unacknowledged to the end of the trace: the span runs to the end, and
+    // past the bound it is a failure, not a premise that did not arise.
+    b.data(200us, D::from_dut, {.path = 2, .ppsn = 103});
+    auto late = b.check("rto_independence", {{"path", "2"}, {"at_most", "500us"}});
+    CHECK(late.v == verdict::fail);
+}
+
 TEST_CASE("distinct_entropy and epoch_on_port_change") {
     trace_builder b;
     b.data(0us, D::from_dut, {.path = 0, .ppsn = 100, .sport = 0xC001});
