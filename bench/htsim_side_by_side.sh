@@ -3,7 +3,11 @@
 # workloads (issue 21), interleaved in one sitting; on demand, not in CI.
 #
 #   HTSIM_DIR=/path/to/csg-htsim/sim [RUNS=3] [BUILD=build] [WORKLOADS="incast64 one_sender incast256 incast1024"] \
-#     bench/htsim_side_by_side.sh
+#     [PAYLOAD=symbolic|real] bench/htsim_side_by_side.sh
+#
+# PAYLOAD (default symbolic) is mrct's --payload: htsim carries no bytes, so
+# the like-for-like run describes payloads instead of carrying them (same
+# metrics, docs/simulate.md "Payload"); PAYLOAD=real measures real bytes.
 #
 # HTSIM_DIR is htsim's sim/ folder (github.com/Broadcom/csg-htsim, BSD-2);
 # the script builds libhtsim.a and datacenter/htsim_roce and htsim_eqds with
@@ -30,16 +34,19 @@ cd "$(dirname "$0")/.."
 runs=${RUNS:-3}
 build=${BUILD:-build}
 workloads=${WORKLOADS:-incast64 one_sender incast256 incast1024}
+payload=${PAYLOAD:-symbolic}
+case "$payload" in real|symbolic) ;; *) echo "PAYLOAD: real or symbolic" >&2; exit 2 ;; esac
 [ -x "$build/mrct" ] || { echo "no $build/mrct: build first (scripts/build.sh $build)" >&2; exit 2; }
 if [ ! -x "$HTSIM_DIR/datacenter/htsim_roce" ] || [ ! -x "$HTSIM_DIR/datacenter/htsim_eqds" ]; then
   echo "building htsim in $HTSIM_DIR (its own Makefiles)" >&2
   make -C "$HTSIM_DIR" -j"$(nproc)" libhtsim.a >/dev/null || exit 2
   make -C "$HTSIM_DIR/datacenter" -j"$(nproc)" htsim_roce htsim_eqds >/dev/null || exit 2
 fi
-exec /usr/bin/python3 - "$build/mrct" "$HTSIM_DIR/datacenter" "$runs" $workloads <<'PY'
+exec /usr/bin/python3 - "$build/mrct" "$HTSIM_DIR/datacenter" "$runs" "$payload" $workloads <<'PY'
 import json, os, re, statistics, subprocess, sys, tempfile, time
 
-mrct, hdir, runs, names = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+mrct, hdir, runs, payload, names = (os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), int(sys.argv[3]), sys.argv[4],
+                                    sys.argv[5:])
 MIB = 1 << 20
 MTU = 4096
 
@@ -96,7 +103,8 @@ for name in names:
     # whole workload at a third of the bottleneck's rate, plus 10 ms.
     bottleneck = (link or inbound) * 1e9
     end_us = int(senders * msgs * MIB * 8 / bottleneck * 3e6) + 10_000
-    mcmd = [mrct, "simulate", "--senders", str(senders), "--messages", str(msgs), "--inbound-gbps", str(inbound)]
+    mcmd = [mrct, "simulate", "--senders", str(senders), "--messages", str(msgs), "--inbound-gbps", str(inbound),
+            "--payload", payload]
     if link:
         mcmd += ["--receiver-link", f"{link}Gbps"]
     # A 2-tier fat tree holds K*K/2 hosts exactly: the smallest that fits,
@@ -146,7 +154,7 @@ for name in names:
         faster = min(med[sim] for sim in done_all)
         rows.append((name, "ratio", med["mrct"], None, faster / med["mrct"] if med["mrct"] > 0 else 0.0, None, None, None))
 
-print(f"\n{runs} interleaved rounds; medians. Packets: the workload's bytes / {MTU}.")
+print(f"\n{runs} interleaved rounds; medians; mrct --payload {payload}. Packets: the workload's bytes / {MTU}.")
 print(f"{'workload':11s} {'simulator':10s} {'CPU s':>8s} {'peak MB':>8s} {'pkts/CPU-s':>12s}  completed  last (ms)")
 for name, sim, cpu, rss, pps, done, of, vt in rows:
     if sim == "ratio":

@@ -34,11 +34,15 @@ void check_round_trip(core::bytes_view in, const wire::decode_result& d, bool et
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     core::bytes_view in(data, size);
     // With and without ICRC verification, so that inputs with a wrong ICRC
-    // still reach the deeper layers.
+    // still reach the deeper layers; and reading described payloads
+    // (symbolic_payload), where a short IPv4 packet may be a data frame whose
+    // payload was left out.
     for (bool verify : {true, false}) {
-        const wire::decode_options opt{.verify_icrc = verify};
-        check_round_trip(in, wire::decode_ethernet(in, opt), true, opt);
-        check_round_trip(in, wire::decode_ip(in, opt), false, opt);
+        for (bool symbolic : {false, true}) {
+            const wire::decode_options opt{.verify_icrc = verify, .symbolic_payload = symbolic};
+            check_round_trip(in, wire::decode_ethernet(in, opt), true, opt);
+            check_round_trip(in, wire::decode_ip(in, opt), false, opt);
+        }
     }
     return 0;
 }

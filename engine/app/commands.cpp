@@ -125,7 +125,10 @@ core::status apply_override(simulate::options& o, const std::string& kv) {
         else if (k == "messages") o.messages = static_cast<unsigned>(std::stoul(v));
         else if (k == "streams") o.streams = static_cast<unsigned>(std::stoul(v));
         else if (k == "outstanding") o.outstanding = static_cast<unsigned>(std::stoul(v));
-        else if (k == "op") {
+        else if (k == "payload") {
+            if (v != "real" && v != "symbolic") return core::error{"--payload: real or symbolic"};
+            o.symbolic_payload = v == "symbolic";
+        } else if (k == "op") {
             if (v != "write" && v != "send") return core::error{"--op: write or send"};
             o.use_send = v == "send";
         } else if (k == "rate") o.link_rate = v;

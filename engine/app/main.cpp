@@ -82,6 +82,10 @@ int main(int argc, char** argv) {
     kv("streams", "Streams per connection (default 1)");
     kv("outstanding", "Closed loop: at most N messages in flight per sender, the next posted on completion (default: all at once)");
     kv("op", "write or send (default write)");
+    kv("payload",
+       "real (default): every data packet carries its bytes, ICRC computed and checked, placed in memory; symbolic:\n"
+       "packets describe their payload (message and offset are in their headers) and nothing is copied or\n"
+       "CRC'd over it, with the same metrics, corruption included (docs/simulate.md \"Payload\")");
     kv("rate", "Link rate per path and direction (default 100Gbps)");
     kv("delay", "One-way propagation delay per path (default 2us)");
     kv("loss", "Bernoulli loss probability per path, sender to receiver (default 0)");

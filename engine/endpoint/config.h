@@ -82,6 +82,13 @@ struct config {
     double inbound_rate_bps = 400e9;
     std::uint8_t rnr_timer_code = 14;  // 1.28 ms, sent in RNRs this endpoint makes
     bug bug_profile = bug::none;
+    // Large simulations (mrct simulate --payload symbolic, issue 21): data
+    // packets describe their payload instead of carrying it (wire::frame_spec::
+    // symbolic_payload; IPv4, whole multiples of 4 bytes, else real bytes go),
+    // and received ones are placed by offset without writing memory. Both ends
+    // of a connection must agree; never in conformance runs, where a DUT, a
+    // capture or a check reads the bytes. Not settable from plans.
+    bool symbolic_payload = false;
     // Tests only: every path's first PPSN (normally random, MR-CONN-1), to place
     // a transfer across the 24-bit wrap.
     std::optional<std::uint32_t> initial_ppsn;

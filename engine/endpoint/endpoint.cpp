@@ -53,7 +53,7 @@ frame_spec endpoint::impl::base(endpoint& e, const connection& c, opcode op, std
 void endpoint::impl::send(endpoint& e, const frame_spec& s) {
     build_into(s, e.scratch_);
     ++e.c_.frames_out;
-    e.last_frame_size_ = e.scratch_.size();
+    e.last_frame_size_ = e.scratch_.size() + s.symbolic_payload;  // on the wire: a described payload counts
     if (e.tx_owned_) e.tx_owned_(e.scratch_);
     else e.tx_(e.scratch_);
 }
@@ -359,7 +359,8 @@ void endpoint::receive(core::bytes_view bytes, std::optional<nanos> arrived) {
     } r{arrived_};
     if (arrived && *arrived < s_.now()) arrived_ = arrived;
     ++c_.frames_in;
-    auto d = decode_ethernet(bytes, {.verify_icrc = cfg_.bug_profile != bug::accept_bad_icrc});
+    auto d = decode_ethernet(bytes, {.verify_icrc = cfg_.bug_profile != bug::accept_bad_icrc,
+                                     .symbolic_payload = cfg_.symbolic_payload});
     if (!d.ok()) {
         ++c_.drops[static_cast<int>(d.dropped->reason)];  // MR-HDR-2/3: silent drop, counted
         return;

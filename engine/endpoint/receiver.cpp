@@ -290,7 +290,7 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
     const auto key = std::make_pair(m.stream_id, m.stream_seq);
     const bool send_op = is_send_opcode(op);
     const std::uint32_t total = send_op ? f.seth.msg_len : f.reth.dma_len;
-    const auto len = static_cast<std::uint32_t>(f.payload.size());
+    const auto len = static_cast<std::uint32_t>(f.payload_size());
     const bool som = m.flags & k_flag_som, eom = m.flags & k_flag_eom;
     auto fail_with = [&](nak_code code) {
         const bool gap = mark_received();  // NAK outcomes: the PPSN is acknowledged
@@ -351,7 +351,7 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
         dst = mr->second.bytes.data() + (va - mr->second.va);
     }
     // MR-OOO-1/2: place at the packet's own address; no reorder buffer.
-    if (len) std::memcpy(dst, f.payload.data(), len);
+    if (!f.payload.empty()) std::memcpy(dst, f.payload.data(), f.payload.size());  // a described payload writes nothing
     auto& im = c.inbox[key];
     if (im.total == 0 && im.placed.empty()) {
         im.opcode = op;

@@ -109,7 +109,8 @@ void send_data(endpoint& e, connection& c, unsigned p, std::uint32_t ppsn, const
     if (is_write_opcode(m.opcode)) s.reth = wire::reth{m.remote_va + off, m.rkey, total};
     else s.seth = wire::seth{m.recv_idx, total};
     if (m.imm) s.immdt = *m.imm;
-    if (len) s.payload_view = core::bytes_view(m.data->data() + off, len);
+    if (len && cfg.symbolic_payload && len % 4 == 0 && s.ip_version == 4) s.symbolic_payload = len;
+    else if (len) s.payload_view = core::bytes_view(m.data->data() + off, len);
     impl::send(e, s);
     t.st.packets_sent++;
     t.st.bytes_sent += len;

@@ -23,6 +23,10 @@ inline constexpr handle k_no_packet = ~0u;
 
 struct packet_meta {
     std::uint32_t len = 0;
+    // Payload bytes the frame describes but does not carry (a symbolic
+    // payload, wire::frame_spec::symbolic_payload), just before its last 4
+    // bytes (the ICRC): on the wire it is len + elided bytes long.
+    std::uint32_t elided = 0;
     std::uint16_t path = 0;     // fabric path it travels
     std::uint8_t direction = 0; // 0: A->B, 1: B->A
     core::nanos sent{0};        // when it entered the fabric
@@ -57,6 +61,7 @@ public:
         const handle h = take();
         bufs_[h].swap(frame);
         meta_[h].len = static_cast<std::uint32_t>(bufs_[h].size());
+        if (symbolic_) meta_[h].elided = elided_of(view(h));
         return h;
     }
     handle clone(handle h) {
@@ -70,6 +75,13 @@ public:
         --in_use_;
     }
     std::uint8_t* buf(handle h) { return bufs_[h].data(); }
+    // The frame's length on the wire: what queues serialize and count.
+    std::uint32_t wire_len(handle h) const { return meta_[h].len + meta_[h].elided; }
+    // Frames that claim more IPv4 bytes than they hold describe that many
+    // payload bytes instead of carrying them (mrct simulate --payload
+    // symbolic): counted at their full length. Off by default: elsewhere such
+    // a frame is a truncated one, carried as it is.
+    void set_symbolic_payload(bool on) { symbolic_ = on; }
     std::span<std::uint8_t> data(handle h) { return {buf(h), meta_[h].len}; }
     core::bytes_view view(handle h) { return {buf(h), meta_[h].len}; }
     packet_meta& meta(handle h) { return meta_[h]; }
@@ -102,6 +114,16 @@ private:
         }
         if (!frame.empty()) std::memcpy(b.data(), frame.data(), frame.size());
         meta_[h].len = static_cast<std::uint32_t>(frame.size());
+        if (symbolic_) meta_[h].elided = elided_of(frame);
+    }
+    // IPv4 total length beyond the bytes present (Ethernet II, at most one
+    // 802.1Q tag), or 0.
+    static std::uint32_t elided_of(core::bytes_view f) {
+        std::size_t ip = 14;
+        if (f.size() >= 18 && f[12] == 0x81 && f[13] == 0x00) ip = 18;
+        if (f.size() < ip + 4 || f[ip - 2] != 0x08 || f[ip - 1] != 0x00 || (f[ip] >> 4) != 4) return 0;
+        const std::size_t total = (std::size_t{f[ip + 2]} << 8) | f[ip + 3];
+        return ip + total > f.size() ? static_cast<std::uint32_t>(ip + total - f.size()) : 0;
     }
     // Buffers keep their capacity across uses; a buffer only ever holds one
     // frame (<= k_capacity).
@@ -119,6 +141,7 @@ private:
     std::vector<handle> free_;
     std::size_t in_use_ = 0;
     std::size_t longest_ = 0;  // the longest frame filled or adopted so far
+    bool symbolic_ = false;
     std::uint64_t allocations_ = 0;
 };
 

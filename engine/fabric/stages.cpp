@@ -10,6 +10,7 @@
 #include "core/ring.h"
 #include "fabric/frame_offsets.h"
 #include "fabric/stage.h"
+#include "wire/crc32.h"
 #include "wire/checksum.h"
 #include "wire/frame.h"
 #include "wire/protocol.h"
@@ -157,10 +158,27 @@ private:
         if (ip < 0) return;
         const std::size_t ihl = (f[ip] >> 4) == 4 ? std::size_t(f[ip] & 0xF) * 4 : 40;
         const std::size_t start = ip + ihl + 8;
-        if (start >= f.size()) return;
+        // Positions on the wire: a described payload (packet_meta::elided)
+        // sits just before the last 4 bytes (the ICRC). A flip there changes
+        // no byte the frame holds; what it changes is the CRC the receiver
+        // computes, by a delta that depends only on the bit's distance from
+        // the end of the covered bytes (CRC-32 is linear), so it is applied to
+        // the carried ICRC instead: the receiver's check fails exactly when
+        // it would over the real bytes.
+        const std::size_t elided = pool_.meta(h).elided, wire = f.size() + elided;
+        if (start >= wire) return;
+        const std::size_t gap = f.size() >= 4 ? f.size() - 4 : f.size();  // where the described bytes begin
         for (std::int64_t i = 0; i < bits_; ++i) {
-            std::size_t at = start + rng_.below(f.size() - start);
-            f[at] ^= static_cast<std::uint8_t>(1u << rng_.below(8));
+            const std::size_t at = start + rng_.below(wire - start);
+            const auto bit = static_cast<unsigned>(rng_.below(8));
+            if (at < gap) {
+                f[at] ^= static_cast<std::uint8_t>(1u << bit);
+            } else if (at >= gap + elided) {
+                f[at - elided] ^= static_cast<std::uint8_t>(1u << bit);
+            } else {
+                const std::uint32_t delta = wire::crc32_flip_delta(gap + elided - at, bit);
+                for (int k = 0; k < 4; ++k) f[gap + k] ^= static_cast<std::uint8_t>(delta >> (8 * k));  // ICRC: LSB first
+            }
         }
         ++c_.corrupted;
     }
@@ -200,7 +218,7 @@ public:
     void push(nanos now, std::span<const handle> in, std::vector<handle>& out) override {
         for (handle h : in) {
             ++c_.in;
-            const std::uint32_t len = pool_.meta(h).len;
+            const std::uint32_t len = pool_.wire_len(h);
             if (rate_ <= 0) {
                 pass(h, out);
                 continue;
@@ -220,7 +238,7 @@ public:
         while (!q_.empty() && q_.front().departs <= now) {
             handle h = q_.front().h;
             q_.pop_front();
-            bytes_ -= pool_.meta(h).len;
+            bytes_ -= pool_.wire_len(h);
             if (ecn_ && should_mark() && mark_ce(pool_.data(h))) ++c_.marked;
             pass(h, out);
         }

@@ -78,7 +78,7 @@ core::result<options> options_from_yaml(const std::string& path) {
         static const std::vector<std::string> k_keys = {
             "paths", "senders", "seed", "message_bytes", "messages", "streams", "op", "link_rate", "delay", "loss",
             "path_delay", "fail_path", "sender_bug", "receiver_bug", "inbound_rate_gbps", "mtu", "time_limit",
-            "receiver_link", "receiver_kmin", "receiver_kmax", "outstanding", "impair"};
+            "receiver_link", "receiver_kmin", "receiver_kmax", "outstanding", "impair", "payload"};
         for (auto it = n.begin(); it != n.end(); ++it) {
             const auto key = it->first.as<std::string>();
             if (std::find(k_keys.begin(), k_keys.end(), key) == k_keys.end())
@@ -92,6 +92,13 @@ core::result<options> options_from_yaml(const std::string& path) {
         if (n["messages"]) o.messages = n["messages"].as<unsigned>();
         if (n["streams"]) o.streams = n["streams"].as<unsigned>();
         if (n["outstanding"]) o.outstanding = n["outstanding"].as<unsigned>();
+        if (n["payload"]) {
+            auto pl = n["payload"].as<std::string>();
+            if (pl != "real" && pl != "symbolic")
+                return core::error{path + ":" + std::to_string(n["payload"].Mark().line + 1) + ":" +
+                                   std::to_string(n["payload"].Mark().column + 1) + ": payload must be real or symbolic"};
+            o.symbolic_payload = pl == "symbolic";
+        }
         if (n["op"]) {
             auto op = n["op"].as<std::string>();
             if (op != "write" && op != "send")
@@ -216,9 +223,11 @@ core::result<result> run(const options& o) {
     sc.mtu = rc.mtu = o.mtu;
     sc.bug_profile = *sb;
     rc.bug_profile = *rb;
+    sc.symbolic_payload = rc.symbolic_payload = o.symbolic_payload;
     rc.inbound_rate_bps = o.inbound_rate_bps;
 
     fabric::packet_pool pool;  // shared by every sender's fabric: one set of warm buffers
+    pool.set_symbolic_payload(o.symbolic_payload);
     std::vector<std::unique_ptr<fabric::fabric>> fabrics;
     std::vector<std::unique_ptr<endpoint::endpoint>> senders;
     endpoint::address raddr{{2, 0, 0, 0, 0, 0xFE}, {10, 0, 255, 254}};
@@ -237,6 +246,7 @@ core::result<result> run(const options& o) {
 
     // Optional shared receiver link: every sender's traffic queues here.
     fabric::packet_pool link_pool;
+    link_pool.set_symbolic_payload(o.symbolic_payload);
     std::unique_ptr<fabric::path> link;
     if (!o.receiver_link.empty()) {
         auto q = fabric::make_stage("queue",
@@ -392,7 +402,8 @@ core::result<result> run(const options& o) {
     j["config"] = {{"receiver_link", o.receiver_link}, {"paths", o.paths}, {"senders", o.senders}, {"seed", o.seed}, {"op", o.use_send ? "send" : "write"},
                    {"message_bytes", o.message_bytes}, {"messages", o.messages}, {"streams", o.streams}, {"outstanding", o.outstanding},
                    {"link_rate", o.link_rate}, {"delay", o.delay}, {"loss", o.loss},
-                   {"sender_bug", o.sender_bug}, {"receiver_bug", o.receiver_bug}, {"mtu", o.mtu}};
+                   {"sender_bug", o.sender_bug}, {"receiver_bug", o.receiver_bug}, {"mtu", o.mtu},
+                   {"payload", o.symbolic_payload ? "symbolic" : "real"}};
     j["completed"] = ok;
     j["errors"] = errors;
     j["expected"] = expected;

@@ -64,6 +64,11 @@ struct options {
     std::uint32_t mtu = 4096;
     core::nanos time_limit = std::chrono::seconds(10);
     std::vector<impairment> impair;     // extra stages, in order
+    // Data packets describe their payload instead of carrying it (message and
+    // offset are in their headers; ICRC outcomes, corruption included, exact:
+    // docs/simulate.md "Payload"): the same metrics as real bytes, for less
+    // CPU and memory. Off: every packet carries and checks its real bytes.
+    bool symbolic_payload = false;
 };
 
 // Options from a small YAML file (keys as the struct's fields; see docs/simulate.md).

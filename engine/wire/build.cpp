@@ -6,6 +6,7 @@
 #include <cassert>
 #include <cstring>
 
+#include "wire/crc32.h"
 #include "wire/icrc.h"
 #include "wire/policy.h"
 #include "wire/protocol.h"
@@ -150,7 +151,7 @@ std::size_t after_bth_len(const frame_spec& s) {
     if (s.nakh) n += k_nakh_len;
     if (s.rnrh) n += k_rnrh_len;
     if (s.ctrlh) n += k_ctrlh_len + tlv_bytes(s.tlvs);
-    return n + (s.payload_view.empty() ? s.payload.size() : s.payload_view.size());
+    return n + (s.payload_view.empty() ? s.payload.size() : s.payload_view.size()) + s.symbolic_payload;
 }
 
 }  // namespace
@@ -166,8 +167,11 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
     const std::size_t eth_len = s.with_ethernet ? 14 + (s.eth.has_vlan ? 4 : 0) : 0;
     const std::size_t ip_hlen = s.ip_version == 4 ? k_ipv4_min_len + s.ipv4_options.size() : k_ipv6_len;
     const std::size_t icrc_len = ov.omit_icrc ? 0 : k_icrc_len;
-    frame_writer w(out, eth_len + ip_hlen + k_udp_len + k_bth_len + body + (ov.pad_bytes ? ov.pad_bytes->size() : pad) +
-                            icrc_len + ov.trailer.size());
+    assert(s.symbolic_payload == 0 ||
+           (s.ip_version == 4 && s.symbolic_payload % 4 == 0 && pad == 0 && s.payload.empty() && s.payload_view.empty()));
+    const std::size_t elided = s.symbolic_payload;  // counted in the lengths, not written
+    frame_writer w(out, eth_len + ip_hlen + k_udp_len + k_bth_len + body - elided +
+                            (ov.pad_bytes ? ov.pad_bytes->size() : pad) + icrc_len + ov.trailer.size());
     if (s.with_ethernet) {
         w.bytes(s.eth.dst);
         w.bytes(s.eth.src);
@@ -251,7 +255,7 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
     else
         w.zeros(pad);
 
-    const std::size_t udp_len = w.size() - udp_off + icrc_len;
+    const std::size_t udp_len = w.size() - udp_off + elided + icrc_len;
     w.patch_u16(udp_off + 4, ov.udp_length.value_or(static_cast<std::uint16_t>(udp_len)));
     if (s.ip_version == 4) {
         w.patch_u16(ip_off + 2, ov.ip_total_length.value_or(static_cast<std::uint16_t>(ip_hlen + udp_len)));
@@ -262,7 +266,7 @@ void build_into(const frame_spec& s, core::byte_buffer& out) {
     }
     if (!ov.omit_icrc) {
         std::uint32_t icrc = ov.icrc.value_or(
-            icrc_compute(w.written().subspan(ip_off), s.ip_version, ip_hlen).value_or(0));
+            crc32_zeros(icrc_compute(w.written().subspan(ip_off), s.ip_version, ip_hlen).value_or(0), elided));
         std::array<std::uint8_t, k_icrc_len> le;
         icrc_write(le.data(), icrc);
         w.bytes(le);
@@ -312,6 +316,7 @@ frame_spec to_spec(const frame& f) {
         while (auto t = it.next()) s.tlvs.push_back({t->type, {t->value.begin(), t->value.end()}, {}});
     }
     s.payload.assign(f.payload.begin(), f.payload.end());
+    s.symbolic_payload = f.symbolic_payload;
     for (auto b : f.pad) {
         if (b != 0) {
             s.ov.pad_bytes = core::byte_buffer(f.pad.begin(), f.pad.end());

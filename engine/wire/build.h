@@ -43,6 +43,14 @@ struct frame_spec {
     // When set, written instead of `payload` (no copy into the spec); the
     // viewed bytes must outlive build_into().
     core::bytes_view payload_view;
+    // A payload described, not carried (large simulations, issue 21): this
+    // many zero bytes count in every length field and in the ICRC (computed
+    // as if they were there, wire/crc32.h), but the frame stops after the op
+    // headers and the ICRC follows them. IPv4 only, a multiple of 4 bytes
+    // (no pad), and `payload`/`payload_view` empty. Only a decoder told so
+    // (decode_options::symbolic_payload) reads such a frame; any other sees
+    // it truncated. The fabric counts it at its full length (packet_pool).
+    std::uint32_t symbolic_payload = 0;
 
     struct overrides {
         std::optional<std::uint16_t> ethertype;

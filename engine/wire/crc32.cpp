@@ -1,6 +1,7 @@
 #include "wire/crc32.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include <isa-l/crc.h>
 #include <zlib.h>
@@ -38,6 +39,36 @@ std::uint32_t crc32_isal(std::uint32_t crc, core::bytes_view data) {
     if (k_has_avx && data.size() >= 256) __asm__ volatile("vzeroupper");
 #endif
     return c;
+}
+
+std::uint32_t crc32_zeros(std::uint32_t crc, std::size_t n) {
+    if (n == 0) return crc;
+    struct entry {
+        uLong zeros_crc = 0, op = 0;  // crc32 of n zero bytes; the operator that shifts a CRC by n bytes
+    };
+    thread_local std::unordered_map<std::size_t, entry> cache;
+    auto it = cache.find(n);
+    if (it == cache.end()) {
+        entry e;
+        static constexpr std::uint8_t k_zero_block[4096] = {};
+        uLong z = 0;
+        for (std::size_t left = n; left;) {
+            const std::size_t k = std::min(left, sizeof k_zero_block);
+            z = ::crc32(z, k_zero_block, static_cast<uInt>(k));
+            left -= k;
+        }
+        e.zeros_crc = z;
+        e.op = ::crc32_combine_gen(static_cast<z_off_t>(n));
+        it = cache.emplace(n, e).first;
+    }
+    return static_cast<std::uint32_t>(::crc32_combine_op(crc, it->second.zeros_crc, it->second.op));
+}
+
+std::uint32_t crc32_flip_delta(std::size_t distance, unsigned bit) {
+    if (distance == 0) return 0;
+    const std::uint8_t one = static_cast<std::uint8_t>(1u << (bit & 7));
+    const auto flipped = crc32_zeros(static_cast<std::uint32_t>(::crc32(0, &one, 1)), distance - 1);
+    return flipped ^ crc32_zeros(0, distance);
 }
 
 #if defined(MRCT_CRC_BACKEND_ZLIB)

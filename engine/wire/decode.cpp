@@ -7,6 +7,7 @@
 #include <array>
 
 #include "wire/checksum.h"
+#include "wire/crc32.h"
 #include "wire/frame.h"
 #include "wire/icrc.h"
 #include "wire/policy.h"
@@ -23,6 +24,7 @@ struct decoder {
     bytes_view all;
     const decode_options& opt;
     decode_result& res;  // the caller's, so that it is returned without a copy
+    std::size_t elided = 0;  // payload bytes described, not carried (decode_options::symbolic_payload)
 
     decode_result& fail(drop_reason why, layer where, std::size_t off) {
         res.dropped = drop{why, where, off};
@@ -90,10 +92,13 @@ struct decoder {
         if (!r.can_read(hlen - k_ipv4_min_len)) return fail(drop_reason::truncated, layer::ipv4, off);
         f.ip_options = *r.take(hlen - k_ipv4_min_len);
         if (h.total_length < hlen) return fail(drop_reason::bad_length, layer::ipv4, off);
-        if (h.total_length > all.size() - off) return fail(drop_reason::truncated, layer::ipv4, off);
+        if (h.total_length > all.size() - off) {
+            elided = h.total_length - (all.size() - off);
+            if (!opt.symbolic_payload || elided % 4 != 0) return fail(drop_reason::truncated, layer::ipv4, off);
+        }
         if (policy::k_verify_ipv4_checksum && internet_checksum(all.subspan(off, hlen)) != 0) return fail(drop_reason::bad_checksum, layer::ipv4, off);
         if (h.mf || h.frag_offset) return fail(drop_reason::fragmented, layer::ipv4, off);
-        f.trailer = all.subspan(off + h.total_length);
+        f.trailer = all.subspan(off + h.total_length - elided);
         if (h.protocol != k_ip_proto_udp) return fail(drop_reason::not_udp, layer::ipv4, off);
         return udp(off, hlen, h.total_length - hlen);
     }
@@ -127,7 +132,7 @@ struct decoder {
         frame& f = res.f;
         const std::size_t off = ip_off + ip_hlen;
         f.udp_offset = off;
-        byte_reader r(all.subspan(off, ip_payload));
+        byte_reader r(all.subspan(off, ip_payload - elided));
         if (!r.can_read(k_udp_len)) return fail(drop_reason::truncated, layer::udp, off);
         f.udp = {*r.u16(), *r.u16(), *r.u16(), *r.u16()};
         f.layers |= has_udp;
@@ -136,17 +141,18 @@ struct decoder {
         const std::size_t roce_len = ip_payload - k_udp_len;
         const std::size_t bth_off = off + k_udp_len;
         f.bth_offset = bth_off;
-        if (roce_len < k_bth_len + k_icrc_len) return fail(drop_reason::truncated, layer::bth, bth_off);
-        const std::size_t icrc_off = bth_off + roce_len - k_icrc_len;
+        if (roce_len < elided + k_bth_len + k_icrc_len) return fail(drop_reason::truncated, layer::bth, bth_off);
+        const std::size_t icrc_off = bth_off + roce_len - elided - k_icrc_len;  // in the frame's bytes
         f.icrc = icrc_read(all.data() + icrc_off);
         f.layers |= has_icrc;
         if (opt.verify_icrc) {
             auto c = icrc_compute(all.subspan(ip_off, icrc_off - ip_off), f.ip_version(), ip_hlen);
+            if (c && elided) c = crc32_zeros(*c, elided);  // the described payload's zero bytes
             f.icrc_computed = c.value_or(0);
             f.icrc_checked = c.has_value();
             if (!f.icrc_ok()) return fail(drop_reason::bad_icrc, layer::icrc, icrc_off);
         }
-        return roce(bth_off, all.subspan(bth_off, roce_len - k_icrc_len));
+        return roce(bth_off, all.subspan(bth_off, roce_len - elided - k_icrc_len));
     }
 
     static bool read_bth(byte_reader& r, struct bth& b) {
@@ -179,6 +185,8 @@ struct decoder {
         const std::uint8_t op = f.bth.opcode;
         if (policy::k_drop_nonzero_tver && f.bth.tver != k_bth_tver) return fail(drop_reason::bad_transport_version, layer::bth, base);
         if (!is_known_opcode(op)) return fail(drop_reason::reserved_opcode, layer::bth, base);
+        // Only a data packet's payload is ever described instead of carried.
+        if (elided && !is_data_opcode(op)) return fail(drop_reason::truncated, layer::bth, base);
 
         auto hdr = [&](std::size_t len, layer l) -> std::optional<bytes_view> {
             auto v = r.take(len);
@@ -294,8 +302,14 @@ struct decoder {
     // (ACK/NAK/RNR), then PadCnt pad bytes, 4-byte aligned in all.
     decode_result& tail(std::size_t base, byte_reader& r, layer what) {
         frame& f = res.f;
-        const std::size_t rest = r.remaining();
         const std::size_t at = base + r.offset();
+        if (elided) {
+            // The described payload ends the packet: nothing carried after the op headers, no pad.
+            if (r.remaining() != 0 || f.bth.pad_cnt != 0) return fail(drop_reason::bad_length, what, at);
+            f.symbolic_payload = static_cast<std::uint32_t>(elided);
+            return res;
+        }
+        const std::size_t rest = r.remaining();
         if (f.bth.pad_cnt > rest) return fail(drop_reason::pad_overrun, what, at);
         if (policy::k_require_4byte_alignment && rest % 4 != 0) return fail(drop_reason::misaligned, what, at);
         const std::size_t body = rest - f.bth.pad_cnt;

@@ -67,6 +67,7 @@ struct frame {
     core::bytes_view ip_options;  // IPv4 options (IHL > 5)
     core::bytes_view tlvs;        // CTRL: the TLV area (ctrlh.tlv_length bytes)
     core::bytes_view payload;     // data: the payload, pad excluded
+    std::uint32_t symbolic_payload = 0;  // data: payload bytes described, not carried (then `payload` is empty)
     core::bytes_view pad;         // the PadCnt bytes
     core::bytes_view trailer;     // bytes after the IP packet (Ethernet padding)
     std::uint32_t icrc = 0;           // as carried (value, not wire order)
@@ -77,6 +78,8 @@ struct frame {
     bool has(std::uint32_t bits) const { return (layers & bits) == bits; }
     unsigned ip_version() const { return has(has_ipv4) ? 4 : has(has_ipv6) ? 6 : 0; }
     bool icrc_ok() const { return icrc_checked && icrc == icrc_computed; }
+    // The payload's length, carried or described.
+    std::size_t payload_size() const { return payload.size() + symbolic_payload; }
     std::uint8_t ip_ecn() const { return has(has_ipv4) ? ipv4.ecn : ipv6.ecn; }
 };
 
@@ -88,6 +91,13 @@ struct decode_result {
 
 struct decode_options {
     bool verify_icrc = true;
+    // Read frames whose data payload is described, not carried
+    // (frame_spec::symbolic_payload): an IPv4 packet that claims more bytes
+    // than the frame holds, a multiple of 4 more, is a data packet whose
+    // payload of that many zero bytes was left out just before the ICRC; its
+    // ICRC is checked as if they were there. Without it such a frame is
+    // truncated.
+    bool symbolic_payload = false;
 };
 
 // Ethernet II frame (FCS excluded, as captured), optional 802.1Q tag.

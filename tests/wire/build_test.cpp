@@ -2,6 +2,7 @@
 
 #include "core/rng.h"
 #include "wire/build.h"
+#include "wire/checksum.h"
 #include "wire/icrc.h"
 #include "wire/samples.h"
 
@@ -136,4 +137,67 @@ TEST_CASE("build_into overwrites a reused buffer: leftover bytes never show thro
         build_into(s, empty);
         REQUIRE(empty.capacity() == empty.size());
     }
+}
+
+// A described payload (frame_spec::symbolic_payload): the frame stops after the
+// op headers, every length and the ICRC are those of the frame with that many
+// zero bytes; decoded only when the decoder is told, truncated otherwise.
+TEST_CASE("a symbolic payload: lengths and ICRC of the zero-filled frame, no bytes carried") {
+    core::rng r(21);
+    for (auto op : {opcode::write, opcode::write_imm, opcode::send, opcode::send_imm}) {
+        for (std::uint32_t n : {4u, 256u, 4096u, 9000u}) {
+            INFO(opcode_name(static_cast<std::uint8_t>(op)) << " " << n << " bytes");
+            auto real = random_spec(r, op, 4);
+            real.payload.assign(n, 0);
+            real.payload_view = {};
+            auto sym = real;
+            sym.payload.clear();
+            sym.symbolic_payload = n;
+            const auto full = build(real), small = build(sym);
+            REQUIRE(small.size() + n == full.size());
+            // Everything up to the payload, and the ICRC, are the same bytes.
+            CHECK(std::equal(small.begin(), small.end() - 4, full.begin()));
+            CHECK(std::equal(small.end() - 4, small.end(), full.end() - 4));
+            auto d = decode_ethernet(small, {.symbolic_payload = true});
+            REQUIRE(d.ok());
+            CHECK(d.f.icrc_ok());
+            CHECK(d.f.payload.empty());
+            CHECK(d.f.symbolic_payload == n);
+            CHECK(d.f.payload_size() == n);
+            CHECK(build(to_spec(d.f)) == small);  // round trip, as for every frame
+            auto dr = decode_ethernet(full, {.symbolic_payload = true});  // real frames still decode as before
+            REQUIRE(dr.ok());
+            CHECK(dr.f.symbolic_payload == 0);
+            CHECK(dr.f.payload_size() == n);
+            auto plain = decode_ethernet(small);
+            REQUIRE_FALSE(plain.ok());
+            CHECK(plain.dropped->reason == drop_reason::truncated);
+        }
+    }
+}
+
+TEST_CASE("a symbolic payload: only data packets, whole multiples of 4, no pad") {
+    // An ACK that claims 8 more bytes than it has is truncated, told or not.
+    auto ack = build(ack_spec({}, 100));
+    auto a = ack;  // IPv4 total length at 16..17
+    const std::uint16_t total = static_cast<std::uint16_t>((a[16] << 8 | a[17]) + 8);
+    a[16] = static_cast<std::uint8_t>(total >> 8);
+    a[17] = static_cast<std::uint8_t>(total);
+    const std::uint16_t udp_len = static_cast<std::uint16_t>((a[38] << 8 | a[39]) + 8);  // UDP length at 38..39
+    a[38] = static_cast<std::uint8_t>(udp_len >> 8);
+    a[39] = static_cast<std::uint8_t>(udp_len);
+    a[24] = a[25] = 0;  // header checksum recomputed below
+    const auto ck = internet_checksum(core::bytes_view(a).subspan(14, 20));
+    a[24] = static_cast<std::uint8_t>(ck >> 8);
+    a[25] = static_cast<std::uint8_t>(ck);
+    auto d = decode_ethernet(a, {.verify_icrc = false, .symbolic_payload = true});
+    REQUIRE_FALSE(d.ok());
+    CHECK(d.dropped->reason == drop_reason::truncated);
+    // A data frame cut by 3 bytes is not a described payload.
+    auto s = data_spec(opcode::write, {}, core::byte_buffer(64, 1));
+    auto f = build(s);
+    f.erase(f.end() - 7, f.end() - 4);
+    auto c = decode_ethernet(f, {.symbolic_payload = true});
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.dropped->reason == drop_reason::truncated);
 }
