@@ -1054,3 +1054,36 @@ TEST_CASE("timing retries: only a case whose every inconclusive check was doubte
     r.asserts = {};
     CHECK_FALSE(run::timing_doubted(r));
 }
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// A real-time DUT beside the engine whose agent answered polls in 40 and
+// 100 us and one other call (at 1 ms) in 900 us.
+class slow_call_dut final : public forwarding_dut {
+public:
+    bool realtime() const override { return true; }
+    bool shares_host() const override { return true; }
+    call_times agent_call_times() const override {
+        call_times t;
+        t.polls = {{0us, 40us}, {200us, 100us}, {400us, 100us}};
+        t.others = {{1000us, 900us}};
+        t.calls = 4;
+        t.median = 100us;
+        t.max = 900us;
+        return t;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a slow agent call beside the engine counts as a span the DUT may have been held, less the quickest call (D97)") {
+    auto s = load("slowcall.yaml", k_one_write);
+    auto r = run::run_case(s.cases.at(0), [] { return core::result<std::unique_ptr<dut::dut>>(std::make_unique<slow_call_dut>()); }, 3);
+    REQUIRE(r.tr);
+    const auto& late = r.tr->timing.late;
+    // 900 us less the quickest call's 40 us (not less the median poll's 100 us).
+    CHECK(std::any_of(late.begin(), late.end(), [](const auto& l) { return l.due == 1000us && l.late == 860us; }));
+    CHECK(r.tr->timing.held_between(1000us, 1860us) >= 860us);
+}
