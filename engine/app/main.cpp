@@ -1,5 +1,6 @@
 // mrct: the command line. The only module that knows every other module.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -26,6 +27,23 @@ void setup_logging(int verbose, bool quiet) {
     else
         spdlog::set_level(spdlog::level::info);
 }
+
+// A plan is a YAML file, or the folder holding its plan.yaml (what a user
+// types: `mrct run testplans/metaroce-1.2`). Rewrites a folder to its
+// plan.yaml; returns an error message, or "" when `p` names a plan.
+std::string resolve_plan(std::string& p) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+        const auto f = fs::path(p) / "plan.yaml";
+        if (!fs::is_regular_file(f, ec)) return "the folder " + p + " holds no plan.yaml (give the plan's YAML file)";
+        p = f.string();
+        return "";
+    }
+    if (!fs::exists(p, ec)) return "File does not exist: " + p;
+    return "";
+}
+const CLI::Validator k_plan_path(resolve_plan, "PLAN", "plan");
 
 }  // namespace
 
@@ -175,7 +193,7 @@ int main(int argc, char** argv) {
 
     mrct::app::run_args ra;
     auto* run = app.add_subcommand("run", "Run a test plan against a DUT; exit 0 all passed, 1 a case failed, 2 plan error, 3 infrastructure error");
-    run->add_option("plan", ra.plan, "Test plan (YAML)")->required()->check(CLI::ExistingFile);
+    run->add_option("plan", ra.plan, "Test plan: its YAML file, or the folder holding its plan.yaml")->required()->transform(k_plan_path);
     run->add_option("--dut", ra.dut,
                     "DUT: sim (reference, in-process, virtual time), sim:bug=NAME (a bug profile, see `mrct docs bugs`),\n"
                     "so:PATH.so[,isolate=process|none][,call_limit=60s][,KEY=VALUE...] (a DUT library behind the C ABI of\n"
@@ -226,12 +244,12 @@ int main(int argc, char** argv) {
     std::string list_plan;
     bool list_json = false;
     auto* list = app.add_subcommand("list", "List a plan's cases (ID, level, peer role, clauses, title)");
-    list->add_option("plan", list_plan, "Test plan")->required()->check(CLI::ExistingFile);
+    list->add_option("plan", list_plan, "Test plan (YAML file, or its folder)")->required()->transform(k_plan_path);
     list->add_flag("--json", list_json, "As JSON");
 
     std::string val_plan;
     auto* validate = app.add_subcommand("validate", "Check a plan without running it: errors with file:line:col; clause coverage");
-    validate->add_option("plan", val_plan, "Test plan")->required()->check(CLI::ExistingFile);
+    validate->add_option("plan", val_plan, "Test plan (YAML file, or its folder)")->required()->transform(k_plan_path);
 
     std::vector<std::string> ex_args;
     auto* explain = app.add_subcommand("explain", "Show what a case does and checks, with its clauses' text: explain [PLAN] CASE "
@@ -241,7 +259,7 @@ int main(int argc, char** argv) {
     std::string st_plan = "testplans/metaroce-1.2/plan.yaml", st_out;
     unsigned st_jobs = 2;
     auto* selftest = app.add_subcommand("selftest", "Run the plan against the reference DUT (must all pass) and every bug profile (each must be caught by a case citing its clause); print the kill matrix");
-    selftest->add_option("--plan", st_plan, "Test plan")->check(CLI::ExistingFile);
+    selftest->add_option("--plan", st_plan, "Test plan (YAML file, or its folder)")->transform(k_plan_path);
     selftest->add_option("--jobs,-j", st_jobs, "Cases run in parallel")->check(CLI::Range(1u, 256u));
     selftest->add_option("--out", st_out, "Directory for kill-matrix.json");
     std::string st_dut = "sim";
@@ -268,7 +286,8 @@ int main(int argc, char** argv) {
     docs->add_option("what", docs_what, "fabric (impairment stages), bugs (bug profiles), assertions (the assertion library), clauses (clause table)")
         ->required()
         ->check(CLI::IsMember({"fabric", "bugs", "assertions", "clauses"}));
-    docs->add_option("--plan", docs_plan, "With clauses: add the cases of this plan citing each clause")->check(CLI::ExistingFile);
+    docs->add_option("--plan", docs_plan, "With clauses: add the cases of this plan (YAML file, or its folder) citing each clause")
+        ->transform(k_plan_path);
 
     try {
         app.parse(argc, argv);
@@ -289,9 +308,16 @@ int main(int argc, char** argv) {
         if (*merge) return mrct::app::run_report_merge(merge_dirs, merge_out);
         if (*list) return mrct::app::run_list(list_plan, list_json);
         if (*validate) return mrct::app::run_validate(val_plan);
-        if (*explain)
-            return ex_args.size() == 2 ? mrct::app::run_explain(ex_args[0], ex_args[1])
-                                       : mrct::app::run_explain("testplans/metaroce-1.2/plan.yaml", ex_args[0]);
+        if (*explain) {
+            if (ex_args.size() == 2) {
+                if (auto why = resolve_plan(ex_args[0]); !why.empty()) {
+                    std::cerr << "explain: " << why << "\n";
+                    return 2;
+                }
+                return mrct::app::run_explain(ex_args[0], ex_args[1]);
+            }
+            return mrct::app::run_explain("testplans/metaroce-1.2/plan.yaml", ex_args[0]);
+        }
         if (*selftest) return mrct::app::run_selftest(st_plan, st_jobs, st_out, st_scale, st_dut);
     } catch (const std::exception& e) {
         spdlog::error("internal error: {}", e.what());

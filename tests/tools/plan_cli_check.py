@@ -85,6 +85,25 @@ expect_rc(r, 2, "run with a bad plan")
 if "broken_plan.yaml:5:9: unknown assertion 'wire_fromat'" not in r.stderr:
     fails.add("the plan error lacks file:line:col: " + r.stderr)
 expect_rc(mrct("run", args.plan, "--dut", "bogus"), 2, "run with an unknown DUT")
+
+# A plan given as its folder means the folder's plan.yaml (issue 23 item 5),
+# in every command that takes a plan; a folder without one is a usage error.
+folder = os.path.dirname(os.path.abspath(args.plan))
+expect_rc(mrct("validate", folder), 0, "validate FOLDER")
+r = mrct("list", "--json", folder)
+expect_rc(r, 0, "list FOLDER")
+if r.returncode == 0 and len(json.loads(r.stdout)) != len(cases):
+    fails.add("list FOLDER lists another plan")
+expect_rc(mrct("explain", folder, "RNR-001"), 0, "explain FOLDER CASE")
+expect_rc(mrct("run", folder, "--filter", "HDR-001", "--out", os.path.join(args.workdir, "plan_cli_folder")), 0,
+          "run FOLDER")
+empty = os.path.join(args.workdir, "plan_cli_empty_folder")
+os.makedirs(empty, exist_ok=True)
+for cmd in (["run", empty], ["validate", empty], ["list", empty], ["explain", empty, "RNR-001"]):
+    r = mrct(*cmd)
+    expect_rc(r, 2, " ".join(cmd[:1]) + " on a folder without plan.yaml")
+    if "holds no plan.yaml" not in r.stderr:
+        fails.add(f"{cmd[0]} on a folder without plan.yaml does not say so: {r.stderr}")
 expect_rc(mrct("run", args.plan, "--filter", "NO-SUCH-*"), 2, "run with a filter matching nothing")
 
 fails.finish("plan CLI behaviours")
