@@ -23,6 +23,30 @@ inline std::optional<double> number_prefix(const std::string& t, std::string& un
     return v;
 }
 
+// An unsigned integer written as decimal digits (or, with `hex`, also
+// 0x followed by hex digits), at most `max`: nullopt for anything else, a
+// sign, a space, an overflow included. What every integer a plan gives goes
+// through, so that 2^32 + 1 is not 1 and -1 is not 4294967295.
+inline std::optional<std::uint64_t> parse_uint(const std::string& t, std::uint64_t max, bool hex = false) {
+    int base = 10;
+    std::size_t from = 0;
+    if (hex && t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+        base = 16;
+        from = 2;
+    }
+    const char* digits = base == 16 ? "0123456789abcdefABCDEF" : "0123456789";
+    if (t.size() <= from || t.find_first_not_of(digits, from) != std::string::npos) return std::nullopt;
+    std::uint64_t v = 0;
+    for (std::size_t i = from; i < t.size(); ++i) {
+        const char c = t[i];
+        const unsigned d = c <= '9' ? static_cast<unsigned>(c - '0') : static_cast<unsigned>((c | 0x20) - 'a' + 10);
+        if (v > (std::numeric_limits<std::uint64_t>::max() - d) / static_cast<unsigned>(base)) return std::nullopt;
+        v = v * static_cast<unsigned>(base) + d;
+    }
+    if (v > max) return std::nullopt;
+    return v;
+}
+
 // A count written as plain decimal digits (a path, a sender, a peer): at
 // most 9 of them, so it always fits; nullopt for anything else.
 inline std::optional<unsigned> parse_count(const std::string& t) {

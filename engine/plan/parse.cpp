@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/units.h"
 #include "plan/plan.h"
 
 namespace mrct::plan {
@@ -207,12 +208,9 @@ private:
                     if (tg.dir != "from_dut" && tg.dir != "to_dut") err(o["dir"], "dir must be from_dut or to_dut");
                     if (o["match"]) merge(o["match"], v, tg.match);
                     if (o["nth"]) {
-                        try {
-                            tg.nth = static_cast<unsigned>(std::stoul(subst(o["nth"], v)));
-                        } catch (...) {
-                            tg.nth = 0;
-                        }
-                        if (tg.nth == 0) err(o["nth"], "nth: expected a positive integer");
+                        const auto n = core::parse_uint(subst(o["nth"], v), 0xFFFFFFFF);
+                        tg.nth = n ? static_cast<unsigned>(*n) : 0;
+                        if (tg.nth == 0) err(o["nth"], "nth: expected a positive integer up to 4294967295");
                     }
                     st.on = tg;
                 }

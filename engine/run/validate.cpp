@@ -35,6 +35,30 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& k_actions()
     return k;
 }
 
+// The range of each integer an action takes, by the field it feeds.
+struct int_range {
+    const char* arg;
+    std::uint64_t max;
+    const char* what;
+    bool hex = false;
+};
+const int_range* int_arg(const std::string& k) {
+    static const int_range k_ranges[] = {
+        {"tag", 0xFFFF, "a Tag, 0..65535"},
+        {"stream", 0xFFFF, "a StreamID, 0..65535"},
+        {"path", 255, "a path number, 0..255"},
+        {"size", 0xFFFFFFFF, "a message length, 0..4294967295 bytes"},
+        {"count", 0xFFFFFFFF, "a count, 0..4294967295"},
+        {"skip", 0xFFFFFFFF, "a count, 0..4294967295"},
+        {"offset", 0xFFFFFFFF, "a byte offset, 0..4294967295"},
+        {"imm", 0xFFFFFFFF, "32-bit immediate data (decimal or 0x hex)", true},
+        {"step", 0xFFFF, "a step number, 0..65535"},
+    };
+    for (const auto& r : k_ranges)
+        if (k == r.arg) return &r;
+    return nullptr;
+}
+
 }  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& capabilities() {
@@ -145,9 +169,27 @@ core::status validate(const plan::suite& s) {
             if (base == "match") match[k.substr(6)] = v;
             if ((k == "by" || k == "add" || k == "for") && !core::parse_duration_ns(v.text)) e(v.at, a.name + ": '" + k + "' expects a duration");
             if (k == "side" && v.text != "dut" && v.text != "peer") e(v.at, "side must be dut or peer");
-            if ((k == "size" || k == "count" || k == "tag" || k == "stream" || k == "path" || k == "skip" || k == "offset") &&
-                v.text.find_first_not_of("0123456789") != std::string::npos)
-                e(v.at, a.name + ": '" + k + "' expects a non-negative integer, got '" + v.text + "'");
+            // Every integer within the field it feeds, checked before
+            // anything is parsed for the run (issue 23: 2^32 + 1 wrapped to
+            // 1, -1 to 4294967295, tag 70000 passed, 2^64 + 1 threw).
+            if (const auto* r = int_arg(k); r && !(a.name == "inject") && !(k == "path" && v.text == "all")) {
+                if (!core::parse_uint(v.text, r->max, r->hex))
+                    e(v.at, a.name + ": '" + k + "' expects " + r->what + ", got '" + v.text + "'");
+            }
+        }
+        // Bytes a post moves, or a region takes, are allocated before the
+        // case runs: bounded here (docs/plan-format.md, "Limits").
+        auto num = [&](const char* k, std::uint64_t dflt) -> std::optional<std::uint64_t> {
+            auto it = a.a.find(k);
+            if (it == a.a.end()) return dflt;
+            return core::parse_uint(it->second.text, int_arg(k)->max);  // out of range: reported above
+        };
+        if (a.name == "post_write" || a.name == "post_send" || a.name == "post_recv" || a.name == "memory") {
+            const auto size = num("size", a.name == "memory" ? 8388608 : 4096);
+            const auto count = a.name == "memory" ? std::optional<std::uint64_t>(1) : num("count", 1);
+            if (size && count && *count > 0 && *size > k_max_action_bytes / *count)
+                e(a.at, a.name + ": " + std::to_string(*count) + " x " + std::to_string(*size) + " bytes is more than " +
+                            std::to_string(k_max_action_bytes) + " bytes, the most one action may move or take");
         }
         if (auto st = filter_set::check_match(match); !st) errs.push_back(st.err().message);
     };

@@ -114,7 +114,7 @@ TEST_CASE("plan errors name file, line and column") {
         CHECK_THAT(m, Catch::Contains("e5.yaml:5:9: a step needs exactly one of 'at' and 'on'"));
     }
     SECTION("a trigger's nth counts from 1") {
-        for (const char* nth : {"0", "x"}) {
+        for (const char* nth : {"0", "x", "-1", "4294967297", "18446744073709551617"}) {
             auto m = err("e10.yaml", std::string("cases:\n  - id: X\n    clauses: [MR-HDR-1]\n    steps:\n"
                                                  "      - {on: {match: {opcode: ACK}, nth: ") +
                                          nth + "}, do: []}\n    expect: [{wire_format: {}}]\n");

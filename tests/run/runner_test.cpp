@@ -159,6 +159,44 @@ TEST_CASE("validation reports every problem with file:line:col") {
     CHECK_THAT(m, Catch::Contains("bad.yaml:16:9: unknown assertion 'no_such_check'"));
 }
 
+TEST_CASE("validation: every integer within the field it feeds, and the bytes an action allocates bounded (issue 23)") {
+    auto s = load("numbers.yaml", R"(cases:
+  - id: X
+    clauses: [MR-HDR-1]
+    setup:
+      - post_send: {side: dut, tag: 70000, stream: 65536, count: -1}
+      - post_write: {side: dut, size: 18446744073709551617}
+      - post_write: {side: dut, size: 4294967297, imm: 0x1FFFFFFFF}
+      - post_write: {side: dut, size: 1048576, count: 2048}
+      - memory: {size: 2147483648}
+      - drop: {match: {opcode: ACK}, count: 4294967296, skip: 1}
+    expect:
+      - wire_format: {}
+)");
+    auto st = run::validate(s);
+    REQUIRE_FALSE(st.ok());
+    const auto& m = st.err().message;
+    CHECK_THAT(m, Catch::Contains("numbers.yaml:5:37: post_send: 'tag' expects a Tag, 0..65535, got '70000'"));
+    CHECK_THAT(m, Catch::Contains("numbers.yaml:5:52: post_send: 'stream' expects a StreamID, 0..65535, got '65536'"));
+    CHECK_THAT(m, Catch::Contains("numbers.yaml:5:66: post_send: 'count' expects a count, 0..4294967295, got '-1'"));
+    CHECK_THAT(m, Catch::Contains("numbers.yaml:6:39: post_write: 'size' expects a message length, 0..4294967295 bytes"));
+    CHECK_THAT(m, Catch::Contains("numbers.yaml:7:39: post_write: 'size' expects"));
+    CHECK_THAT(m, Catch::Contains("numbers.yaml:7:56: post_write: 'imm' expects 32-bit immediate data"));
+    CHECK_THAT(m, Catch::Contains("numbers.yaml:8:9: post_write: 2048 x 1048576 bytes is more than 1073741824 bytes"));
+    CHECK_THAT(m, Catch::Contains("numbers.yaml:9:9: memory: 1 x 2147483648 bytes is more than 1073741824 bytes"));
+    CHECK_THAT(m, Catch::Contains("numbers.yaml:10:45: drop: 'count' expects a count, 0..4294967295, got '4294967296'"));
+    // In range, in hex where immediate data may be: no complaint.
+    auto ok = load("numbers_ok.yaml", R"(cases:
+  - id: X
+    clauses: [MR-HDR-1]
+    setup:
+      - post_send: {side: dut, tag: 65535, stream: 0, count: 2, imm: 0xFFFFFFFF}
+    expect:
+      - wire_format: {}
+)");
+    CHECK(run::validate(ok).ok());
+}
+
 TEST_CASE("validation: fabric paths and directions are checked where they are written") {
     // Each of these once passed validation and then did nothing (an impairment
     // on a path the fabric lacks, a direction no frame has) or failed mid-run.
