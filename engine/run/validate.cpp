@@ -207,14 +207,13 @@ core::status validate(const plan::suite& s) {
         }
         for (const auto& [k, v] : c.topology) {
             if (k == "peers") {
-                if (v.text.find_first_not_of("0123456789") != std::string::npos || v.text.empty() || std::stoul(v.text) < 1 ||
-                    std::stoul(v.text) > 64)
+                const auto n = core::parse_uint(v.text, 64);
+                if (!n || *n < 1)
                     e(v.at, "topology.peers must be 1..64, got '" + v.text + "'");
-                else if (std::stoul(v.text) > 1 && c.role != "sender")
+                else if (*n > 1 && c.role != "sender")
                     e(v.at, "several peers need role: sender (they connect to the DUT)");
             } else if (k == "paths") {
-                if (v.text.find_first_not_of("0123456789") != std::string::npos || v.text.empty() || std::stoul(v.text) < 1 ||
-                    std::stoul(v.text) > 256)
+                if (const auto n = core::parse_uint(v.text, 256); !n || *n < 1)
                     e(v.at, "topology.paths must be 1..256, got '" + v.text + "'");
             } else if ((k == "delay" || k.rfind("path_delay.", 0) == 0) && !core::parse_duration_ns(v.text)) {
                 e(v.at, "topology." + k + " expects a duration such as 5us");
@@ -288,6 +287,8 @@ core::status validate(const plan::suite& s) {
         for (const char* k : {"duration", "settle", "step_late"})
             if (c.limits.count(k) && !core::parse_duration_ns(c.limits.at(k).text))
                 e(c.limits.at(k).at, std::string("limits.") + k + " expects a duration");
+        if (c.limits.count("duration") && core::parse_duration_ns(c.limits.at("duration").text) == 0)
+            e(c.limits.at("duration").at, "limits.duration must be longer than 0 (the case would end before it starts)");
         if (c.limits.count("max_frames")) {
             const auto& t = c.limits.at("max_frames").text;
             if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12 || std::stoull(t) == 0)
