@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <functional>
@@ -262,15 +263,37 @@ private:
         }
     }
 
+    // YAML lets a map repeat a key and keeps one of the values: in a plan
+    // that silently drops what the other said (a second `cases:` list).
+    // Every map of the file, at any depth, is checked; nesting deeper than a
+    // plan needs is refused where it starts (issue 23).
+    void check_keys(const YAML::Node& n, int depth) {
+        if (depth > k_max_nesting) die(n, "nested more than " + std::to_string(k_max_nesting) + " levels deep");
+        if (n.IsMap()) {
+            std::set<std::string> seen;
+            for (auto it = n.begin(); it != n.end(); ++it) {
+                if (it->first.IsScalar() && !seen.insert(it->first.Scalar()).second)
+                    err(it->first, "duplicate key '" + it->first.Scalar() + "' (YAML would keep only one of them)");
+                check_keys(it->second, depth + 1);
+            }
+        } else if (n.IsSequence()) {
+            for (const auto& x : n) check_keys(x, depth + 1);
+        }
+    }
+    static constexpr int k_max_nesting = 64;
+
     void load_file(const std::string& path, suite& s, bool top) {
         const auto canon = fs::weakly_canonical(path).string();
         if (loading_.count(canon)) throw plan_error{path + ": included recursively"};
         if (!fs::exists(path)) throw plan_error{path + ": no such file"};
+        if (!fs::is_regular_file(path)) throw plan_error{path + ": not a plan file (a folder or a device)"};
+        if (top) root_ = fs::weakly_canonical(fs::path(path)).parent_path();
         loading_.insert(canon);
         const auto saved = current_;
         current_ = path;
         out_ = &s;
         YAML::Node root = YAML::LoadFile(path);
+        check_keys(root, 0);
         if (!root.IsMap()) die(root, "a plan file is a map (suite, vars, fragments, defaults, include, cases)");
         only_keys(root, top ? "suite file" : "included file",
                   {"suite", "vars", "fragments", "defaults", "include", "cases"});
@@ -314,6 +337,14 @@ private:
                 auto rel = subst(x, vars_);
                 auto p = (fs::path(path).parent_path() / rel).string();
                 if (!fs::exists(p)) die(x, "included file '" + rel + "' not found");
+                // Confined to the top plan's folder, regular files only: a
+                // plan from elsewhere must not open /etc/passwd or read
+                // /dev/zero for ever (issue 23; not yet widened by an option).
+                const auto target = fs::weakly_canonical(p);
+                const auto [r_end, t_at] = std::mismatch(root_.begin(), root_.end(), target.begin(), target.end());
+                if (r_end != root_.end())
+                    die(x, "included file '" + rel + "' is outside the plan's folder " + root_.string());
+                if (!fs::is_regular_file(target)) die(x, "included file '" + rel + "' is not a regular file");
                 load_file(p, s, false);
                 current_ = path;
             }
@@ -329,6 +360,7 @@ private:
     std::map<std::string, fragment> fragments_;
     test_case defaults_;
     std::set<std::string> loading_;
+    fs::path root_;  // the top plan's folder: includes stay inside it
     std::vector<std::string> errors_;
     int depth_ = 0;
 };

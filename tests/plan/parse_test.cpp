@@ -137,3 +137,35 @@ TEST_CASE("plan errors name file, line and column") {
         CHECK_THAT(m, Catch::Contains("e9.yaml:4:19: unknown fragment 'ghost'"));
     }
 }
+
+// Hostile plans, by class (issue 23 item 3).
+TEST_CASE("hostile plans: duplicate keys, includes outside the plan's folder or not files, deep nesting") {
+    auto err = [](const std::string& name, const std::string& text) {
+        auto s = plan::load(write(name, text));
+        REQUIRE_FALSE(s.ok());
+        return s.err().message;
+    };
+    SECTION("a repeated key anywhere is an error where it repeats") {
+        auto m = err("h1.yaml", std::string(k_minimal) + "cases: []\n");
+        CHECK_THAT(m, Catch::Contains("h1.yaml:8:1: duplicate key 'cases'"));
+        auto n = err("h2.yaml", "cases:\n  - id: X\n    clauses: [MR-HDR-1]\n    limits: {duration: 1ms, duration: 2ms}\n"
+                                "    expect: [{wire_format: {}}]\n");
+        CHECK_THAT(n, Catch::Contains("h2.yaml:4:29: duplicate key 'duration'"));
+    }
+    SECTION("includes stay in the plan's folder and are regular files") {
+        CHECK_THAT(err("h3.yaml", "include: [/etc/passwd]\n"), Catch::Contains("h3.yaml:1:11: included file '/etc/passwd' is outside the plan's folder"));
+        CHECK_THAT(err("h4.yaml", "include: [../../../../../../../../etc/hostname]\n"), Catch::Contains("is outside the plan's folder"));
+        std::filesystem::create_directories(std::filesystem::path(MRCT_TEST_TMP) / "plan_test_files" / "adir");
+        CHECK_THAT(err("h5.yaml", "include: [adir]\n"), Catch::Contains("h5.yaml:1:11: included file 'adir' is not a regular file"));
+        auto dir = (std::filesystem::path(MRCT_TEST_TMP) / "plan_test_files" / "adir").string();
+        auto s = plan::load(dir);
+        REQUIRE_FALSE(s.ok());
+        CHECK_THAT(s.err().message, Catch::Contains("not a plan file"));
+    }
+    SECTION("nesting deeper than a plan needs") {
+        std::string deep = "cases:\n  - id: X\n    clauses: [MR-HDR-1]\n    expect: [{wire_format: {}}]\n    description: ";
+        for (int i = 0; i < 100; ++i) deep += "[";
+        for (int i = 0; i < 100; ++i) deep += "]";
+        CHECK_THAT(err("h6.yaml", deep + "\n"), Catch::Contains("nested more than 64 levels deep"));
+    }
+}
