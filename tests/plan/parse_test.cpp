@@ -19,6 +19,13 @@ std::string write(const std::string& name, const std::string& text) {
     return p;
 }
 
+// The error a plan of this text gives (it must give one).
+std::string load_error(const std::string& name, const std::string& text) {
+    auto s = plan::load(write(name, text));
+    REQUIRE_FALSE(s.ok());
+    return s.err().message;
+}
+
 const char* k_minimal = R"(suite: {name: S, version: "1"}
 cases:
   - id: A-001
@@ -83,11 +90,7 @@ include: [inc.yaml]
 }
 
 TEST_CASE("plan errors name file, line and column") {
-    auto err = [](const std::string& name, const std::string& text) {
-        auto s = plan::load(write(name, text));
-        REQUIRE_FALSE(s.ok());
-        return s.err().message;
-    };
+    const auto err = load_error;
     SECTION("unknown key in a case") {
         auto m = err("e1.yaml", "cases:\n  - id: X\n    clauses: [MR-HDR-1]\n    expct: []\n    expect: [{wire_format: {}}]\n");
         CHECK_THAT(m, Catch::Contains("e1.yaml:4:5: unknown key 'expct' in case"));
@@ -140,11 +143,7 @@ TEST_CASE("plan errors name file, line and column") {
 
 // Hostile plans, by class (issue 23 item 3).
 TEST_CASE("hostile plans: duplicate keys, includes outside the plan's folder or not files, deep nesting") {
-    auto err = [](const std::string& name, const std::string& text) {
-        auto s = plan::load(write(name, text));
-        REQUIRE_FALSE(s.ok());
-        return s.err().message;
-    };
+    const auto err = load_error;
     SECTION("a repeated key anywhere is an error where it repeats") {
         auto m = err("h1.yaml", std::string(k_minimal) + "cases: []\n");
         CHECK_THAT(m, Catch::Contains("h1.yaml:8:1: duplicate key 'cases'"));
