@@ -200,6 +200,8 @@ core::status validate(const plan::suite& s) {
             if (k != "bug") {
                 endpoint::config tmp;
                 if (auto st = endpoint::config_set(tmp, k, v.text); !st) e(v.at, "dut: " + st.err().message);
+            } else if (auto b = endpoint::bug_by_name(v.text); !b) {
+                e(v.at, "dut.bug: " + b.err().message);  // a plan that names a bug profile must name a real one
             }
         for (const auto& [k, v] : c.peer) {
             endpoint::config tmp;
@@ -217,6 +219,8 @@ core::status validate(const plan::suite& s) {
                     e(v.at, "topology.paths must be 1..256, got '" + v.text + "'");
             } else if ((k == "delay" || k.rfind("path_delay.", 0) == 0) && !core::parse_duration_ns(v.text)) {
                 e(v.at, "topology." + k + " expects a duration such as 5us");
+            } else if (k.rfind("path_delay.", 0) == 0 && !core::parse_uint(k.substr(11), 255)) {
+                e(v.at, "topology.path_delay: '" + k.substr(11) + "' is not a path number");
             } else if (k == "rate" && !core::parse_rate_bps(v.text)) {
                 e(v.at, "topology.rate expects a rate such as 100Gbps");
             }

@@ -170,7 +170,8 @@ TEST_CASE("validation: every integer within the field it feeds, and the bytes an
       - post_write: {side: dut, size: 1048576, count: 2048}
       - memory: {size: 2147483648}
       - drop: {match: {opcode: ACK}, count: 4294967296, skip: 1}
-    topology: {paths: 18446744073709551617, peers: -1}
+    topology: {paths: 18446744073709551617, peers: -1, path_delay: {banana: 5us}}
+    dut: {bug: no-such-bug}
     expect:
       - wire_format: {}
     limits: {duration: 0}
@@ -189,7 +190,9 @@ TEST_CASE("validation: every integer within the field it feeds, and the bytes an
     CHECK_THAT(m, Catch::Contains("numbers.yaml:10:45: drop: 'count' expects a count, 0..4294967295, got '4294967296'"));
     CHECK_THAT(m, Catch::Contains("numbers.yaml:11:23: topology.paths must be 1..256, got '18446744073709551617'"));
     CHECK_THAT(m, Catch::Contains("numbers.yaml:11:52: topology.peers must be 1..64, got '-1'"));
-    CHECK_THAT(m, Catch::Contains("numbers.yaml:14:24: limits.duration must be longer than 0"));
+    CHECK_THAT(m, Catch::Contains("numbers.yaml:15:24: limits.duration must be longer than 0"));
+    CHECK_THAT(m, Catch::Contains("topology.path_delay: 'banana' is not a path number"));
+    CHECK_THAT(m, Catch::Contains("numbers.yaml:12:16: dut.bug: unknown bug profile 'no-such-bug'"));
     // In range, in hex where immediate data may be: no complaint.
     auto ok = load("numbers_ok.yaml", R"(cases:
   - id: X
