@@ -319,6 +319,8 @@ private:
             if (d["level"]) defaults_.level = subst(d["level"], vars_);
             if (d["role"]) defaults_.role = subst(d["role"], vars_);
             if (auto t = d["topology"]) {
+                // The same keys as a case's topology, less impair: stages belong to a case (issue 23).
+                only_keys(t, "defaults.topology", {"paths", "peers", "delay", "path_delay", "rate"});
                 for (auto it = t.begin(); it != t.end(); ++it)
                     if (it->first.Scalar() != "impair") flatten(it->second, it->first.Scalar(), vars_, defaults_.topology);
             }

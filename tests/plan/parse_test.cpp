@@ -161,6 +161,10 @@ TEST_CASE("hostile plans: duplicate keys, includes outside the plan's folder or 
         REQUIRE_FALSE(s.ok());
         CHECK_THAT(s.err().message, Catch::Contains("not a plan file"));
     }
+    SECTION("defaults.topology takes a case's topology keys, not impair") {
+        CHECK_THAT(err("h7.yaml", "defaults:\n  topology: {paths: 2, impair: [], bananas: 3}\n"),
+                   Catch::Contains("h7.yaml:2:24: unknown key 'impair' in defaults.topology"));
+    }
     SECTION("nesting deeper than a plan needs") {
         std::string deep = "cases:\n  - id: X\n    clauses: [MR-HDR-1]\n    expect: [{wire_format: {}}]\n    description: ";
         for (int i = 0; i < 100; ++i) deep += "[";
