@@ -50,6 +50,9 @@ def main():
     lab_args(ap)
     ap.add_argument("--only", default="", help="comma-separated profiles (default: all)")
     ap.add_argument("--known-escapes", default="", help="comma-separated profiles expected to escape on the wire")
+    ap.add_argument("--pid", action=argparse.BooleanOptionalAction, default=True,
+                    help="name mrct-refnic's process in the DUT spec (pid=), so its own CPU waits are read; "
+                         "--no-pid: as a user who does not (the host's CPU pressure is read instead, D95)")
     args = ap.parse_args()
     work = lab_workdir(args, "wire-kill-matrix")
     if work is None:
@@ -64,7 +67,8 @@ def main():
             nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"))
             try:
                 extra = [x for c in clauses for x in ("--clause", c)]
-                return run_mrct(args, os.path.join(work, name), with_pid(dut_spec("udp", ns), nic.p.pid), ns, extra)
+                spec = dut_spec("udp", ns)
+                return run_mrct(args, os.path.join(work, name), with_pid(spec, nic.p.pid) if args.pid else spec, ns, extra)
             finally:
                 nic.stop()
 
