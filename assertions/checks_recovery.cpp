@@ -30,6 +30,32 @@ bool wanted_path(const context& c, unsigned p) {
 // empty path, restarted by an ACK that acknowledges something new and by each
 // expiry's resend), up to the end of the trace: what a case that needed a
 // timer to expire shows when none did (the premise did not arise, D75).
+// What a path's retransmission timer reacts to, in wire order: its first
+// transmissions, its resends (an expiry's or another), and the ACKs it
+// accepted. Shared by the checks that replay the timer from the wire.
+struct timer_event {
+    enum kind_t { first, expiry_resend, other_resend, ack };
+    std::size_t rec;
+    nanos t;
+    kind_t kind;
+    unsigned newly;  // ack: PPSNs it acknowledged for the first time
+};
+
+std::vector<timer_event> timer_events(const sender_view& sv, unsigned p) {
+    std::vector<timer_event> evs;
+    for (const auto& e : sv.tx)
+        if (e.path == p)
+            evs.push_back({e.rec, e.t,
+                           e.kind == tx_kind::first        ? timer_event::first
+                           : e.kind == tx_kind::rto_resend ? timer_event::expiry_resend
+                                                           : timer_event::other_resend,
+                           0});
+    for (const auto& a : sv.acks)
+        if (a.path == p && !a.ignored) evs.push_back({a.rec, a.t, timer_event::ack, a.newly});
+    std::sort(evs.begin(), evs.end(), [](const timer_event& a, const timer_event& b) { return a.rec < b.rec; });
+    return evs;
+}
+
 struct unacked_span {
     unsigned path = 0;
     nanos longest{0};
@@ -37,38 +63,23 @@ struct unacked_span {
 };
 
 unacked_span longest_unacked(const context& c, unsigned p) {
-    const auto& sv = c.sender();
-    struct ev {
-        std::size_t rec;
-        nanos t;
-        int kind;  // 0 first tx, 1 expiry resend, 3 ack
-        unsigned newly;
-    };
-    std::vector<ev> evs;
     unacked_span u;
     u.path = p;
-    for (const auto& e : sv.tx)
-        if (e.path != p) continue;
-        else if (e.kind == tx_kind::first) {
-            evs.push_back({e.rec, e.t, 0, 0});
-            ++u.packets;
-        } else if (e.kind == tx_kind::rto_resend) {
-            evs.push_back({e.rec, e.t, 1, 0});
-        }
-    for (const auto& a : sv.acks)
-        if (a.path == p && !a.ignored) evs.push_back({a.rec, a.t, 3, a.newly});
-    std::sort(evs.begin(), evs.end(), [](const ev& a, const ev& b) { return a.rec < b.rec; });
     unsigned inflight = 0;
     std::optional<nanos> start;
-    for (const auto& e : evs) {
+    for (const auto& e : timer_events(c.sender(), p)) {
         if (start) u.longest = std::max(u.longest, e.t - *start);
-        if (e.kind == 0) {
+        switch (e.kind) {
+        case timer_event::first:
+            ++u.packets;
             if (inflight++ == 0) start = e.t;
-        } else if (e.kind == 1) {
-            start = e.t;
-        } else {
+            break;
+        case timer_event::expiry_resend: start = e.t; break;
+        case timer_event::ack:
             inflight -= std::min(inflight, e.newly);
             if (e.newly) start = inflight ? std::optional<nanos>(e.t) : std::nullopt;
+            break;
+        case timer_event::other_resend: break;
         }
     }
     if (start) u.longest = std::max(u.longest, c.tr().end - *start);
@@ -378,18 +389,6 @@ outcome rto_independence(const context& c) {
     const auto p = static_cast<unsigned>(c.integer("path"));
     auto bound = c.duration("at_most");
     if (!bound) return error(bound.err().message);
-    struct ev {
-        std::size_t rec;
-        nanos t;
-        int kind;  // 0 first tx, 1 expiry resend, 2 other resend, 3 ack
-        unsigned newly;
-    };
-    std::vector<ev> evs;
-    for (const auto& e : sv.tx)
-        if (e.path == p) evs.push_back({e.rec, e.t, e.kind == tx_kind::first ? 0 : e.kind == tx_kind::rto_resend ? 1 : 2, 0});
-    for (const auto& a : sv.acks)
-        if (a.path == p && !a.ignored) evs.push_back({a.rec, a.t, 3, a.newly});
-    std::sort(evs.begin(), evs.end(), [](const ev& a, const ev& b) { return a.rec < b.rec; });
     unsigned inflight = 0;
     std::optional<nanos> start;
     std::size_t start_rec = 0, expiries = 0;
@@ -436,23 +435,23 @@ outcome rto_independence(const context& c) {
         f.excused_by = now - *start - allowed() - extra;
         return f;
     };
-    for (const auto& e : evs) {
+    for (const auto& e : timer_events(sv, p)) {
         if (auto f = overdue(e.t, e.rec)) return *f;
         switch (e.kind) {
-        case 0:
+        case timer_event::first:
             if (inflight++ == 0) {
                 start = e.t;
                 start_rec = e.rec;
             }
             break;
-        case 1:
+        case timer_event::expiry_resend:
             ++expiries;
             if (!backoff) worst = std::max(worst, e.t - *start);
             ++backoff;
             start = e.t;
             start_rec = e.rec;
             break;
-        case 3:
+        case timer_event::ack:
             inflight -= std::min(inflight, e.newly);
             if (e.newly) {
                 backoff = 0;
@@ -460,7 +459,7 @@ outcome rto_independence(const context& c) {
                 start_rec = e.rec;
             }
             break;
-        default: break;
+        case timer_event::other_resend: break;
         }
     }
     if (auto f = overdue(c.tr().end, start_rec)) return *f;

@@ -50,8 +50,9 @@ inline std::optional<std::uint64_t> parse_uint(const std::string& t, std::uint64
 // A count written as plain decimal digits (a path, a sender, a peer): at
 // most 9 of them, so it always fits; nullopt for anything else.
 inline std::optional<unsigned> parse_count(const std::string& t) {
-    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-    return static_cast<unsigned>(std::stoul(t));
+    if (t.size() > 9) return std::nullopt;
+    const auto v = parse_uint(t, 999'999'999);
+    return v ? std::optional<unsigned>(static_cast<unsigned>(*v)) : std::nullopt;
 }
 
 inline std::optional<std::int64_t> parse_duration_ns(const std::string& text) {

@@ -15,6 +15,7 @@
 
 #include "core/bytes.h"
 #include "core/time.h"
+#include "fabric/frame_offsets.h"
 
 namespace mrct::fabric {
 
@@ -116,12 +117,12 @@ private:
         meta_[h].len = static_cast<std::uint32_t>(frame.size());
         if (symbolic_) meta_[h].elided = elided_of(frame);
     }
-    // IPv4 total length beyond the bytes present (Ethernet II, at most one
-    // 802.1Q tag), or 0.
+    // IPv4 total length beyond the bytes present, or 0.
     static std::uint32_t elided_of(core::bytes_view f) {
-        std::size_t ip = 14;
-        if (f.size() >= 18 && f[12] == 0x81 && f[13] == 0x00) ip = 18;
-        if (f.size() < ip + 4 || f[ip - 2] != 0x08 || f[ip - 1] != 0x00 || (f[ip] >> 4) != 4) return 0;
+        const int at = ip_offset(f);
+        if (at < 0) return 0;
+        const auto ip = static_cast<std::size_t>(at);
+        if (f.size() < ip + 4 || (f[ip] >> 4) != 4) return 0;
         const std::size_t total = (std::size_t{f[ip + 2]} << 8) | f[ip + 3];
         return ip + total > f.size() ? static_cast<std::uint32_t>(ip + total - f.size()) : 0;
     }

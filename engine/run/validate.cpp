@@ -295,7 +295,7 @@ core::status validate(const plan::suite& s) {
             e(c.limits.at("duration").at, "limits.duration must be longer than 0 (the case would end before it starts)");
         if (c.limits.count("max_frames")) {
             const auto& t = c.limits.at("max_frames").text;
-            if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12 || std::stoull(t) == 0)
+            if (t.size() > 12 || core::parse_uint(t, 999'999'999'999).value_or(0) == 0)
                 e(c.limits.at("max_frames").at, "limits.max_frames expects a positive integer");
         }
         for (const auto& [k, v] : c.limits)
