@@ -343,8 +343,9 @@ TEST_CASE("fabric: deliveries nested past a bound go through the scheduler, same
 // corrupt stage flips in the described bytes is applied to the ICRC, so the
 // receiver's check fails exactly when it fails over real bytes.
 TEST_CASE("symbolic payloads: full length in queues, corruption caught exactly as over real bytes") {
-    auto frames = [](bool symbolic, int n) {
-        std::vector<core::byte_buffer> v;
+    // n WRITEs of 4096 zero bytes through `r`, carried or (symbolic) described.
+    auto carry = [](rig& r, bool symbolic, int n) {
+        r.f->pool().set_symbolic_payload(symbolic);
         for (int i = 0; i < n; ++i) {
             auto spec = wire::data_spec(wire::opcode::write, wire::mrh{}, core::byte_buffer(4096, 0));
             spec.bth.psn = static_cast<std::uint32_t>(i);
@@ -352,17 +353,15 @@ TEST_CASE("symbolic payloads: full length in queues, corruption caught exactly a
                 spec.payload.clear();
                 spec.symbolic_payload = 4096;
             }
-            v.push_back(wire::build(spec));
+            r.f->send(direction::a_to_b, wire::build(spec));
         }
-        return v;
+        r.d.run();
     };
     SECTION("corrupt") {
-        rig real({{"corrupt", {{"p", "0.3"}, {"bits", "3"}}}}), sym({{"corrupt", {{"p", "0.3"}, {"bits", "3"}}}});
-        sym.f->pool().set_symbolic_payload(true);
-        for (const auto& fr : frames(false, 2000)) real.f->send(direction::a_to_b, fr);
-        for (const auto& fr : frames(true, 2000)) sym.f->send(direction::a_to_b, fr);
-        real.d.run();
-        sym.d.run();
+        const std::vector<stage_spec> corrupt = {{"corrupt", {{"p", "0.3"}, {"bits", "3"}}}};
+        rig real(corrupt), sym(corrupt);
+        carry(real, false, 2000);
+        carry(sym, true, 2000);
         REQUIRE(real.got.size() == 2000);
         REQUIRE(sym.got.size() == 2000);
         int bad = 0, in_payload = 0;
@@ -390,12 +389,10 @@ TEST_CASE("symbolic payloads: full length in queues, corruption caught exactly a
     }
     SECTION("queue") {
         // 10 Gb/s: a frame of 4096 bytes of payload plus headers takes its full length to serialize.
-        rig real({{"queue", {{"rate", "10Gbps"}, {"buffer", "100000"}}}}), sym({{"queue", {{"rate", "10Gbps"}, {"buffer", "100000"}}}});
-        sym.f->pool().set_symbolic_payload(true);
-        for (const auto& fr : frames(false, 40)) real.f->send(direction::a_to_b, fr);
-        for (const auto& fr : frames(true, 40)) sym.f->send(direction::a_to_b, fr);
-        real.d.run();
-        sym.d.run();
+        const std::vector<stage_spec> queue = {{"queue", {{"rate", "10Gbps"}, {"buffer", "100000"}}}};
+        rig real(queue), sym(queue);
+        carry(real, false, 40);
+        carry(sym, true, 40);
         REQUIRE(real.got.size() == sym.got.size());
         CHECK(real.got.size() < 40);  // the buffer holds fewer than 40 full frames: tail drops in both
         for (std::size_t i = 0; i < real.got.size(); ++i) CHECK(real.got[i].t == sym.got[i].t);

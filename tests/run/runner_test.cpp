@@ -32,6 +32,13 @@ plan::suite load(const std::string& name, const std::string& text) {
     return *s;
 }
 
+// The errors validate gives a plan of this text (it must give some).
+std::string validation_error(const std::string& name, const std::string& text) {
+    auto st = run::validate(load(name, text));
+    REQUIRE_FALSE(st.ok());
+    return st.err().message;
+}
+
 
 }  // namespace
 
@@ -128,7 +135,7 @@ TEST_CASE("unknown DUT specs and bug names are usage errors") {
 }
 
 TEST_CASE("validation reports every problem with file:line:col") {
-    auto s = load("bad.yaml", R"(cases:
+    const auto m = validation_error("bad.yaml", R"(cases:
   - id: X
     clauses: [MR-NOPE-1]
     dut: {rto_min: fast}
@@ -145,9 +152,6 @@ TEST_CASE("validation reports every problem with file:line:col") {
       - rnr_resume: {within: "rnr_time +"}
       - no_such_check: {}
 )");
-    auto st = run::validate(s);
-    REQUIRE_FALSE(st.ok());
-    const auto& m = st.err().message;
     CHECK_THAT(m, Catch::Contains("bad.yaml:3:15: unknown clause ID 'MR-NOPE-1'"));
     CHECK_THAT(m, Catch::Contains("bad.yaml:4:20: dut: parameter 'rto_min' = 'fast'"));
     CHECK_THAT(m, Catch::Contains("bad.yaml:6:14: topology.paths must be 1..256"));
@@ -160,7 +164,7 @@ TEST_CASE("validation reports every problem with file:line:col") {
 }
 
 TEST_CASE("validation: every integer within the field it feeds, and the bytes an action allocates bounded (issue 23)") {
-    auto s = load("numbers.yaml", R"(cases:
+    const auto m = validation_error("numbers.yaml", R"(cases:
   - id: X
     clauses: [MR-HDR-1]
     setup:
@@ -176,9 +180,6 @@ TEST_CASE("validation: every integer within the field it feeds, and the bytes an
       - wire_format: {}
     limits: {duration: 0}
 )");
-    auto st = run::validate(s);
-    REQUIRE_FALSE(st.ok());
-    const auto& m = st.err().message;
     CHECK_THAT(m, Catch::Contains("numbers.yaml:5:37: post_send: 'tag' expects a Tag, 0..65535, got '70000'"));
     CHECK_THAT(m, Catch::Contains("numbers.yaml:5:52: post_send: 'stream' expects a StreamID, 0..65535, got '65536'"));
     CHECK_THAT(m, Catch::Contains("numbers.yaml:5:66: post_send: 'count' expects a count, 0..4294967295, got '-1'"));
@@ -208,7 +209,7 @@ TEST_CASE("validation: every integer within the field it feeds, and the bytes an
 TEST_CASE("validation: fabric paths and directions are checked where they are written") {
     // Each of these once passed validation and then did nothing (an impairment
     // on a path the fabric lacks, a direction no frame has) or failed mid-run.
-    auto s = load("paths.yaml", R"(cases:
+    const auto m = validation_error("paths.yaml", R"(cases:
   - id: X
     clauses: [MR-PATH-1]
     topology:
@@ -237,9 +238,6 @@ TEST_CASE("validation: fabric paths and directions are checked where they are wr
         - duplicate: {path: 7, p: 1}
     expect: [wire_format: {}]
 )");
-    auto st = run::validate(s);
-    REQUIRE_FALSE(st.ok());
-    const auto& m = st.err().message;
     CHECK_THAT(m, Catch::Contains("paths.yaml:7:24: impair 'loss': no fabric path 4 (this case's fabric has paths 0..3)"));
     CHECK_THAT(m, Catch::Contains("paths.yaml:8:23: impair 'loss': dir must be one of to_peer, to_dut, both, got 'up'"));
     CHECK_THAT(m, Catch::Contains("paths.yaml:9:24: impair 'loss': path must be a fabric path number or all, got 'two'"));
@@ -288,7 +286,7 @@ TEST_CASE("handshake: filters act on the wire before the connection opens") {
     for (const auto& f : r[0].tr->frames) labelled |= f.dropped && f.action == "dropped by handshake";
     CHECK(labelled);
 
-    auto bad = load("hsbad.yaml", R"(cases:
+    const auto m = validation_error("hsbad.yaml", R"(cases:
   - id: X
     title: posts cannot come before the connection
     clauses: [MR-CONN-1]
@@ -297,11 +295,9 @@ TEST_CASE("handshake: filters act on the wire before the connection opens") {
       - drop: {dir: sideways}
     expect: [wire_format: {}]
 )");
-    auto v = run::validate(bad);
-    REQUIRE_FALSE(v.ok());
-    CHECK_THAT(v.err().message, Catch::Contains("hsbad.yaml:6:9: handshake: only drop, duplicate, delay and mark_ce act on the wire "
-                                                "before the connection opens, not 'post_write'"));
-    CHECK_THAT(v.err().message, Catch::Contains("hsbad.yaml:7:21: drop: dir must be one of from_dut, to_dut, got 'sideways'"));
+    CHECK_THAT(m, Catch::Contains("hsbad.yaml:6:9: handshake: only drop, duplicate, delay and mark_ce act on the wire "
+                                  "before the connection opens, not 'post_write'"));
+    CHECK_THAT(m, Catch::Contains("hsbad.yaml:7:21: drop: dir must be one of from_dut, to_dut, got 'sideways'"));
 }
 
 TEST_CASE("handshake: a connection that does not open through the handshake's filters fails the case; otherwise it is an error") {
@@ -378,7 +374,7 @@ TEST_CASE("lift: a step ends another step's filters") {
     CHECK(r[0].v == verdict::pass);
     CHECK(r[1].v == verdict::pass);
 
-    auto bad = load("liftbad.yaml", R"(cases:
+    const auto m = validation_error("liftbad.yaml", R"(cases:
   - id: X
     title: lifts that cannot work
     clauses: [MR-SACK-1]
@@ -391,9 +387,6 @@ TEST_CASE("lift: a step ends another step's filters") {
         do: [lift: {step: 5}, lift: {}]
     expect: [wire_format: {}]
 )");
-    auto v = run::validate(bad);
-    REQUIRE_FALSE(v.ok());
-    const auto& m = v.err().message;
     CHECK_THAT(m, Catch::Contains("liftbad.yaml:6:9: lift: only a step can end another step's filters"));
     CHECK_THAT(m, Catch::Contains("liftbad.yaml:9:27: lift: step must be another step of this case, 0..1, got '0'"));
     CHECK_THAT(m, Catch::Contains("liftbad.yaml:11:27: lift: step must be another step of this case, 0..1, got '5'"));
