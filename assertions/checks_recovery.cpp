@@ -313,9 +313,10 @@ outcome rto_timing(const context& c) {
         ++n;
         const nanos observed = x.t - x.timer_start;
         const double tol = rel * static_cast<double>(x.expected_rto.count()) + static_cast<double>(abs->count());
-        // An expiry early for its bound fails whatever the host did: a hold
-        // only makes a timer late (and the DUT restarts it no sooner than the
-        // ACK's record, which is when the engine sent it). A late one rests on
+        // An expiry early for its bound fails unless a hold of the DUT
+        // before the frame that started its timer explains it (below); else
+        // a hold only makes a timer late (and the DUT restarts it no sooner
+        // than the ACK's record, which is when the engine sent it). A late one rests on
         // the span the timer ran: holds there, of the engine (ACKs sent late)
         // or of the DUT beside it, as long in all as the excess, excuse it.
         //
@@ -340,6 +341,23 @@ outcome rto_timing(const context& c) {
                 d.timing_doubt = true;
                 d.measured["rto_us_path" + std::to_string(x.path)] = core::to_micros(observed);
                 d.measured["rto_held_bound_us"] = core::to_micros(x.expected_rto_held);
+                d.frames = {x.rec};
+                return d;
+            }
+            // Early: a DUT stamps its send when it decides it, and a hold
+            // before the frame left puts the wire behind the timer it
+            // started (timer_start_earliest). An expiry no earlier than its
+            // bound from that stamp cannot be told from a conforming one.
+            if (excess < nanos{0} && x.t - x.timer_start_earliest >= x.expected_rto - tol_ns) {
+                const nanos before = x.timer_start - x.timer_start_earliest;
+                auto d = inconclusive("the host held the DUT up to " + fmt_time(before) +
+                                      " before the frame that started path " + std::to_string(x.path) +
+                                      "'s timer left: its timer may have run from then, " + fmt_time(x.t - x.timer_start_earliest) +
+                                      " against an RTO of " + fmt_time(x.expected_rto) + " (+/- " + fmt_time(tol_ns) +
+                                      "); it would have said fail: " + what);
+                d.timing_doubt = true;
+                d.measured["rto_us_path" + std::to_string(x.path)] = core::to_micros(observed);
+                d.measured["held_before_start_us"] = core::to_micros(before);
                 d.frames = {x.rec};
                 return d;
             }

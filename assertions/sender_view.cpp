@@ -334,6 +334,15 @@ sender_view::sender_view(const trace::trace& tr) {
                     x.rec = r.index;
                     x.run = s.consec;
                     x.timer_start = std::max({s.last_newack, s.empty_start, s.last_expiry});
+                    // Real time: the DUT stamped its own sends no later than
+                    // they left, by up to the hold before each (held_before);
+                    // it took an ACK no sooner than the engine sent it.
+                    auto stamped = [&](nanos sent) {
+                        return sent < nanos{0} || !tr.timing.realtime ? sent : sent - tr.timing.held_before(sent);
+                    };
+                    x.timer_start_earliest =
+                        x.timer_start < nanos{0} ? x.timer_start
+                                                 : std::max({s.last_newack, stamped(s.empty_start), stamped(s.last_expiry)});
                     x.expected_rto = backed_off(rto_base(s, prm), s.consec - 1, prm);
                     x.expected_rto_held = backed_off(rto_base(s, prm, true), s.consec - 1, prm);
                     x.sport_before = s.run_port;
@@ -416,7 +425,10 @@ sender_view::sender_view(const trace::trace& tr) {
                     paths[p].rtt_samples.push_back({r.t, sample});
                     // Real time: the DUT may have read this ACK later than
                     // the engine sent it, by the host's hold at that moment.
-                    const nanos held = sample + (tr.timing.realtime ? tr.timing.held_at(r.t) : nanos{0});
+                    // Its send stamp may lie before the frame left, by the
+                    // hold before it (held_before).
+                    const nanos held =
+                        sample + (tr.timing.realtime ? tr.timing.held_at(r.t) + tr.timing.held_before(k.last_tx) : nanos{0});
                     if (!s.has_rtt) {
                         s.srtt = sample;
                         s.rttvar = sample / 2;

@@ -76,8 +76,11 @@ struct expiry {
     std::size_t rec = 0;
     unsigned run = 1;          // consecutive expiries on the path, this one included
     nanos timer_start{0};      // when the timer that expired was (re)started
+    // The earliest a DUT may have started it in real time: a start at one of
+    // its own sends less the hold before that frame left (held_before).
+    nanos timer_start_earliest{0};
     nanos expected_rto{0};     // RFC 6298 from Karn-valid samples, doubled per expiry
-    nanos expected_rto_held{0};  // the same with each sample lengthened by the host's hold at its ACK (real time)
+    nanos expected_rto_held{0};  // the same with each sample lengthened by the host's holds at its data and its ACK (real time)
     bool oldest = true;        // resent the path's oldest unacknowledged PPSN
     std::uint16_t sport_before = 0;  // the path's port before this run
 };

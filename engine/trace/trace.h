@@ -221,6 +221,21 @@ struct timing_figures {
                 if (l.due <= t && t < l.due + l.late) most = std::max(most, l.due + l.late - t);
         return std::max(most, assumed_hold);
     }
+    // How long before t began the longest hold of the host, or wait of a
+    // DUT thread for a CPU, that covers t: how much earlier than its frame
+    // recorded at t a DUT may have read its clock for it. A software DUT
+    // stamps a transmission (its RTT sample's start, its retransmit timer's)
+    // when it decides to send, and a hold before the frame leaves puts the
+    // wire behind its stamp (mrct-refnic beside stress-ng: a post_write held
+    // 3 ms, its timer ran from the call, the resend came 3.6 ms after the
+    // frame against an RTO of 6.4 ms).
+    nanos held_before(nanos t) const {
+        nanos most{0};
+        for (const auto* spans : {&late, &dut_waits})
+            for (const auto& l : *spans)
+                if (l.due < t && t <= l.due + l.late) most = std::max(most, t - l.due);
+        return std::max(most, assumed_hold);
+    }
 };
 
 struct trace {

@@ -221,29 +221,73 @@ TEST_CASE("rto_timing uses Karn-valid samples only") {
     CHECK(b.check("rto_timing").v == verdict::pass);
 }
 
-TEST_CASE("rto_timing in real time: a hold while the DUT read its RTT sample's ACK may lengthen its RTO") {
+// Real time, path 0: PPSN 100 at `base`, acknowledged 10 us later (an RTT
+// sample of 10 us: RTO 100 us), PPSN 101 20 us after `base` and, if
+// `expires`, its resend 600 us after that; the host held 400 us from hold_at.
+trace_builder sampled_then_held(nanos base, nanos hold_at, bool expires) {
+    trace_builder b;
+    b.tr.timing.realtime = true;
+    b.tr.timing.late = {{hold_at, 400us}};
+    b.data(base, D::from_dut, {.path = 0, .ppsn = 100});
+    b.ack(base + 10us, D::to_dut, 0, 101, {}, 100);
+    b.data(base + 20us, D::from_dut, {.path = 0, .ppsn = 101});
+    if (expires) b.data(base + 620us, D::from_dut, {.path = 0, .ppsn = 101, .retx = true});
+    b.tr.end = base + (expires ? 700us : 5ms);
+    return b;
+}
+
+TEST_CASE("rto_timing in real time: a hold at an RTT sample's ACK, or before its data left, may lengthen the DUT's RTO") {
     // Sample 10 us: RTO 100 us from the wire. The expiry comes 600 us after
-    // the timer started. A hold of the host from 5 us to 405 us covered the
-    // ACK: the DUT may have read it up to 395 us late, its sample up to
-    // 405 us, its RTO up to 405 + 4 x 202.5 us: the check cannot tell. The
-    // same hold after the expiry changes nothing: a failure.
-    auto make = [](nanos hold_at) {
-        trace_builder b;
-        b.tr.timing.realtime = true;
-        b.tr.timing.late = {{hold_at, 400us}};
-        b.data(0us, D::from_dut, {.ppsn = 100});
-        b.ack(10us, D::to_dut, 0, 101, {}, 100);
-        b.data(20us, D::from_dut, {.ppsn = 101});
-        b.data(620us, D::from_dut, {.ppsn = 101, .retx = true});
-        return b.check("rto_timing");
-    };
-    auto held = make(5us);
-    CHECK(held.v == verdict::inconclusive);
-    CHECK(held.timing_doubt);
-    CHECK_THAT(held.message, Catch::Contains("its RTO may have been up to 1.215 ms where the wire shows 100.000 us"));
-    auto after = make(700us);
+    // the timer started. A hold of the host from 1005 us to 1405 us covered
+    // the ACK: the DUT may have read it up to 395 us late, its sample up to
+    // 405 us, its RTO up to 405 + 4 x 202.5 us. One from 600 us to 1000 us
+    // ended as the data left: the DUT may have stamped its send up to 400 us
+    // earlier (D98), its sample up to 410 us, its RTO up to 410 + 4 x 205 us.
+    // Either way the check cannot tell. The same hold after the expiry
+    // changes nothing: a failure.
+    auto make = [](nanos hold_at) { return sampled_then_held(1000us, hold_at, true).check("rto_timing"); };
+    auto at_ack = make(1005us);
+    CHECK(at_ack.v == verdict::inconclusive);
+    CHECK(at_ack.timing_doubt);
+    CHECK_THAT(at_ack.message, Catch::Contains("its RTO may have been up to 1.215 ms where the wire shows 100.000 us"));
+    auto before_data = make(600us);
+    CHECK(before_data.v == verdict::inconclusive);
+    CHECK_THAT(before_data.message, Catch::Contains("its RTO may have been up to 1.230 ms where the wire shows 100.000 us"));
+    auto after = make(1700us);
     CHECK(after.v == verdict::fail);
     CHECK_THAT(after.message, Catch::Contains("fired after 600.000 us"));
+}
+
+TEST_CASE("rto_timing in real time: a hold before the frame that started the timer may explain an early expiry") {
+    // Sample 10 us: RTO 100 us. PPSN 101 leaves at 1000 us into an empty
+    // path; its resend comes 40 us later, 60 us early for the bound (100 us
+    // +/- 15 us). A DUT held from 930 us to 1000 us stamped its send, and
+    // started its timer, up to 70 us before the frame left: 110 us, within
+    // the bound, so the check cannot tell. A hold that ends before the frame
+    // (or one after it) explains nothing: a failure.
+    auto make = [](nanos hold_at, nanos hold) {
+        trace_builder b;
+        b.tr.timing.realtime = true;
+        b.tr.timing.dut_waits = {{hold_at, hold}};
+        b.data(0us, D::from_dut, {.ppsn = 100});
+        b.ack(10us, D::to_dut, 0, 101, {}, 100);
+        b.data(1000us, D::from_dut, {.ppsn = 101});
+        b.data(1040us, D::from_dut, {.ppsn = 101, .retx = true});
+        return b.check("rto_timing");
+    };
+    auto held = make(930us, 70us);
+    CHECK(held.v == verdict::inconclusive);
+    CHECK(held.timing_doubt);
+    CHECK_THAT(held.message, Catch::StartsWith("the host held the DUT up to 70.000 us before the frame that started path 0's timer"));
+    CHECK_THAT(held.message, Catch::Contains("it would have said fail: path 0 expiry 1 (PPSN 101) fired after 40.000 us"));
+    CHECK(held.measured.at("held_before_start_us") == Approx(70.0));
+    auto short_hold = make(980us, 20us);  // 60 us from that stamp: still early
+    CHECK(short_hold.v == verdict::fail);
+    auto before = make(800us, 150us);  // over by 950 us: the frame left after it
+    CHECK(before.v == verdict::fail);
+    auto after = make(1001us, 500us);
+    CHECK(after.v == verdict::fail);
+    CHECK_THAT(after.message, Catch::Contains("fired after 40.000 us"));
 }
 
 TEST_CASE("rto_independence fails when a path's packets wait past the bound") {
@@ -264,15 +308,8 @@ TEST_CASE("rto_independence in real time: a hold at an RTT sample's ACK widens t
     // same hold after the expiry changes nothing: a failure, as it is with no
     // expiry at all (the timer that never fires is no hold's doing).
     auto make = [](nanos hold_at, bool expires) {
-        trace_builder b;
-        b.tr.timing.realtime = true;
-        b.tr.timing.late = {{hold_at, 400us}};
-        b.data(0us, D::from_dut, {.path = 0, .ppsn = 100});
-        b.ack(10us, D::to_dut, 0, 101, {}, 100);
-        b.data(20us, D::from_dut, {.path = 0, .ppsn = 101});
-        if (expires) b.data(620us, D::from_dut, {.path = 0, .ppsn = 101, .retx = true});
-        b.tr.end = expires ? 700us : 5ms;
-        return b.check("rto_independence", {{"path", "0"}, {"at_most", "rto_min + 4 * rtt(p0)"}});
+        return sampled_then_held(0us, hold_at, expires)
+            .check("rto_independence", {{"path", "0"}, {"at_most", "rto_min + 4 * rtt(p0)"}});
     };
     auto held = make(5us, true);
     CHECK(held.v == verdict::inconclusive);
