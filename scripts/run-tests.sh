@@ -14,7 +14,7 @@ failed=0
 step() {  # step NAME CMD...: run, count, keep going
   local name=$1
   shift
-  echo "=== $name"
+  echo "=== $name (at ${SECONDS} s)"
   if "$@"; then
     passed=$((passed + 1))
   else
@@ -41,14 +41,14 @@ ctest_in() {  # ctest_in DIR [CTEST ARGS...]: runs ctest in a build dir and adds
 }
 
 if ./scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
-  echo "=== tests (RelWithDebInfo)"
+  echo "=== tests (RelWithDebInfo) (built at ${SECONDS} s)"
   ctest_in build
 else
   failed=$((failed + 1))
 fi
 
 if ./scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DMRCT_SANITIZE=ON -DMRCT_BENCH=OFF -DMRCT_RTL=OFF; then
-  echo "=== tests (ASan + UBSan)"
+  echo "=== tests (ASan + UBSan) (built at ${SECONDS} s)"
   # The selftests (31 runs of the plan each) takes 3 minutes in this unoptimised
   # build; here the plan runs once against the reference (plan_reference_run)
   # and every bug profile runs in endpoint_tests. The full selftest ran above,
@@ -84,5 +84,6 @@ else
   failed=$((failed + 1))
 fi
 
+echo "=== all steps done in ${SECONDS} s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
