@@ -729,6 +729,25 @@ outcome spraying(const context& c) {
             // A path left out entirely is the DUT's whatever the host did; a
             // thin one may have timed out behind the host's holds (spray_need).
             f.timing_free = per[p] == 0;
+            // Or a DUT that prefers its faster paths (as the reference does,
+            // D17; the clause is a SHOULD) measured one of its RTT samples
+            // at least twice as long as the wire shows, for the host's sake,
+            // and left it as slower (D99).
+            const auto it = sv.paths.find(p);
+            if (per[p] > 0 && it != sv.paths.end() && it->second.sample_hold_max > nanos{0} &&
+                it->second.sample_hold_max >= it->second.sample_at_hold_max) {
+                const auto& ps = it->second;
+                auto d = inconclusive("the host held the DUT " + fmt_time(ps.sample_hold_max) + " at one of path " +
+                                      std::to_string(p) + "'s RTT samples (" + fmt_time(ps.sample_at_hold_max) +
+                                      " on the wire): a DUT that prefers its faster paths may have measured it at " +
+                                      fmt_time(ps.sample_at_hold_max + ps.sample_hold_max) +
+                                      " and left the path for the host's sake; it would have said fail: " + f.message);
+                d.timing_doubt = true;
+                d.measured["path" + std::to_string(p) + "_packets"] = static_cast<double>(per[p]);
+                d.measured["sample_hold_us"] = core::to_micros(ps.sample_hold_max);
+                d.measured["sample_us"] = core::to_micros(ps.sample_at_hold_max);
+                return d;
+            }
             // Over the DUT's traffic: the holds the host probe saw and the
             // DUT's own waits count too, not only the engine's lateness.
             return over(std::move(f), sv.tx.front().t, sv.tx.back().t);

@@ -429,6 +429,10 @@ sender_view::sender_view(const trace::trace& tr) {
                     // hold before it (held_before).
                     const nanos held =
                         sample + (tr.timing.realtime ? tr.timing.held_at(r.t) + tr.timing.held_before(k.last_tx) : nanos{0});
+                    if (held - sample > paths[p].sample_hold_max) {
+                        paths[p].sample_hold_max = held - sample;
+                        paths[p].sample_at_hold_max = sample;
+                    }
                     if (!s.has_rtt) {
                         s.srtt = sample;
                         s.rttvar = sample / 2;

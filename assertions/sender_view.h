@@ -93,6 +93,10 @@ struct inflight_point {
 
 struct path_summary {
     std::vector<std::pair<nanos, nanos>> rtt_samples;  // (time, sample)
+    // Real time: the most a hold of the host, or a wait of the DUT, may have
+    // lengthened one sample as the DUT measured it (held_at its ACK plus
+    // held_before its data, D73/D98), and the sample's wire value then.
+    nanos sample_hold_max{0}, sample_at_hold_max{0};
     unsigned max_inflight = 0;
     unsigned max_inflight_before_ack = 0;  // before the path's first accepted ACK
     nanos first_ack{-1};

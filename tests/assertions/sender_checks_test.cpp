@@ -934,6 +934,35 @@ TEST_CASE("spraying in real time: a thin path is doubted behind a hold of rto_mi
     CHECK(b.check("spraying").v == verdict::inconclusive);
 }
 
+// D99: a DUT that prefers its faster paths leaves one whose RTT sample a hold
+// lengthened as it measured it. Path 3's one sample is 10 us on the wire; a
+// hold 15 us past its ACK may have made it 25 us: the thin path cannot be
+// told from a conforming DUT's choice. A 5 us hold could not have doubled
+// it (it ended as the ACK left): still a failure, far below rto_min
+// (spray_need's excuse).
+TEST_CASE("spraying in real time: a thin path whose RTT sample a hold may have doubled is doubted (D99)") {
+    auto run = [](nanos hold) {
+        trace_builder b;
+        b.tr.p.num_paths = 4;
+        b.data(0us, D::from_dut, {.path = 3, .ppsn = 100});
+        b.ack(10us, D::to_dut, 3, 101, {}, 100);
+        std::uint32_t n = 0;
+        for (unsigned p = 0; p < 3; ++p)
+            for (std::uint32_t i = 0; i < 12; ++i) b.data(nanos{20000 + n++ * 100}, D::from_dut, {.path = p, .ppsn = 200 + i});
+        b.data(30us, D::from_dut, {.path = 3, .ppsn = 101});
+        b.tr.timing.realtime = true;
+        b.tr.timing.late = {{5us, hold}};
+        return b.check("spraying");
+    };
+    auto held = run(20us);  // 5 us to 25 us: 15 us of it after the ACK left
+    CHECK(held.v == verdict::inconclusive);
+    CHECK(held.timing_doubt);
+    CHECK_THAT(held.message, Catch::StartsWith("the host held the DUT 15.000 us at one of path 3's RTT samples (10.000 us on the wire)"));
+    CHECK_THAT(held.message, Catch::Contains("it would have said fail: path 3 carried 2 of 38 packets"));
+    CHECK(held.measured.at("path3_packets") == 2);
+    CHECK(run(5us).v == verdict::fail);
+}
+
 // ---- timing honesty (docs/timing.md): a timing check judged in real time
 // with the engine later than the check's resolution is inconclusive, with
 // the figures and what it would have said; within it, the figures are kept.
