@@ -42,7 +42,7 @@ core::result<std::map<std::string, std::string>> name_values(const std::vector<s
 }
 
 namespace {
-std::atomic<bool> g_stop{false};  // set by SIGINT, SIGTERM, SIGHUP (stop_signals)
+std::atomic<bool> g_wire_stop{false};  // set by SIGINT, SIGTERM, SIGHUP (stop_signals)
 }  // namespace
 
 int run_emulate(const emulate_args& a) {
@@ -73,11 +73,11 @@ int run_emulate(const emulate_args& a) {
     o.out = a.out;
     o.capture = !a.no_capture;
     o.busy_poll = a.busy_poll;
-    o.stop = &g_stop;
+    o.stop = &g_wire_stop;
     o.say = [](const std::string& line) {
         std::fprintf(stderr, "%s\n", line.c_str());
     };
-    const stop_signals sigs(g_stop);
+    const stop_signals sigs(g_wire_stop);
     auto r = emulate::run(o);
     if (!r) {
         spdlog::error("emulate: {}", r.err().message);

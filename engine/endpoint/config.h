@@ -94,6 +94,9 @@ struct config {
     std::optional<std::uint32_t> initial_ppsn;
 };
 
+// Whether the endpoint runs bug profile b (the reference when bug::none).
+inline bool has(const config& cfg, bug b) { return cfg.bug_profile == b; }
+
 // Sets one parameter by its name in plans and the agent protocol's `configure`
 // (docs/plan-format.md): mtu, num_paths, rto_initial, rto_min, rto_max,
 // retry_limit, ack_every, ack_delay, cwnd_initial, max_inflight, grant_idle,

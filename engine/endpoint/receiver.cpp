@@ -17,8 +17,6 @@ using impl = endpoint::impl;
 
 namespace {
 
-bool has(const config& cfg, bug b) { return cfg.bug_profile == b; }
-
 std::uint16_t grant_for(endpoint& e, const std::map<std::uint32_t, std::unique_ptr<connection>>& conns,
                         endpoint::active_count& a) {
     // MR-GR-3: the inbound rate shared by the connections that delivered data

@@ -31,8 +31,6 @@ namespace {
 
 using impl = endpoint::impl;
 
-bool has(const config& cfg, bug b) { return cfg.bug_profile == b; }
-
 // Whether sends wait for the pacer (MR-GR-2): from the first accepted ACK,
 // under a limited grant.
 bool paced(const endpoint& e, const connection& c) {

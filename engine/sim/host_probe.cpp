@@ -45,14 +45,22 @@ void sleep_until(host_probe::clock::time_point due) {
     }
 }
 
+}  // namespace
+
+namespace detail {
 // One DUT thread's scheduler accounting: /proc/PID/task/TID/schedstat holds
 // "time on CPU (ns) time waiting on a run queue (ns) timeslices". The file is
 // kept open and read from offset 0 each time (the kernel regenerates it).
+// Outside the anonymous namespace: host_probe::impl, which has external
+// linkage, keeps a map of them.
 struct task_stat {
     int fd = -1;
     std::uint64_t wait = 0;
     bool seen = false;
 };
+}  // namespace detail
+
+namespace {
 
 std::optional<std::uint64_t> read_wait(int fd) {
     char buf[128];
@@ -119,7 +127,7 @@ struct host_probe::impl {
         become_ordinary();
         ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
         const std::string dir = "/proc/" + std::to_string(dut_pid) + "/task";
-        std::map<int, task_stat> tasks;
+        std::map<int, detail::task_stat> tasks;
         auto relist = [&] {
             DIR* d = ::opendir(dir.c_str());
             if (!d) return;

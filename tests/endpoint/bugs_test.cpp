@@ -22,8 +22,6 @@ ep::config with(ep::bug b, unsigned paths = 8) {
     c.num_paths = paths;
     return c;
 }
-constexpr auto k_write = static_cast<std::uint8_t>(wire::opcode::write);
-constexpr auto k_send = static_cast<std::uint8_t>(wire::opcode::send);
 
 // RNR on tag 1 (no receive posted), receive posted 100 us later.
 struct rnr_run {

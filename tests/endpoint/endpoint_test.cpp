@@ -17,8 +17,6 @@ using core::nanos;
 namespace ep = mrct::endpoint;
 
 namespace {
-constexpr auto k_write = static_cast<std::uint8_t>(wire::opcode::write);
-constexpr auto k_ack = static_cast<std::uint8_t>(wire::opcode::ack);
 }  // namespace
 
 TEST_CASE("CONNECT/ACCEPT negotiate paths and MTU, random initial PPSNs (MR-CONN-1)") {

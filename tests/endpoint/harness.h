@@ -17,6 +17,11 @@
 
 namespace mrct::test {
 
+// Opcodes as the tapped frames' BTH carries them.
+constexpr auto k_write = static_cast<std::uint8_t>(wire::opcode::write);
+constexpr auto k_send = static_cast<std::uint8_t>(wire::opcode::send);
+constexpr auto k_ack = static_cast<std::uint8_t>(wire::opcode::ack);
+
 struct tapped {
     core::nanos t;
     fabric::direction dir;
