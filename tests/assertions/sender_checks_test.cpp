@@ -377,6 +377,18 @@ TEST_CASE("window_limit: at most the initial window before the first ACK") {
     CHECK_THAT(o.message, Catch::Contains("17 packets before its first ACK"));
 }
 
+TEST_CASE("window_limit: a DUT that never had its initial window out before an ACK showed no limit (D100)") {
+    trace_builder b;
+    for (std::uint32_t x = 0; x < 5; ++x) b.data(0us, D::from_dut, {.ppsn = 100 + x});
+    b.ack(10us, D::to_dut, 0, 105, {}, 104);
+    for (std::uint32_t x = 5; x < 25; ++x) b.data(20us, D::from_dut, {.ppsn = 100 + x});
+    auto o = b.check("window_limit");
+    CHECK(o.v == verdict::inconclusive);
+    CHECK_THAT(o.message, Catch::StartsWith("the case's premise did not arise: no path had its initial window (16) out before "
+                                            "its first ACK (at most 5) nor the cap of 256 in flight (at most 20)"));
+    CHECK(o.measured.at("max_inflight_before_ack") == 5);
+}
+
 TEST_CASE("rnr_pause and rnr_resume") {
     auto base = [] {
         trace_builder b;
