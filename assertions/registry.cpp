@@ -156,7 +156,9 @@ const std::vector<assertion_def>& builtin() {
           {"within", T::duration, "", "longest time from the run's first expiry to PATH_RESET", true}},
          k::failover, need_of("within", "the deadline for PATH_RESET")},
         {"window_limit", {"MR-CC-4", "MR-SACK-5"},
-         "At most 256 packets in flight per path, and at most the initial window before the path's first ACK.", {},
+         "At most 256 packets in flight per path, and at most the initial window before the path's first ACK. "
+         "Inconclusive when the DUT met neither limit (D100).",
+         {},
          k::window_limit},
         {"window_cut_on_ece", {"MR-CC-2"},
          "Under sustained ECE a path's inflight falls to at most a bound.",

@@ -153,7 +153,10 @@ def main():
                     failures.append("clean: the check failed a conforming pair: " +
                                     "; ".join(f"{c['id']}: {c['reason']}" for c in failed))
                 passed = {c["id"].split("/")[1] for c in cases if c["verdict"] == "pass"}
-                for must in ("wire_format", "acks_conform", "window_limit", "resend_identity"):
+                # window_limit is not among them: the interop workload's
+                # messages never put an initial window out before a first
+                # ACK, so it is inconclusive there (D100); it must not fail.
+                for must in ("wire_format", "acks_conform", "resend_identity"):
                     if must not in passed:
                         failures.append(f"clean: {must} did not pass for both DUTs")
             else:
