@@ -333,34 +333,31 @@ outcome rto_timing(const context& c) {
             const std::string what = "path " + std::to_string(x.path) + " expiry " + std::to_string(x.run) + " (PPSN " +
                                      ppsn_str(x.ppsn) + ") fired after " + fmt_time(observed);
             const nanos tol_ns{static_cast<std::int64_t>(tol)};
-            if (excess > nanos{0} && observed <= x.expected_rto_held + tol_ns) {
-                auto d = inconclusive("the host held the DUT while it read the ACKs of path " + std::to_string(x.path) +
-                                      "'s RTT samples: its RTO may have been up to " + fmt_time(x.expected_rto_held) +
-                                      " where the wire shows " + fmt_time(x.expected_rto) + " (+/- " + fmt_time(tol_ns) +
-                                      "); it would have said fail: " + what);
+            // What a hold of the host explains: inconclusive, with the
+            // expiry, the figure that explains it and what it would have said.
+            auto doubt = [&](const std::string& why, const std::string& figure, nanos value) {
+                auto d = inconclusive(why + " (+/- " + fmt_time(tol_ns) + "); it would have said fail: " + what);
                 d.timing_doubt = true;
                 d.measured["rto_us_path" + std::to_string(x.path)] = core::to_micros(observed);
-                d.measured["rto_held_bound_us"] = core::to_micros(x.expected_rto_held);
+                d.measured[figure] = core::to_micros(value);
                 d.frames = {x.rec};
                 return d;
-            }
+            };
+            if (excess > nanos{0} && observed <= x.expected_rto_held + tol_ns)
+                return doubt("the host held the DUT while it read the ACKs of path " + std::to_string(x.path) +
+                                 "'s RTT samples: its RTO may have been up to " + fmt_time(x.expected_rto_held) +
+                                 " where the wire shows " + fmt_time(x.expected_rto),
+                             "rto_held_bound_us", x.expected_rto_held);
             // Early: a DUT stamps its send when it decides it, and a hold
             // before the frame left puts the wire behind the timer it
             // started (timer_start_earliest). An expiry no earlier than its
             // bound from that stamp cannot be told from a conforming one.
-            if (excess < nanos{0} && x.t - x.timer_start_earliest >= x.expected_rto - tol_ns) {
-                const nanos before = x.timer_start - x.timer_start_earliest;
-                auto d = inconclusive("the host held the DUT up to " + fmt_time(before) +
-                                      " before the frame that started path " + std::to_string(x.path) +
-                                      "'s timer left: its timer may have run from then, " + fmt_time(x.t - x.timer_start_earliest) +
-                                      " against an RTO of " + fmt_time(x.expected_rto) + " (+/- " + fmt_time(tol_ns) +
-                                      "); it would have said fail: " + what);
-                d.timing_doubt = true;
-                d.measured["rto_us_path" + std::to_string(x.path)] = core::to_micros(observed);
-                d.measured["held_before_start_us"] = core::to_micros(before);
-                d.frames = {x.rec};
-                return d;
-            }
+            if (excess < nanos{0} && x.t - x.timer_start_earliest >= x.expected_rto - tol_ns)
+                return doubt("the host held the DUT up to " + fmt_time(x.timer_start - x.timer_start_earliest) +
+                                 " before the frame that started path " + std::to_string(x.path) +
+                                 "'s timer left: its timer may have run from then, " +
+                                 fmt_time(x.t - x.timer_start_earliest) + " against an RTO of " + fmt_time(x.expected_rto),
+                             "held_before_start_us", x.timer_start - x.timer_start_earliest);
             auto f = over(fail(what,
                         "RTO " + fmt_time(x.expected_rto) + " (RFC 6298 from Karn-valid samples, x2 per expiry) +/- " +
                             fmt_time(tol_ns),

@@ -340,9 +340,7 @@ sender_view::sender_view(const trace::trace& tr) {
                     auto stamped = [&](nanos sent) {
                         return sent < nanos{0} || !tr.timing.realtime ? sent : sent - tr.timing.held_before(sent);
                     };
-                    x.timer_start_earliest =
-                        x.timer_start < nanos{0} ? x.timer_start
-                                                 : std::max({s.last_newack, stamped(s.empty_start), stamped(s.last_expiry)});
+                    x.timer_start_earliest = std::max({s.last_newack, stamped(s.empty_start), stamped(s.last_expiry)});
                     x.expected_rto = backed_off(rto_base(s, prm), s.consec - 1, prm);
                     x.expected_rto_held = backed_off(rto_base(s, prm, true), s.consec - 1, prm);
                     x.sport_before = s.run_port;
@@ -427,10 +425,11 @@ sender_view::sender_view(const trace::trace& tr) {
                     // the engine sent it, by the host's hold at that moment.
                     // Its send stamp may lie before the frame left, by the
                     // hold before it (held_before).
-                    const nanos held =
-                        sample + (tr.timing.realtime ? tr.timing.held_at(r.t) + tr.timing.held_before(k.last_tx) : nanos{0});
-                    if (held - sample > paths[p].sample_hold_max) {
-                        paths[p].sample_hold_max = held - sample;
+                    const nanos hold =
+                        tr.timing.realtime ? tr.timing.held_at(r.t) + tr.timing.held_before(k.last_tx) : nanos{0};
+                    const nanos held = sample + hold;
+                    if (hold > paths[p].sample_hold_max) {
+                        paths[p].sample_hold_max = hold;
                         paths[p].sample_at_hold_max = sample;
                     }
                     if (!s.has_rtt) {
