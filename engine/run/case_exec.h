@@ -99,7 +99,7 @@ private:
     void on_frame(trace::dir d, core::bytes_view fr, bool injected, nanos age = nanos{0});
     fabric::fabric* fabric_to(const trace::record& r);
     void to_dut(core::bytes_view fr, fabric::fabric* via);
-    void forward(fabric::direction d, const filter_set::fate& fate, const core::byte_buffer& bytes, fabric::fabric* fab);
+    void forward(fabric::direction d, const filter_set::fate& fate, core::bytes_view bytes, fabric::fabric* fab);
     void pin_dut_port(const trace::record& r);
     void check_triggers(const trace::record& r);
     void run_step(int i);

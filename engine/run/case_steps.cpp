@@ -54,9 +54,9 @@ fabric::fabric* case_exec::fabric_to(const trace::record& r) {
 void case_exec::to_dut(core::bytes_view fr, fabric::fabric* via) {
     // The peer's frames meet the to_dut filters before the fabric; the
     // trace records them as they reach the DUT.
-    trace::record probe;
+    trace::record probe;  // views into `fr`, alive for this call
     probe.d = trace::dir::to_dut;
-    probe.bytes.assign(fr.begin(), fr.end());
+    probe.bytes = fr;
     probe.dec = wire::decode_ethernet(probe.bytes);
     auto fate = filters_.apply(probe);
     if (fate.dropped) {
@@ -70,20 +70,20 @@ void case_exec::to_dut(core::bytes_view fr, fabric::fabric* via) {
     forward(fabric::direction::b_to_a, fate, probe.bytes, via);
 }
 
-void case_exec::forward(fabric::direction d, const filter_set::fate& fate, const core::byte_buffer& bytes, fabric::fabric* fab) {
+void case_exec::forward(fabric::direction d, const filter_set::fate& fate, core::bytes_view bytes, fabric::fabric* fab) {
     // The fabric copies a frame into its pool before anything else, so a
-    // single send can use the caller's bytes (they may be a trace record,
-    // which a synchronous delivery could move). A changed or duplicated frame
-    // gets a copy of its own first.
+    // single send can use the caller's bytes (a trace record's are stable; a
+    // probe's live for the call). A changed or duplicated frame gets a copy
+    // of its own first.
     const bool own = fate.mark_ce || fate.duplicate;
     core::byte_buffer copy;
-    if (own) copy = bytes;
+    if (own) copy.assign(bytes.begin(), bytes.end());
     if (fate.mark_ce) fabric::mark_ce(copy);
-    const core::byte_buffer& out = own ? copy : bytes;
+    const core::bytes_view out = own ? core::bytes_view(copy) : bytes;
     const unsigned copies = fate.duplicate ? 2 : 1;
     for (unsigned i = 0; i < copies; ++i) {
         if (fate.delay.count() > 0) {
-            auto keep = std::make_shared<core::byte_buffer>(out);
+            auto keep = std::make_shared<core::byte_buffer>(out.begin(), out.end());
             s_.after(fate.delay, [d, keep, fab] { fab->send(d, *keep); });
         } else {
             fab->send(d, out);

@@ -14,17 +14,28 @@ int record::path_id() const {
     return -1;
 }
 
+core::bytes_view frame_store::keep(core::bytes_view b) {
+    if (b.empty()) return {};
+    if (cap_ - used_ < b.size()) {
+        cap_ = std::max(k_block, b.size());
+        // Not zeroed: every byte handed out is written first.
+        blocks_.emplace_back(new std::uint8_t[cap_]);
+        used_ = 0;
+    }
+    std::uint8_t* at = blocks_.back().get() + used_;
+    std::copy(b.begin(), b.end(), at);
+    used_ += b.size();
+    return {at, b.size()};
+}
+
 record& trace::add(nanos t, dir d, core::bytes_view bytes) {
-    record r;
-    r.index = frames.size();
+    record& r = frames.emplace_back();
+    r.index = frames.size() - 1;
     r.t = t;
     r.d = d;
-    r.bytes.assign(bytes.begin(), bytes.end());
-    frames.push_back(std::move(r));
-    auto& back = frames.back();
-    // Decoded after the move: the views point into the record's own buffer.
-    back.dec = wire::decode_ethernet(back.bytes);
-    return back;
+    r.bytes = store.keep(bytes);
+    r.dec = wire::decode_ethernet(r.bytes);
+    return r;
 }
 
 }  // namespace mrct::trace

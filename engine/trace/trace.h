@@ -30,8 +30,8 @@ struct record {
     std::size_t index = 0;  // position in the trace, used to cite frames
     nanos t{0};             // from_dut: when the DUT sent it; to_dut: when it reached the DUT
     dir d = dir::from_dut;
-    core::byte_buffer bytes;
-    wire::decode_result dec;  // views into `bytes` (stable: the buffer never moves)
+    core::bytes_view bytes;   // the frame, kept by its trace's frame_store (or by whoever built the record)
+    wire::decode_result dec;  // views into `bytes` (stable: the store never moves a frame)
     std::string action;       // what the engine did, e.g. "dropped by step 2", "injected by step 1"
     int step = -1;            // the plan step that acted on it; -1 the setup (or nothing), -2 the handshake
     bool dropped = false;     // removed by a plan step before reaching the other side
@@ -238,8 +238,35 @@ struct timing_figures {
     }
 };
 
+// The frames' bytes of one trace, kept in large blocks: one allocation per
+// block, not per frame (on the wire a 64 MiB transfer recorded 16 k frames,
+// and the allocations and their first-touch page faults were a quarter of the
+// engine's CPU while it received; bench/wire_rate.py, issue 24). A kept frame
+// never moves. A copy shares the blocks written so far and writes its own
+// frames into new ones.
+class frame_store {
+public:
+    frame_store() = default;
+    frame_store(const frame_store& o) : blocks_(o.blocks_) {}
+    frame_store& operator=(const frame_store& o) {
+        blocks_ = o.blocks_;
+        used_ = cap_ = 0;
+        return *this;
+    }
+    frame_store(frame_store&&) noexcept = default;
+    frame_store& operator=(frame_store&&) noexcept = default;
+    // A stable copy of `b`.
+    core::bytes_view keep(core::bytes_view b);
+    static constexpr std::size_t k_block = std::size_t{4} << 20;
+
+private:
+    std::vector<std::shared_ptr<std::uint8_t[]>> blocks_;
+    std::size_t used_ = 0, cap_ = 0;  // in the last block, if this store writes it
+};
+
 struct trace {
     std::vector<record> frames;
+    frame_store store;  // frames' bytes
     side_obs dut, peer;
     std::vector<memory_check> memory;
     params p;

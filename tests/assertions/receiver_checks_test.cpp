@@ -594,10 +594,11 @@ TEST_CASE("rejection_dropped: an RNR_QUERY draws no RNR for a message that arriv
         b.data(1300us, D::to_dut, {.ppsn = 102, .rnr_resend = true, .opcode = 0xC2, .tag = 8, .stream = 1, .seq = 1,
                                    .len = 4096, .msg_len = 8192, .attempt = 1});
         trace_builder tmp;
-        core::byte_buffer bad = tmp.data(0us, D::to_dut, {.ppsn = 103, .rnr_resend = true, .opcode = 0xC2, .tag = 8,
+        const core::bytes_view good = tmp.data(0us, D::to_dut, {.ppsn = 103, .rnr_resend = true, .opcode = 0xC2, .tag = 8,
                                                          .stream = 1, .seq = 1, .offset = 4096, .len = 4096,
                                                          .msg_len = 8192, .attempt = 1})
                                     .bytes;
+        core::byte_buffer bad(good.begin(), good.end());
         bad[100] ^= 0xFF;  // payload: the ICRC no longer matches
         REQUIRE_FALSE(b.tr.add(1300us, D::to_dut, bad).f().icrc_ok());
         b.ctrl(1301us, D::to_dut, wire::ctrl_type::rnr_query);
