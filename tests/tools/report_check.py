@@ -17,6 +17,7 @@
 import argparse
 import html.parser
 import json
+import xml.etree.ElementTree as ET
 import os
 import re
 import shutil
@@ -216,6 +217,39 @@ try:
     open(os.path.join(raw, "out", "report.html"), encoding="utf-8").read()
 except Exception as e:
     fails.add(f"non-UTF-8 plan: reports unreadable: {e}")
+
+# 4c. long names full of XML's special characters (issue 23: JUnit was once
+#     written through a 512-byte buffer): junit.xml validates and carries the
+#     plan's name, a case's title and a reason back whole
+longdir = os.path.join(work, "long-names")
+os.makedirs(longdir, exist_ok=True)
+long_name = "suite <&\"'> " + "x" * 3000 + " end"
+long_title = "title ]]> <![CDATA[ & " + "y" * 3000
+with open(os.path.join(longdir, "plan.yaml"), "w") as f:
+    f.write("suite:\n  name: " + json.dumps(long_name) + "\n  version: \"1\"\n  spec: metaroce-1.2-model\ncases:\n"
+            "  - id: LONG-001\n    title: " + json.dumps(long_title) + "\n    clauses: [MR-HDR-1]\n"
+            "    setup:\n      - post_write: {size: 4096, count: 1}\n    expect:\n      - all_complete: {}\n"
+            "  - id: LONG-002\n    title: " + json.dumps(long_title) + "\n    clauses: [MR-HDR-1]\n"
+            "    setup:\n      - post_write: {size: 4096, count: 1}\n    expect:\n"
+            "      - frame_count: {at_least: 1000000}\n")
+r = mrct("run", os.path.join(longdir, "plan.yaml"), "--out", os.path.join(longdir, "out"))
+try:
+    jx = os.path.join(longdir, "out", "junit.xml")
+    if xmllint(jx).returncode != 0:
+        fails.add("long names: junit.xml does not validate")
+    root = ET.parse(jx).getroot()
+    names = [root.get("name")] + [e.get("name") for e in root.iter("testsuite")]
+    if long_name not in names:
+        fails.add(f"long names: the plan's name is not carried whole in junit.xml: {[n[:40] if n else n for n in names]}")
+    cases = {e.get("name", ""): e for e in root.iter("testcase")}
+    if not any(long_title in n for n in cases):
+        fails.add("long names: a case's title is not carried whole in junit.xml")
+    failed = [e for e in root.iter("failure")]
+    if r.returncode != 1 or len(failed) != 1 or ">= 1000000" not in (failed[0].get("message") or "") + (failed[0].text or ""):
+        fails.add(f"long names: expected exit 1 and LONG-002's failure with its reason in junit.xml; exit {r.returncode}, "
+                  f"{len(failed)} failure element(s)")
+except Exception as e:
+    fails.add(f"long names: junit.xml unreadable: {e}")
 
 # 5. headless Chromium
 chromium = shutil.which("chromium")
