@@ -1,0 +1,2 @@
+// Must NOT compile with mrct_endpoint's include roots: the endpoint never uses the fabric.
+#include "fabric/fabric.h"
