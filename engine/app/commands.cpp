@@ -222,7 +222,7 @@ int run_docs(const std::string& what, const std::string& plan_path) {
     } else if (what == "clauses") {
         std::map<std::string, std::vector<std::string>> cases;
         if (!plan_path.empty()) {
-            auto s = plan::load(plan_path);
+            auto s = plan::load(plan_path, plan_limits());
             if (!s) {
                 spdlog::error("{}", s.err().message);
                 return k_exit_usage;

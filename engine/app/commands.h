@@ -107,6 +107,9 @@ struct run_args {
     std::string priority = "auto";  // auto | off | nice:N | fifo:N (sim/priority.h, D76)
 };
 int run_plan(const run_args& a);
+// The limits every command that reads a plan loads it under (run, list,
+// validate, explain, selftest, docs): `--plan-limit NAME=VALUE`.
+plan::limits& plan_limits();
 int run_list(const std::string& plan, bool json);
 // Merges the outputs of shard runs into one set of reports in `out`.
 int run_report_merge(const std::vector<std::string>& dirs, const std::string& out);

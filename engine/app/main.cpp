@@ -45,6 +45,27 @@ std::string resolve_plan(std::string& p) {
 }
 const CLI::Validator k_plan_path(resolve_plan, "PLAN", "plan");
 
+// `--plan-limit NAME=VALUE` on every command that reads a plan; checked as
+// the command line is parsed, applied after.
+std::vector<std::string> g_plan_limits;
+void add_plan_limit(CLI::App* cmd) {
+    std::string names;
+    for (const auto& i : mrct::plan::limit_table()) {
+        mrct::plan::limits d;
+        names += std::string("\n  ") + i.name + " (default " + std::to_string(d.*(i.field)) + "): " + i.help;
+    }
+    cmd->add_option("--plan-limit", g_plan_limits,
+                    "NAME=VALUE: raise (or lower) a limit a plan is loaded under (repeatable; bytes may end in KiB,\n"
+                    "MiB, GiB; docs/plan-format.md, Limits). A plan over a limit is refused where it goes over:" + names)
+        ->check(CLI::Validator(
+            [](std::string& v) {
+                mrct::plan::limits l;
+                auto st = mrct::plan::set_limit(l, v);
+                return st ? std::string() : st.err().message;
+            },
+            "NAME=VALUE", "plan limit"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -239,27 +260,32 @@ int main(int argc, char** argv) {
                     "off; nice:N (-20..19); fifo:N (SCHED_FIFO 1..99: wakes first, can starve a DUT on the same CPUs).\n"
                     "The host probe's threads stay at ordinary priority: they stand for the DUT. In results.json")
         ->capture_default_str();
+    add_plan_limit(run);
     run->add_flag("--failures-only", ra.quiet_progress, "Print only cases that did not pass while running");
 
     std::string list_plan;
     bool list_json = false;
     auto* list = app.add_subcommand("list", "List a plan's cases (ID, level, peer role, clauses, title)");
     list->add_option("plan", list_plan, "Test plan (YAML file, or its folder)")->required()->transform(k_plan_path);
+    add_plan_limit(list);
     list->add_flag("--json", list_json, "As JSON");
 
     std::string val_plan;
     auto* validate = app.add_subcommand("validate", "Check a plan without running it: errors with file:line:col; clause coverage");
+    add_plan_limit(validate);
     validate->add_option("plan", val_plan, "Test plan (YAML file, or its folder)")->required()->transform(k_plan_path);
 
     std::vector<std::string> ex_args;
     auto* explain = app.add_subcommand("explain", "Show what a case does and checks, with its clauses' text: explain [PLAN] CASE "
                                                   "(PLAN defaults to testplans/metaroce-1.2/plan.yaml)");
+    add_plan_limit(explain);
     explain->add_option("args", ex_args, "[PLAN] CASE (case ID or glob)")->required()->expected(1, 2);
 
     std::string st_plan = "testplans/metaroce-1.2/plan.yaml", st_out;
     unsigned st_jobs = 2;
     auto* selftest = app.add_subcommand("selftest", "Run the plan against the reference DUT (must all pass) and every bug profile (each must be caught by a case citing its clause); print the kill matrix");
     selftest->add_option("--plan", st_plan, "Test plan (YAML file, or its folder)")->transform(k_plan_path);
+    add_plan_limit(selftest);
     selftest->add_option("--jobs,-j", st_jobs, "Cases run in parallel")->check(CLI::Range(1u, 256u));
     selftest->add_option("--out", st_out, "Directory for kill-matrix.json");
     std::string st_dut = "sim";
@@ -286,6 +312,7 @@ int main(int argc, char** argv) {
     docs->add_option("what", docs_what, "fabric (impairment stages), bugs (bug profiles), assertions (the assertion library), clauses (clause table)")
         ->required()
         ->check(CLI::IsMember({"fabric", "bugs", "assertions", "clauses"}));
+    add_plan_limit(docs);
     docs->add_option("--plan", docs_plan, "With clauses: add the cases of this plan (YAML file, or its folder) citing each clause")
         ->transform(k_plan_path);
 
@@ -296,6 +323,11 @@ int main(int argc, char** argv) {
         return app.exit(e) == 0 ? mrct::app::k_exit_ok : mrct::app::k_exit_usage;
     }
     setup_logging(verbose, quiet);
+    for (const auto& l : g_plan_limits)
+        if (auto st = mrct::plan::set_limit(mrct::app::plan_limits(), l); !st) {  // checked while parsing
+            std::cerr << st.err().message << "\n";
+            return mrct::app::k_exit_usage;
+        }
     try {
         if (*decode) return mrct::app::run_decode(dec);
         if (*samples) return mrct::app::run_samples(smp);

@@ -33,7 +33,7 @@ std::atomic<bool> g_stop{false};  // set by SIGINT, SIGTERM, SIGHUP (stop_signal
 std::atomic<bool> g_gave_up{false};  // set by run_suite after --max-errors consecutive errors
 
 core::result<plan::suite> load_valid(const std::string& path) {
-    auto s = plan::load(path);
+    auto s = plan::load(path, plan_limits());
     if (!s) return s.err();
     if (auto st = run::validate(*s); !st) return st.err();
     return s;
@@ -48,6 +48,11 @@ const char* mark(assertions::verdict v) { return verdict_mark(v); }
 
 
 }  // namespace
+
+plan::limits& plan_limits() {
+    static plan::limits l;
+    return l;
+}
 
 int run_plan(const run_args& a) {
     auto s = load_valid(a.plan);

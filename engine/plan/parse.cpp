@@ -1,9 +1,14 @@
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "core/units.h"
@@ -25,15 +30,123 @@ struct plan_error {
     std::string message;
 };
 
+std::string limit_hint(const char* name) { return std::string(" (--plan-limit ") + name + "=N raises it)"; }
+
+// A first pass over a file's YAML events, before any node is built: counts
+// nodes (an alias as many as the node it repeats, so "billion laughs" is
+// refused at its first alias too many) and nesting (an alias as deep as what
+// it repeats), and refuses a second document, which YAML::Load would drop.
+// Memory: one entry per anchor.
+class prescan : public YAML::EventHandler {
+public:
+    prescan(const std::string& file, const std::string& text, const limits& lim, std::uint64_t& nodes)
+        : file_(file), text_(text), lim_(lim), nodes_(nodes) {}
+
+    void OnDocumentStart(const YAML::Mark&) override {}
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { leaf(m, a); }
+    void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a, const std::string&) override {
+        closed_quote(m);
+        leaf(m, a);
+    }
+    void OnAlias(const YAML::Mark& m, YAML::anchor_t a) override {
+        const auto it = anchors_.find(a);
+        const auto [nodes, span] = it == anchors_.end() ? std::pair<std::uint64_t, std::uint64_t>{1, 0} : it->second;
+        count(m, nodes);
+        place(m, span);
+    }
+    void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+        open(m, a);
+    }
+    void OnSequenceEnd() override { close(); }
+    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+        open(m, a);
+    }
+    void OnMapEnd() override { close(); }
+
+private:
+    struct frame {
+        YAML::anchor_t anchor;
+        std::uint64_t nodes_before;
+        std::uint64_t span = 0;  // levels below this collection
+    };
+    [[noreturn]] void die(const YAML::Mark& m, const std::string& msg) const {
+        throw plan_error{file_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": " + msg};
+    }
+    void count(const YAML::Mark& m, std::uint64_t n) {
+        nodes_ += n;
+        if (nodes_ > lim_.nodes)
+            die(m, "the plan holds more than " + std::to_string(lim_.nodes) +
+                       " YAML nodes (an alias counts as the nodes it repeats)" + limit_hint("nodes"));
+    }
+    // A node at the current depth (the root's is 0) spanning `span` levels below it.
+    void place(const YAML::Mark& m, std::uint64_t span) {
+        if (open_.size() + span > lim_.nesting)
+            die(m, "nested more than " + std::to_string(lim_.nesting) + " levels deep" + limit_hint("nesting"));
+        if (!open_.empty()) open_.back().span = std::max(open_.back().span, span + 1);
+    }
+    void leaf(const YAML::Mark& m, YAML::anchor_t a) {
+        count(m, 1);
+        place(m, 0);
+        if (a) anchors_[a] = {1, 0};
+    }
+    void open(const YAML::Mark& m, YAML::anchor_t a) {
+        count(m, 1);
+        place(m, 0);
+        open_.push_back({a, nodes_ - 1});
+    }
+    void close() {
+        const auto f = open_.back();
+        open_.pop_back();
+        if (!open_.empty()) open_.back().span = std::max(open_.back().span, f.span + 1);
+        if (f.anchor) anchors_[f.anchor] = {nodes_ - f.nodes_before, f.span};
+    }
+
+    // yaml-cpp ends a quoted scalar whose closing quote is missing at the end
+    // of the file, so `title: "abc` swallows the rest of the case and the
+    // error comes out elsewhere ("cites no clauses"): refused where it opens.
+    void closed_quote(const YAML::Mark& m) const {
+        if (m.pos < 0 || static_cast<std::size_t>(m.pos) >= text_.size()) return;
+        const char q = text_[static_cast<std::size_t>(m.pos)];
+        if (q != '"' && q != '\'') return;
+        for (std::size_t i = static_cast<std::size_t>(m.pos) + 1; i < text_.size(); ++i) {
+            if (q == '"' && text_[i] == '\\') {
+                ++i;  // an escape: the next character is not the end
+            } else if (text_[i] == q) {
+                if (q == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') ++i;  // '' is a quote inside
+                else return;
+            }
+        }
+        die(m, std::string("a string opened with ") + q + " never ends: its closing " + q + " is missing");
+    }
+
+    const std::string& file_;
+    const std::string& text_;
+    const limits& lim_;
+    std::uint64_t& nodes_;
+    std::vector<frame> open_;
+    std::map<YAML::anchor_t, std::pair<std::uint64_t, std::uint64_t>> anchors_;  // nodes, levels it spans
+};
+
 class loader {
 public:
+    explicit loader(const limits& lim) : lim_(lim) {}
+
     core::result<suite> run(const std::string& path) {
         suite s;
         s.file = path;
+        s.lim = lim_;
         try {
-            load_file(path, s, true);
+            load_file(path, s, true, nullptr);
+            if (s.cases.empty() && errors_.empty())
+                throw plan_error{(cases_at_.file.empty() ? path + ":1:1" : cases_at_.str()) +
+                                 ": the plan has no cases (cases: a list of at least one)"};
         } catch (const plan_error& e) {
             return core::error{e.message};
+        } catch (const YAML::DeepRecursion& e) {
+            return core::error{(current_.empty() ? path : current_) + ":" + std::to_string(e.mark.line + 1) + ":" +
+                               std::to_string(e.mark.column + 1) + ": nested more than " +
+                               std::to_string(e.depth()) + " levels deep (the YAML parser's own limit)"};
         } catch (const YAML::Exception& e) {
             return core::error{(current_.empty() ? path : current_) + ":" + std::to_string(e.mark.line + 1) + ":" +
                                std::to_string(e.mark.column + 1) + ": " + e.msg};
@@ -41,6 +154,8 @@ public:
         if (!errors_.empty()) {
             std::string all;
             for (const auto& e : errors_) all += (all.empty() ? "" : "\n") + e;
+            if (errors_dropped_)
+                all += "\n(" + std::to_string(errors_dropped_) + " more errors not shown: fix these first)";
             return core::error{all};
         }
         std::set<std::string> ids;
@@ -52,7 +167,26 @@ public:
 private:
     loc at(const YAML::Node& n) const { return {current_, n.Mark().line + 1, n.Mark().column + 1}; }
     [[noreturn]] void die(const YAML::Node& n, const std::string& msg) const { throw plan_error{at(n).str() + ": " + msg}; }
-    void err(const YAML::Node& n, const std::string& msg) { errors_.push_back(at(n).str() + ": " + msg); }
+    // Errors are collected (validate shows every one), each once however many
+    // sweep instances repeat it, and at most k_max_errors of them.
+    void err(const YAML::Node& n, const std::string& msg) {
+        auto e = at(n).str() + ": " + msg;
+        if (!error_set_.insert(e).second) return;
+        if (errors_.size() < k_max_errors) errors_.push_back(std::move(e));
+        else ++errors_dropped_;
+    }
+    static constexpr std::size_t k_max_errors = 100;  // as run::k_max_plan_errors
+
+    // What the plan expands to (strings made by variables, sweeps, fragments
+    // and defaults, plus a fixed cost per item) is charged before it is made.
+    static constexpr std::uint64_t k_item_cost = 256;
+    void spend(const YAML::Node& n, std::uint64_t bytes) {
+        spent_ += bytes;
+        if (spent_ > lim_.expanded_bytes)
+            die(n, "the plan expands to more than " + std::to_string(lim_.expanded_bytes) +
+                       " bytes (variables, sweeps, fragments and defaults repeated into its cases)" +
+                       limit_hint("expanded_bytes"));
+    }
 
     void only_keys(const YAML::Node& n, const std::string& what, std::initializer_list<std::string_view> keys) {
         if (!n.IsMap()) die(n, what + ": expected a map");
@@ -70,7 +204,7 @@ private:
 
     std::string subst(const YAML::Node& n, const vars& v) {
         if (!n.IsScalar()) die(n, "expected a scalar value");
-        std::string s = n.Scalar();
+        const std::string& s = n.Scalar();
         std::string out;
         for (std::size_t i = 0; i < s.size();) {
             if (s.compare(i, 2, "${") == 0) {
@@ -83,12 +217,23 @@ private:
                     for (const auto& [k, _] : v) known += (known.empty() ? "" : ", ") + k;
                     die(n, "unknown variable '" + name + "' (defined: " + (known.empty() ? "none" : known) + ")");
                 }
+                spend(n, it->second.size());
                 out += it->second;
                 i = j + 1;
             } else {
+                const auto c = static_cast<unsigned char>(s[i]);
+                // NUL and the other C0 controls (but tab, line feed, carriage
+                // return) have no place in a plan: an ID or a name holding one
+                // would reach file names and reports cut or garbled.
+                if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+                    char hex[8];
+                    std::snprintf(hex, sizeof hex, "\\x%02x", c);
+                    die(n, std::string("control character ") + hex + " in a plan string");
+                }
                 out += s[i++];
             }
         }
+        spend(n, s.size() + k_item_cost);
         return out;
     }
 
@@ -131,6 +276,7 @@ private:
                 current_ = saved;
                 continue;
             }
+            spend(item, k_item_cost + name.size());  // an action with no arguments costs too
             action a;
             a.name = name;
             a.at = at(item.begin()->first);
@@ -151,6 +297,7 @@ private:
     test_case parse_case(const YAML::Node& n, const vars& v, const std::map<std::string, std::string>& point) {
         only_keys(n, "case", {"id", "title", "description", "clauses", "level", "requires", "role", "topology", "dut",
                               "peer", "handshake", "setup", "steps", "expect", "limits", "sweep", "vars", "area"});
+        spend(n, defaults_cost_);  // every case holds a copy of the defaults
         test_case c = defaults_;
         c.at = at(n);
         c.sweep_point = point;
@@ -167,11 +314,15 @@ private:
             auto dash = c.id.find('-');
             c.area = dash == std::string::npos ? c.id : c.id.substr(0, dash);
         }
-        if (n["level"]) c.level = subst(n["level"], v);
-        if (c.level != "MUST" && c.level != "SHOULD") err(n["level"], "level must be MUST or SHOULD, not '" + c.level + "'");
-        if (n["role"]) c.role = subst(n["role"], v);
-        if (c.role != "sender" && c.role != "receiver" && c.role != "both")
-            err(n["role"] ? n["role"] : n, "role (the peer's) must be sender, receiver or both, not '" + c.role + "'");
+        if (n["level"]) {
+            c.level = subst(n["level"], v);
+            if (c.level != "MUST" && c.level != "SHOULD") err(n["level"], "level must be MUST or SHOULD, not '" + c.level + "'");
+        }
+        if (n["role"]) {
+            c.role = subst(n["role"], v);
+            if (c.role != "sender" && c.role != "receiver" && c.role != "both")
+                err(n["role"], "role (the peer's) must be sender, receiver or both, not '" + c.role + "'");
+        }
         if (!n["clauses"] || !n["clauses"].IsSequence() || n["clauses"].size() == 0)
             err(n, "case '" + c.id + "' cites no clauses (clauses: [MR-...])");
         else
@@ -246,6 +397,10 @@ private:
                         die(it->second, "sweep '" + it->first.Scalar() + "': expected a non-empty list");
                     std::vector<std::map<std::string, std::string>> next;
                     const YAML::Node values = it->second;  // not a view into the iterator's temporary
+                    if (out_->cases.size() + points.size() * values.size() > lim_.cases)
+                        die(it->first, "the sweep makes " + std::to_string(points.size() * values.size()) +
+                                           " instances of this case: the plan would hold more than " +
+                                           std::to_string(lim_.cases) + " cases" + limit_hint("cases"));
                     for (const auto& p : points)
                         for (const auto& val : values) {
                             auto q = p;
@@ -255,6 +410,8 @@ private:
                     points = next;
                 }
             }
+            if (out_->cases.size() + points.size() > lim_.cases)
+                die(n, "the plan holds more than " + std::to_string(lim_.cases) + " cases" + limit_hint("cases"));
             for (const auto& p : points) {
                 vars pv = v;
                 for (const auto& [k, val] : p) pv[k] = val;
@@ -265,35 +422,90 @@ private:
 
     // YAML lets a map repeat a key and keeps one of the values: in a plan
     // that silently drops what the other said (a second `cases:` list).
-    // Every map of the file, at any depth, is checked; nesting deeper than a
-    // plan needs is refused where it starts (issue 23).
-    void check_keys(const YAML::Node& n, int depth) {
-        if (depth > k_max_nesting) die(n, "nested more than " + std::to_string(k_max_nesting) + " levels deep");
+    // Every map of the file, at any depth, is checked (the prescan has bounded
+    // depth and nodes, aliases expanded, before this walk).
+    void check_keys(const YAML::Node& n) {
         if (n.IsMap()) {
             std::set<std::string> seen;
             for (auto it = n.begin(); it != n.end(); ++it) {
                 if (it->first.IsScalar() && !seen.insert(it->first.Scalar()).second)
                     err(it->first, "duplicate key '" + it->first.Scalar() + "' (YAML would keep only one of them)");
-                check_keys(it->second, depth + 1);
+                check_keys(it->second);
             }
         } else if (n.IsSequence()) {
-            for (const auto& x : n) check_keys(x, depth + 1);
+            for (const auto& x : n) check_keys(x);
         }
     }
-    static constexpr int k_max_nesting = 64;
 
-    void load_file(const std::string& path, suite& s, bool top) {
+    // The file's text, within what is left of the plan's bytes, checked by
+    // the prescan before YAML::Load builds a node of it.
+    std::string read_checked(const std::string& path, const YAML::Node* from) {
+        std::error_code ec;
+        const auto size = fs::file_size(path, ec);
+        if (ec) throw plan_error{path + ": cannot read: " + ec.message()};
+        bytes_ += size;
+        if (bytes_ > lim_.plan_bytes) {
+            const auto msg = "the plan's files hold more than " + std::to_string(lim_.plan_bytes) + " bytes (" + path +
+                             ": " + std::to_string(size) + ")" + limit_hint("plan_bytes");
+            if (from) die(*from, msg);
+            throw plan_error{path + ":1:1: " + msg};
+        }
+        std::ifstream in(path, std::ios::binary);
+        std::string text(size, '\0');
+        if (!in.read(text.data(), static_cast<std::streamsize>(size)))
+            throw plan_error{path + ": cannot read"};
+        std::istringstream is(text);
+        YAML::Parser parser(is);
+        prescan scan(path, text, lim_, nodes_);
+        parser.HandleNextDocument(scan);
+        {
+            // YAML::Load would keep the first document and drop the rest:
+            // refused at the start of a second one.
+            struct first_event : YAML::EventHandler {
+                YAML::Mark at;
+                bool seen = false;
+                void OnDocumentStart(const YAML::Mark& m) override { at = m; seen = true; throw stop{}; }
+                void OnDocumentEnd() override {}
+                void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+                void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+                void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+                void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+                void OnSequenceEnd() override {}
+                void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+                void OnMapEnd() override {}
+                struct stop {};
+            } f;
+            try {
+                parser.HandleNextDocument(f);
+            } catch (const first_event::stop&) {
+            }
+            if (f.seen)
+                throw plan_error{path + ":" + std::to_string(f.at.line + 1) + ":" + std::to_string(f.at.column + 1) +
+                                 ": a second YAML document ('---'): a plan file holds one"};
+        }
+        return text;
+    }
+
+    // `from`: the include entry that names this file (none for the top plan).
+    void load_file(const std::string& path, suite& s, bool top, const YAML::Node* from) {
         const auto canon = fs::weakly_canonical(path).string();
-        if (loading_.count(canon)) throw plan_error{path + ": included recursively"};
+        if (loading_.count(canon)) {
+            std::string chain;
+            for (const auto& f : chain_) chain += f + " -> ";
+            die(*from, "include cycle: " + chain + path);
+        }
         if (!fs::exists(path)) throw plan_error{path + ": no such file"};
         if (!fs::is_regular_file(path)) throw plan_error{path + ": not a plan file (a folder or a device)"};
         if (top) root_ = fs::weakly_canonical(fs::path(path)).parent_path();
         loading_.insert(canon);
+        chain_.push_back(path);
+        const auto text = read_checked(path, from);
         const auto saved = current_;
         current_ = path;
         out_ = &s;
-        YAML::Node root = YAML::LoadFile(path);
-        check_keys(root, 0);
+        YAML::Node root = YAML::Load(text);
+        check_keys(root);
+        if (root.IsNull() && root.Mark().line < 0) throw plan_error{path + ":1:1: the file is empty (a plan file is a map: suite, vars, fragments, defaults, include, cases)"};
         if (!root.IsMap()) die(root, "a plan file is a map (suite, vars, fragments, defaults, include, cases)");
         only_keys(root, top ? "suite file" : "included file",
                   {"suite", "vars", "fragments", "defaults", "include", "cases"});
@@ -316,8 +528,17 @@ private:
         }
         if (auto d = root["defaults"]) {
             only_keys(d, "defaults", {"topology", "dut", "peer", "limits", "expect", "level", "role"});
-            if (d["level"]) defaults_.level = subst(d["level"], vars_);
-            if (d["role"]) defaults_.role = subst(d["role"], vars_);
+            const auto spent_before = spent_;
+            if (d["level"]) {
+                defaults_.level = subst(d["level"], vars_);
+                if (defaults_.level != "MUST" && defaults_.level != "SHOULD")
+                    err(d["level"], "level must be MUST or SHOULD, not '" + defaults_.level + "'");
+            }
+            if (d["role"]) {
+                defaults_.role = subst(d["role"], vars_);
+                if (defaults_.role != "sender" && defaults_.role != "receiver" && defaults_.role != "both")
+                    err(d["role"], "role (the peer's) must be sender, receiver or both, not '" + defaults_.role + "'");
+            }
             if (auto t = d["topology"]) {
                 // The same keys as a case's topology, less impair: stages belong to a case (issue 23).
                 only_keys(t, "defaults.topology", {"paths", "peers", "delay", "path_delay", "rate"});
@@ -332,6 +553,7 @@ private:
                 actions(d["expect"], vars_, ex, "expect");
                 for (auto& a : ex) defaults_.expect.push_back({a.name, a.at, std::move(a.a)});
             }
+            defaults_cost_ += spent_ - spent_before;
         }
         if (auto inc = root["include"]) {
             if (!inc.IsSequence()) die(inc, "include: expected a list of files");
@@ -347,13 +569,17 @@ private:
                 if (r_end != root_.end())
                     die(x, "included file '" + rel + "' is outside the plan's folder " + root_.string());
                 if (!fs::is_regular_file(target)) die(x, "included file '" + rel + "' is not a regular file");
-                load_file(p, s, false);
+                load_file(p, s, false, &x);
                 current_ = path;
             }
         }
-        if (root["cases"]) parse_cases(root["cases"], vars_);
+        if (root["cases"]) {
+            if (cases_at_.file.empty()) cases_at_ = at(root["cases"]);
+            parse_cases(root["cases"], vars_);
+        }
         current_ = saved;
         loading_.erase(canon);
+        chain_.pop_back();
     }
 
     std::string current_;
@@ -364,11 +590,56 @@ private:
     std::set<std::string> loading_;
     fs::path root_;  // the top plan's folder: includes stay inside it
     std::vector<std::string> errors_;
+    std::set<std::string> error_set_;
+    std::size_t errors_dropped_ = 0;
     int depth_ = 0;
+    const limits& lim_;
+    std::uint64_t bytes_ = 0, nodes_ = 0, spent_ = 0, defaults_cost_ = 0;  // against lim_
+    std::vector<std::string> chain_;  // the files being loaded, the top plan first
+    loc cases_at_;                    // the first `cases:` key seen
 };
 
 }  // namespace
 
-core::result<suite> load(const std::string& path) { return loader().run(path); }
+const std::vector<limit_info>& limit_table() {
+    static const std::vector<limit_info> t{
+        {"plan_bytes", &limits::plan_bytes, "bytes in the plan's files together (read before they are parsed)"},
+        {"nodes", &limits::nodes, "YAML nodes in the plan's files together, an alias counted as the nodes it repeats"},
+        {"nesting", &limits::nesting, "levels of maps and lists, an alias counted as deep as what it repeats"},
+        {"cases", &limits::cases, "cases after sweeps"},
+        {"expanded_bytes", &limits::expanded_bytes,
+         "bytes the plan expands to: every string made from variables, sweeps, fragments and defaults, plus 256 per item"},
+        {"action_bytes", &limits::action_bytes,
+         "bytes one action moves or takes: a post's count x size, a memory region's size (allocated before the case runs)"},
+    };
+    return t;
+}
+
+core::status set_limit(limits& l, const std::string& name_eq_value) {
+    const auto eq = name_eq_value.find('=');
+    const auto name = name_eq_value.substr(0, eq);
+    std::string names;
+    for (const auto& i : limit_table()) names += (names.empty() ? "" : ", ") + std::string(i.name);
+    const limit_info* info = nullptr;
+    for (const auto& i : limit_table())
+        if (name == i.name) info = &i;
+    if (eq == std::string::npos || !info)
+        return core::error{"--plan-limit expects NAME=VALUE with NAME one of " + names + ", got '" + name_eq_value + "'"};
+    auto text = name_eq_value.substr(eq + 1);
+    std::uint64_t scale = 1;
+    for (const auto& [suffix, k] : {std::pair<const char*, std::uint64_t>{"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30}})
+        if (text.size() > 3 && text.ends_with(suffix)) {
+            scale = k;
+            text.resize(text.size() - 3);
+        }
+    const auto v = core::parse_uint(text, ~std::uint64_t{0} / scale);
+    if (!v || *v == 0)
+        return core::error{"--plan-limit " + name + ": expected a positive count (bytes may end in KiB, MiB or GiB), got '" +
+                           name_eq_value.substr(eq + 1) + "'"};
+    l.*(info->field) = *v * scale;
+    return core::ok_status();
+}
+
+core::result<suite> load(const std::string& path, const limits& lim) { return loader(lim).run(path); }
 
 }  // namespace mrct::plan

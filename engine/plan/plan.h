@@ -7,6 +7,7 @@
 // here on every node.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -74,12 +75,37 @@ struct test_case {
     std::map<std::string, std::string> sweep_point;  // the sweep values of this instance
 };
 
+// What a plan may ask of the tool, checked before anything is allocated for
+// it: a plan that asks for more is refused where it does, naming the limit
+// (docs/plan-format.md "Limits"; `--plan-limit NAME=VALUE` raises one). The
+// defaults keep any plan within 256 MiB and 2 s to load and validate, and are
+// several times what the official plan uses.
+struct limits {
+    std::uint64_t plan_bytes = std::uint64_t{4} << 20;  // the plan's files together
+    std::uint64_t nodes = 200'000;     // YAML nodes, each alias counted as what it repeats
+    std::uint64_t nesting = 64;        // levels of maps and lists
+    std::uint64_t cases = 10'000;      // after sweeps
+    std::uint64_t expanded_bytes = std::uint64_t{32} << 20;  // what the plan expands to: variables, sweeps, fragments, defaults
+    std::uint64_t action_bytes = std::uint64_t{1} << 30;     // what one action moves or takes (run::validate)
+};
+
+struct limit_info {
+    const char* name;
+    std::uint64_t limits::*field;
+    const char* help;
+};
+// Every limit, in the order the docs list them.
+const std::vector<limit_info>& limit_table();
+// Applies "NAME=VALUE" (VALUE a count, or bytes with a KiB/MiB/GiB suffix).
+core::status set_limit(limits& l, const std::string& name_eq_value);
+
 struct suite {
     std::string name, version, file;
     std::vector<test_case> cases;
+    limits lim;  // those it was loaded under (run::validate checks action_bytes)
 };
 
 // Loads a plan (and its includes); every error carries file:line:col.
-core::result<suite> load(const std::string& path);
+core::result<suite> load(const std::string& path, const limits& lim = {});
 
 }  // namespace mrct::plan

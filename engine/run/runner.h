@@ -65,11 +65,8 @@ using dut_factory = std::function<core::result<std::unique_ptr<dut::dut>>()>;
 // "sim" or "sim:bug=NAME".
 core::result<dut_factory> parse_dut(const std::string& spec, std::string* bug_out = nullptr);
 
-// The most bytes one plan action may move or take (a post's count x size, a
-// `memory` region): they are allocated before the case runs, so a plan asking
-// for more is refused by validate, with its position (docs/plan-format.md,
-// "Limits"). One edit away; not yet an option.
-inline constexpr std::uint64_t k_max_action_bytes = std::uint64_t{1} << 30;
+// validate reports each distinct error once, at most this many of them.
+inline constexpr std::size_t k_max_plan_errors = 100;
 
 // Checks names and values a parser cannot: actions, assertions and their
 // arguments, clause IDs, stage kinds and parameters, durations. All problems,

@@ -1,4 +1,5 @@
 // Plan validation beyond shape: names and values, with file:line:col.
+#include <set>
 #include <algorithm>
 
 #include "assertions/assertion.h"
@@ -187,9 +188,10 @@ core::status validate(const plan::suite& s) {
         if (a.name == "post_write" || a.name == "post_send" || a.name == "post_recv" || a.name == "memory") {
             const auto size = num("size", a.name == "memory" ? 8388608 : 4096);
             const auto count = a.name == "memory" ? std::optional<std::uint64_t>(1) : num("count", 1);
-            if (size && count && *count > 0 && *size > k_max_action_bytes / *count)
+            if (size && count && *count > 0 && *size > s.lim.action_bytes / *count)
                 e(a.at, a.name + ": " + std::to_string(*count) + " x " + std::to_string(*size) + " bytes is more than " +
-                            std::to_string(k_max_action_bytes) + " bytes, the most one action may move or take");
+                            std::to_string(s.lim.action_bytes) +
+                            " bytes, the most one action may move or take (--plan-limit action_bytes=N raises it)");
         }
         if (auto st = filter_set::check_match(match); !st) errs.push_back(st.err().message);
     };
@@ -303,8 +305,22 @@ core::status validate(const plan::suite& s) {
                 e(v.at, "unknown limit '" + k + "' (expected duration, settle, max_frames, step_late)");
     }
     if (errs.empty()) return core::ok_status();
+    // Each error once (sweep instances repeat theirs at the same place), and
+    // at most the first k_max_plan_errors: a plan of 95,000 unknown keys
+    // needs its first fixed, not 28 MB of the same sentence.
     std::string all;
-    for (const auto& x : errs) all += (all.empty() ? "" : "\n") + x;
+    std::set<std::string> seen;
+    std::size_t shown = 0, more = 0;
+    for (const auto& x : errs) {
+        if (!seen.insert(x).second) continue;
+        if (shown == k_max_plan_errors) {
+            ++more;
+            continue;
+        }
+        all += (all.empty() ? "" : "\n") + x;
+        ++shown;
+    }
+    if (more) all += "\n(" + std::to_string(more) + " more errors not shown: fix these first)";
     return core::error{all};
 }
 

@@ -172,3 +172,97 @@ TEST_CASE("hostile plans: duplicate keys, includes outside the plan's folder or 
         CHECK_THAT(err("h6.yaml", deep + "\n"), Catch::Contains("nested more than 64 levels deep"));
     }
 }
+
+namespace {
+// The error a plan of this text gives under `lim` (it must give one).
+std::string limit_error(const std::string& name, const std::string& text, const plan::limits& lim) {
+    auto s = plan::load(write(name, text), lim);
+    REQUIRE_FALSE(s.ok());
+    return s.err().message;
+}
+bool loads(const std::string& name, const std::string& text, const plan::limits& lim) {
+    return plan::load(write(name, text), lim).ok();
+}
+}  // namespace
+
+TEST_CASE("limits: each refuses where it is crossed, names itself, and raising it lets the plan load") {
+    SECTION("set_limit takes NAME=VALUE, bytes with a suffix, and refuses the rest") {
+        plan::limits l;
+        CHECK(plan::set_limit(l, "nodes=5").ok());
+        CHECK(l.nodes == 5);
+        CHECK(plan::set_limit(l, "plan_bytes=3MiB").ok());
+        CHECK(l.plan_bytes == 3u << 20);
+        CHECK(plan::set_limit(l, "action_bytes=2GiB").ok());
+        CHECK(l.action_bytes == std::uint64_t{2} << 30);
+        CHECK(plan::set_limit(l, "expanded_bytes=64KiB").ok());
+        CHECK(l.expanded_bytes == 64u << 10);
+        CHECK_THAT(plan::set_limit(l, "bananas=1").err().message, Catch::Contains("NAME one of plan_bytes, nodes"));
+        CHECK_THAT(plan::set_limit(l, "nodes").err().message, Catch::Contains("NAME=VALUE"));
+        for (const char* bad : {"nodes=0", "nodes=-1", "nodes=1.5", "nodes=", "cases=18446744073709551616",
+                                "plan_bytes=17179869184GiB"})
+            CHECK_THAT(plan::set_limit(l, bad).err().message, Catch::Contains("expected a positive count"));
+        CHECK(plan::limit_table().size() == 6);
+    }
+    // Five cases from a sweep, each with a fragment of 2 actions; a second
+    // fragment is an alias of the first.
+    const std::string swept = R"(suite: {name: S}
+fragments:
+  two: &two [{post_write: {size: 8}}, {post_write: {size: 16}}]
+  again: *two
+cases:
+  - id: A
+    clauses: [MR-HDR-1]
+    sweep: {paths: [1, 2, 3, 4, 5]}
+    setup: [{use: again}]
+    expect: [{wire_format: {}}]
+)";
+    REQUIRE(loads("l0.yaml", swept, {}));
+    // Set to `over`, the limit refuses the plan saying `says`; set to `enough`, it loads.
+    auto crossing = [&](std::uint64_t plan::limits::*field, std::uint64_t over, const std::string& says, std::uint64_t enough) {
+        plan::limits lim;
+        lim.*field = over;
+        CHECK_THAT(limit_error("l1.yaml", swept, lim), Catch::Contains(says));
+        lim.*field = enough;
+        CHECK(loads("l1.yaml", swept, lim));
+    };
+    SECTION("cases, counted before a sweep is expanded") {
+        crossing(&plan::limits::cases, 4,
+                 "l1.yaml:8:13: the sweep makes 5 instances of this case: the plan would hold more than 4 cases "
+                 "(--plan-limit cases=N raises it)",
+                 5);
+    }
+    SECTION("nodes, an alias counted as what it repeats") {
+        // 48 nodes written; the alias at 4:10 stands for the 11 of the list it
+        // repeats, so the plan holds 58, and crosses 30 at the alias.
+        crossing(&plan::limits::nodes, 30, "l1.yaml:4:10: the plan holds more than 30 YAML nodes", 58);
+        crossing(&plan::limits::nodes, 50, "the plan holds more than 50 YAML nodes", 58);
+        crossing(&plan::limits::nodes, 57, "the plan holds more than 57 YAML nodes", 58);
+    }
+    SECTION("nesting (an alias as deep as what it repeats: tests/tools/hostile_plans.py deep_alias)") {
+        // The deepest node, 5 levels below the root: `size` in the fragment.
+        crossing(&plan::limits::nesting, 4, "l1.yaml:3:28: nested more than 4 levels deep", 5);
+    }
+    SECTION("plan bytes, before the file is parsed") {
+        crossing(&plan::limits::plan_bytes, swept.size() - 1, "l1.yaml:1:1: the plan's files hold more than", swept.size());
+    }
+    SECTION("expanded bytes: every instance of a sweep pays for its strings") {
+        crossing(&plan::limits::expanded_bytes, 4096, "the plan expands to more than 4096 bytes", 64 << 10);
+    }
+}
+
+TEST_CASE("hostile plans: positions for every error, no cases, strings that never end or hold controls") {
+    const auto err = load_error;
+    CHECK_THAT(err("p1.yaml", ""), Catch::StartsWith(write("p1.yaml", "") + ":1:1: the file is empty"));
+    CHECK_THAT(err("p2.yaml", "suite: {name: S}\ncases: []\n"), Catch::Contains("p2.yaml:2:8: the plan has no cases"));
+    CHECK_THAT(err("p3.yaml", "defaults: {level: MAY}\ncases: []\n"), Catch::Contains("p3.yaml:1:19: level must be MUST or SHOULD, not 'MAY'"));
+    CHECK_THAT(err("p4.yaml", "suite: {name: S}\ncases:\n  - id: X\n    title: \"never closed\n    clauses: [MR-HDR-1]\n"),
+               Catch::Contains("p4.yaml:4:12: a string opened with \" never ends"));
+    // A closed string with an escaped quote and a doubled single quote is fine.
+    CHECK(plan::load(write("p5.yaml", std::string(k_minimal) + "    description: \"say \\\"hi\\\"\"\n")).ok());
+    CHECK(plan::load(write("p6.yaml", std::string(k_minimal) + "    description: 'it''s'\n")).ok());
+    CHECK_THAT(err("p7.yaml", "suite: {name: \"a\\x07b\"}\ncases:\n  - id: X\n    clauses: [MR-HDR-1]\n"),
+               Catch::Contains("p7.yaml:1:15: control character \\x07 in a plan string"));
+    CHECK_THAT(err("p8.yaml", std::string(k_minimal) + "---\ncases: []\n"), Catch::Contains("p8.yaml:8:1: a second YAML document"));
+    write("cy_b.yaml", "include: [cy_a.yaml]\n");
+    CHECK_THAT(err("cy_a.yaml", "include: [cy_b.yaml]\n"), Catch::Contains("cy_b.yaml:1:11: include cycle: "));
+}

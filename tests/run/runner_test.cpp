@@ -1,5 +1,6 @@
 // The runner: validation with file:line:col, verdicts, determinism, filters,
 // outputs.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -204,6 +205,23 @@ TEST_CASE("validation: every integer within the field it feeds, and the bytes an
       - wire_format: {}
 )");
     CHECK(run::validate(ok).ok());
+}
+
+TEST_CASE("validation: each error once, at most k_max_plan_errors of them, and the action bytes limit from the plan's limits") {
+    std::string keys;
+    for (int i = 0; i < 150; ++i) keys += (keys.empty() ? "" : ", ") + std::string("k") + std::to_string(i) + ": 1";
+    const std::string text = "cases:\n  - id: X\n    clauses: [MR-HDR-1]\n    sweep: {paths: [1, 2, 3]}\n    dut: {" + keys +
+                             "}\n    expect: [{wire_format: {}}]\n";
+    const auto m = validation_error("many_errors.yaml", text);
+    CHECK(std::count(m.begin(), m.end(), '\n') == static_cast<long>(run::k_max_plan_errors));  // 100 lines and the note
+    CHECK_THAT(m, Catch::EndsWith("(50 more errors not shown: fix these first)"));  // 150 distinct, not 450
+    auto s = load("action_bytes.yaml", "cases:\n  - id: X\n    clauses: [MR-HDR-1]\n    setup: [{post_write: {side: dut, size: 4096, count: 3}}]\n"
+                                       "    expect: [{wire_format: {}}]\n");
+    CHECK(run::validate(s).ok());
+    s.lim.action_bytes = 8192;
+    CHECK_THAT(run::validate(s).err().message,
+               Catch::Contains("action_bytes.yaml:4:14: post_write: 3 x 4096 bytes is more than 8192 bytes, the most one action may "
+                               "move or take (--plan-limit action_bytes=N raises it)"));
 }
 
 TEST_CASE("validation: fabric paths and directions are checked where they are written") {
