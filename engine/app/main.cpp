@@ -64,6 +64,10 @@ void add_plan_limit(CLI::App* cmd) {
                 return st ? std::string() : st.err().message;
             },
             "NAME=VALUE", "plan limit"));
+    cmd->add_option("--plan-include-root", mrct::app::plan_limits().include_roots,
+                    "A folder the plan's includes may also come from (repeatable; by default only the plan's own\n"
+                    "folder and its subfolders)")
+        ->check(CLI::ExistingDirectory);
 }
 
 }  // namespace

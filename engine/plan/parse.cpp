@@ -561,13 +561,18 @@ private:
                 auto rel = subst(x, vars_);
                 auto p = (fs::path(path).parent_path() / rel).string();
                 if (!fs::exists(p)) die(x, "included file '" + rel + "' not found");
-                // Confined to the top plan's folder, regular files only: a
-                // plan from elsewhere must not open /etc/passwd or read
-                // /dev/zero for ever (issue 23; not yet widened by an option).
+                // Confined to the top plan's folder (and the folders
+                // --plan-include-root adds), regular files only: a plan from
+                // elsewhere must not open /etc/passwd or read /dev/zero for ever.
                 const auto target = fs::weakly_canonical(p);
-                const auto [r_end, t_at] = std::mismatch(root_.begin(), root_.end(), target.begin(), target.end());
-                if (r_end != root_.end())
-                    die(x, "included file '" + rel + "' is outside the plan's folder " + root_.string());
+                auto inside = [&](const fs::path& r) {
+                    return std::mismatch(r.begin(), r.end(), target.begin(), target.end()).first == r.end();
+                };
+                bool allowed = inside(root_);
+                for (const auto& r : lim_.include_roots) allowed = allowed || inside(fs::weakly_canonical(r));
+                if (!allowed)
+                    die(x, "included file '" + rel + "' is outside the plan's folder " + root_.string() +
+                               (lim_.include_roots.empty() ? " (--plan-include-root DIR allows another)" : " and the include roots given"));
                 if (!fs::is_regular_file(target)) die(x, "included file '" + rel + "' is not a regular file");
                 load_file(p, s, false, &x);
                 current_ = path;

@@ -87,6 +87,9 @@ struct limits {
     std::uint64_t cases = 10'000;      // after sweeps
     std::uint64_t expanded_bytes = std::uint64_t{32} << 20;  // what the plan expands to: variables, sweeps, fragments, defaults
     std::uint64_t action_bytes = std::uint64_t{1} << 30;     // what one action moves or takes (run::validate)
+    // Folders includes may come from besides the top plan's own (and their
+    // subfolders): `--plan-include-root DIR`.
+    std::vector<std::string> include_roots;
 };
 
 struct limit_info {

@@ -2,6 +2,7 @@
 // file:line:col.
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -160,6 +161,25 @@ TEST_CASE("hostile plans: duplicate keys, includes outside the plan's folder or 
         auto s = plan::load(dir);
         REQUIRE_FALSE(s.ok());
         CHECK_THAT(s.err().message, Catch::Contains("not a plan file"));
+    }
+    SECTION("an include root widens where includes may come from") {
+        namespace fs = std::filesystem;
+        const auto base = fs::path(MRCT_TEST_TMP) / "plan_test_files";
+        fs::create_directories(base / "top");
+        fs::create_directories(base / "shared");
+        std::ofstream((base / "shared" / "common.yaml").string()) << std::string("cases:\n") + (std::strchr(k_minimal, '\n') + 8);
+        const auto top = (base / "top" / "plan.yaml").string();
+        std::ofstream(top) << "suite: {name: S}\ninclude: [../shared/common.yaml]\n";
+        auto refused = plan::load(top);
+        REQUIRE_FALSE(refused.ok());
+        CHECK_THAT(refused.err().message, Catch::Contains("plan.yaml:2:11: included file '../shared/common.yaml' is outside the "
+                                                          "plan's folder"));
+        CHECK_THAT(refused.err().message, Catch::Contains("--plan-include-root DIR allows another"));
+        plan::limits lim;
+        lim.include_roots = {(base / "shared").string()};
+        auto s = plan::load(top, lim);
+        REQUIRE(s.ok());
+        CHECK(s->cases.at(0).id == "A-001");
     }
     SECTION("defaults.topology takes a case's topology keys, not impair") {
         CHECK_THAT(err("h7.yaml", "defaults:\n  topology: {paths: 2, impair: [], bananas: 3}\n"),

@@ -106,4 +106,27 @@ for cmd in (["run", empty], ["validate", empty], ["list", empty], ["explain", em
         fails.add(f"{cmd[0]} on a folder without plan.yaml does not say so: {r.stderr}")
 expect_rc(mrct("run", args.plan, "--filter", "NO-SUCH-*"), 2, "run with a filter matching nothing")
 
+# Limits and include roots (docs/plan-format.md, Limits): a limit lowered
+# below what the plan needs refuses it where it crosses, naming the limit; an
+# unknown one is a usage error; an include from outside the plan's folder
+# loads only with --plan-include-root.
+r = mrct("validate", args.plan, "--plan-limit", "cases=10")
+expect_rc(r, 2, "validate with --plan-limit cases=10")
+if "--plan-limit cases=N raises it" not in r.stderr:
+    fails.add("a plan over the cases limit is not refused naming it: " + r.stderr[:500])
+expect_rc(mrct("validate", args.plan, "--plan-limit", "cases=200", "--plan-limit", "nodes=64KiB"), 0,
+          "validate with limits raised")
+expect_rc(mrct("list", args.plan, "--plan-limit", "bananas=3"), 2, "an unknown --plan-limit")
+inc_top = os.path.join(args.workdir, "plan_cli_inc", "top")
+inc_shared = os.path.join(args.workdir, "plan_cli_inc", "shared")
+os.makedirs(inc_top, exist_ok=True)
+os.makedirs(inc_shared, exist_ok=True)
+open(os.path.join(inc_top, "plan.yaml"), "w").write("suite: {name: S}\ninclude: [../shared/c.yaml]\n")
+open(os.path.join(inc_shared, "c.yaml"), "w").write("cases:\n  - id: A\n    clauses: [MR-HDR-1]\n    expect: [{wire_format: {}}]\n")
+r = mrct("validate", inc_top)
+expect_rc(r, 2, "an include from outside the plan's folder")
+if "plan.yaml:2:11: included file '../shared/c.yaml' is outside the plan's folder" not in r.stderr:
+    fails.add("the include outside the plan's folder is not refused at its line: " + r.stderr[:500])
+expect_rc(mrct("validate", inc_top, "--plan-include-root", inc_shared), 0, "--plan-include-root")
+
 fails.finish("plan CLI behaviours")
