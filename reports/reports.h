@@ -17,17 +17,22 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
-#include "dut_adapters/dut.h"
 #include "plan/plan.h"
-#include "run/runner.h"
+#include "run/results.h"
 
 namespace mrct::reports {
 
 using json = nlohmann::ordered_json;
 
+// The DUT as the reports name it (the app fills it from dut::info: the
+// reports do not see dut_adapters, docs/architecture.md).
+struct dut_desc {
+    std::string name, version, bug;
+};
+
 struct run_meta {
     std::string dut_spec;
-    dut::info dut;
+    dut_desc dut;
     std::uint64_t seed = 1;
     std::string shard;  // "K/N" or empty
     bool interrupted = false;

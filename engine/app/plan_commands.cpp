@@ -236,7 +236,8 @@ int run_plan(const run_args& a) {
                         core::valid_utf8(r.reason).c_str());
         }
     if (!a.out.empty()) {  // write_all creates the folder if it went missing, or says why it cannot
-        reports::run_meta meta{a.dut, dut_info.value_or(dut::info{}), a.seed, a.shard, g_stop.load(), {}, prio_said, stopped};
+        const auto d = dut_info.value_or(dut::info{});
+        reports::run_meta meta{a.dut, {d.name, d.version, d.bug}, a.seed, a.shard, g_stop.load(), {}, prio_said, stopped};
         if (auto st = reports::write_all(a.out, reports::results(*s, meta, {}, planned), *spool); !st) {
             spdlog::error("{}", st.err().message);
             return k_exit_infra;

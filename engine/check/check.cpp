@@ -9,6 +9,7 @@
 #include "capture/pcap_file.h"
 #include "endpoint/config.h"
 #include "netio/port.h"
+#include "run/params.h"
 #include "wire/protocol.h"
 
 namespace mrct::check {

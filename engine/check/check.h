@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "run/runner.h"
+#include "run/results.h"
 #include "trace/trace.h"
 
 namespace mrct::check {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "run/runner.h"
+#include "run/results.h"
 
 namespace mrct::run {
 

@@ -76,7 +76,7 @@ plan::suite a_suite(const std::string& name) {
     return s;
 }
 
-const reports::run_meta k_meta{"sim", {"reference", "1", "none", {}}, 7, "", false, "host-a", {}, {}};
+const reports::run_meta k_meta{"sim", {"reference", "1", "none"}, 7, "", false, "host-a", {}, {}};
 
 }  // namespace
 
