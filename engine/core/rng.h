@@ -46,6 +46,17 @@ public:
     }
     bool chance(double p) { return static_cast<double>(next() >> 11) * 0x1.0p-53 < p; }
 
+    // The seed of sub-stream `name` of `seed`, and of its `index`-th member:
+    // what each component derived from one run or case seed is given (a
+    // case, the DUT, the peer, the k-th extra peer, a fabric, a message's
+    // bytes). Components never share a stream, and neighbouring cases or
+    // members do not get neighbouring seeds.
+    static std::uint64_t sub_seed(std::uint64_t seed, std::string_view name, std::uint64_t index = 0) {
+        std::uint64_t x = seed ^ fnv1a(name);
+        std::uint64_t y = splitmix64(x) + index;
+        return splitmix64(y);
+    }
+
     static constexpr std::uint64_t fnv1a(std::string_view s) {
         std::uint64_t h = 0xcbf29ce484222325ull;
         for (char c : s) h = (h ^ static_cast<std::uint8_t>(c)) * 0x100000001b3ull;

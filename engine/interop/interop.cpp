@@ -99,7 +99,7 @@ core::result<ojson> run(const options& o) {
         if (r->contains("capabilities") && (*r)["capabilities"].is_array())
             for (const auto& c : (*r)["capabilities"])
                 if (c == "binary_data") s[i].binary = true;
-        if (auto r2 = s[i].call("reset", {{"seed", o.seed * 2 + static_cast<unsigned>(i)}}); !r2) return r2.err();
+        if (auto r2 = s[i].call("reset", {{"seed", core::rng::sub_seed(o.seed, "dut", i)}}); !r2) return r2.err();
         json p = json::object();
         for (const auto& [k, v] : o.params) p[k] = v;
         if (!p.empty())

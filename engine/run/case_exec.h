@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.h"
 #include "core/units.h"
 #include "fabric/fabric.h"
 #include "run/actions.h"
@@ -115,7 +116,7 @@ private:
     void premake_setup_payloads();
     // Work request `wr`'s message bytes (a function of the seed and `wr`):
     // made now, or taken premade.
-    core::byte_buffer make_payload(std::uint64_t wr, std::size_t size) const { return pattern(size, seed_ * 1000003 + wr); }
+    core::byte_buffer make_payload(std::uint64_t wr, std::size_t size) const { return pattern(size, core::rng::sub_seed(seed_, "payload", wr)); }
     core::byte_buffer payload(std::uint64_t wr, std::size_t size);
     core::status act(const plan::action& a, int step);
     static std::string describe(const std::map<std::string, std::string>& f);

@@ -133,7 +133,7 @@ core::status case_exec::setup() {
     // Fabric: DUT = A, peer = B.
     fabric::fabric_config fc;
     fc.paths = std::max({dut_cfg_.num_paths, pcfg_.num_paths, 1u});
-    fc.seed = seed_;
+    fc.seed = core::rng::sub_seed(seed_, "fabric");
     const auto delay = text(c_.topology, "delay", k_default_delay);
     fc.default_stages = {{"delay", {{"delay", delay}}}};
     if (c_.topology.count("rate"))
@@ -196,7 +196,7 @@ core::status case_exec::setup() {
                 return ok;
             });
     }
-    if (auto st = dut_->start(s_, dut_addr_, seed_ * 7919 + 11, [this](core::bytes_view fr, nanos age) {
+    if (auto st = dut_->start(s_, dut_addr_, core::rng::sub_seed(seed_, "dut"), [this](core::bytes_view fr, nanos age) {
             if (rt_) rt_->sync();
             if (tr_->frames.size() >= max_frames_) {
                 if (error_.empty())
@@ -207,7 +207,7 @@ core::status case_exec::setup() {
         });
         !st)
         return core::error{"starting the DUT: " + st.err().message};
-    peer_ = std::make_unique<endpoint::endpoint>(s_, pcfg_, peer_addr_, seed_ * 104729 + 7,
+    peer_ = std::make_unique<endpoint::endpoint>(s_, pcfg_, peer_addr_, core::rng::sub_seed(seed_, "peer"),
                                                  [this](core::bytes_view fr) { to_dut(fr, fab_.get()); });
 
     // More peers (topology.peers, e.g. fair-share grants, MR-GR-3): each a
@@ -221,7 +221,7 @@ core::status case_exec::setup() {
         x.addr.mac[5] = static_cast<std::uint8_t>(3 + k);
         x.addr.ip[3] = static_cast<std::uint8_t>(3 + k);
         auto xfc = fc;
-        xfc.seed = seed_ + 1000 + k;
+        xfc.seed = core::rng::sub_seed(seed_, "fabric", k + 1);
         auto xf = fabric::fabric::create(s_, xfc);
         if (!xf) return core::error{"fabric: " + xf.err().message};
         x.fab = std::move(*xf);
@@ -231,7 +231,7 @@ core::status case_exec::setup() {
         x.fab->set_receiver(fabric::direction::b_to_a, [this](core::bytes_view fr, const fabric::packet_meta&) {
             on_frame(trace::dir::to_dut, fr, false);
         });
-        x.ep = std::make_unique<endpoint::endpoint>(s_, pcfg_, x.addr, seed_ * 104729 + 101 * (k + 1),
+        x.ep = std::make_unique<endpoint::endpoint>(s_, pcfg_, x.addr, core::rng::sub_seed(seed_, "peer", k + 1),
                                                     [this, k](core::bytes_view fr) { to_dut(fr, extra_[k].fab.get()); });
     }
 

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/rng.h"
 #include "run/runner.h"
 
 namespace mrct::run {
@@ -146,9 +147,7 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
                 i = next++;
             }
             // Each case's seed depends only on the run seed, the case and the repetition.
-            std::uint64_t seed = o.seed;
-            for (char ch : jobs[i].c->id) seed = seed * 131 + static_cast<unsigned char>(ch);
-            seed += 0x9E37ull * jobs[i].rep;
+            const auto seed = core::rng::sub_seed(o.seed, "case " + jobs[i].c->id, jobs[i].rep);
             auto r = run_case(*jobs[i].c, make, seed, o.time_scale, o.timing_retries);
             if (o.waveform.make && (r.v == verdict::fail || r.v == verdict::error)) with_waveform(r, *jobs[i].c, seed, o);
             if (o.repeat > 1) r.id += "#" + std::to_string(jobs[i].rep + 1);

@@ -7,6 +7,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/rng.h"
 #include "endpoint/endpoint.h"
 #include "sim/drivers.h"
 #include "wire/frame.h"
@@ -236,7 +237,7 @@ core::result<result> run(const options& o) {
     auto ip_key = [](const std::uint8_t* ip) {
         return (std::uint32_t{ip[0]} << 24) | (std::uint32_t{ip[1]} << 16) | (std::uint32_t{ip[2]} << 8) | ip[3];
     };
-    endpoint::endpoint receiver(s, rc, raddr, o.seed * 7919 + 1, nullptr);
+    endpoint::endpoint receiver(s, rc, raddr, core::rng::sub_seed(o.seed, "receiver"), nullptr);
     receiver.set_tx([&](core::byte_buffer& f) {  // built once, adopted by the fabric's pool
         if (f.size() < 34) return;
         auto it = by_ip.find(ip_key(f.data() + 30));  // IPv4 destination
@@ -269,7 +270,7 @@ core::result<result> run(const options& o) {
     for (unsigned i = 0; i < o.senders; ++i) {
         fabric::fabric_config fc;
         fc.paths = o.paths;
-        fc.seed = o.seed + i;
+        fc.seed = core::rng::sub_seed(o.seed, "fabric", i);
         auto path_stages = [&](unsigned p, bool forward) {
             std::vector<fabric::stage_spec> st;
             std::string d = o.delay;
@@ -305,7 +306,7 @@ core::result<result> run(const options& o) {
         endpoint::address a{{2, 0, 0, 0, static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i)},
                             {10, 0, static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i + 1)}};
         by_ip[ip_key(a.ip.data())] = fp;
-        senders.push_back(std::make_unique<endpoint::endpoint>(s, sc, a, o.seed * 1000003 + i, nullptr));
+        senders.push_back(std::make_unique<endpoint::endpoint>(s, sc, a, core::rng::sub_seed(o.seed, "sender", i), nullptr));
         auto* sender = senders.back().get();
         sender->set_tx([fp](core::byte_buffer& fr) { fp->send_owned(fabric::direction::a_to_b, fr); });
         fp->set_receiver(fabric::direction::a_to_b, [&to_receiver](core::bytes_view fr, const fabric::packet_meta&) { to_receiver(fr); });
