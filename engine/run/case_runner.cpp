@@ -513,6 +513,7 @@ void case_exec::note_timing() {
         probe_.reset();  // the traffic is over: no more wake-ups while the checks run
     }
     std::sort(tm.late.begin(), tm.late.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
+    tm.index_holds();
 }
 
 // What each side sent of the handshake, as evidence: CTRL frames by type, and

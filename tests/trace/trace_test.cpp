@@ -1,10 +1,13 @@
-// The trace's frame store (engine/trace/trace.h): frames kept in blocks stay
-// where they were put, as a trace grows, is moved or copied.
+// The trace (engine/trace/trace.h): frames kept in blocks stay where they
+// were put, as a trace grows, is moved or copied; the hold figures indexed
+// agree with a scan of every span.
 #include <catch2/catch.hpp>
 
+#include "core/rng.h"
 #include "trace/trace.h"
 
 using namespace mrct;
+using core::nanos;
 
 namespace {
 core::byte_buffer frame(std::size_t n, std::uint8_t seed) {
@@ -74,4 +77,38 @@ TEST_CASE("trace: records keep their bytes and decodes as frames grows, and in a
         trace::trace gone = copy;  // a copy that dies leaves the blocks to the others
     }
     check(copy, in.size() + 1);
+}
+
+TEST_CASE("timing_figures: held_at and held_before indexed give what the scans of every span give", "[trace]") {
+    using trace::timing_figures;
+    core::rng r(11, "holds");
+    for (int round = 0; round < 50; ++round) {
+        timing_figures tm;
+        nanos due{0};
+        const auto n = r.between(0, 60);
+        for (std::uint64_t i = 0; i < n; ++i) {  // late: sorted by due, overlapping, nested, touching
+            due += nanos{static_cast<std::int64_t>(r.below(40))};
+            tm.late.push_back({due, nanos{static_cast<std::int64_t>(r.between(1, 120))}});
+        }
+        for (std::uint64_t i = 0, m = r.below(30); i < m; ++i)  // dut_waits: in any order
+            tm.dut_waits.push_back({nanos{static_cast<std::int64_t>(r.below(2000))}, nanos{static_cast<std::int64_t>(r.between(1, 90))}});
+        if (round % 5 == 0) tm.assumed_hold = nanos{7};
+        const timing_figures scan = tm;  // not indexed: every call scans
+        tm.index_holds();
+        for (std::int64_t t = -5; t < due.count() + 200; t += 1 + static_cast<std::int64_t>(r.below(3))) {
+            INFO("round " << round << ", t " << t);
+            REQUIRE(tm.held_at(nanos{t}) == scan.held_at(nanos{t}));
+            REQUIRE(tm.held_before(nanos{t}) == scan.held_before(nanos{t}));
+        }
+        // A span added after the index: both scan again, and see it.
+        tm.late.push_back({due + nanos{500}, nanos{50}});
+        timing_figures again = tm;
+        again.index_holds();
+        for (const nanos t : {due + nanos{510}, due + nanos{549}, nanos{100}}) {
+            CHECK(tm.held_at(t) == again.held_at(t));
+            CHECK(tm.held_before(t) == again.held_before(t));
+        }
+        CHECK(tm.held_at(due + nanos{510}) >= nanos{40});  // the new span, 40 ns left of it
+        CHECK(tm.held_before(due + nanos{510}) >= nanos{10});
+    }
 }
