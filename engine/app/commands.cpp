@@ -6,6 +6,7 @@
 #include "assertions/assertion.h"
 #include "plan/plan.h"
 #include "run/clauses.h"
+#include "run/limits.h"
 
 #include <cstdio>
 
@@ -219,6 +220,8 @@ int run_docs(const std::string& what, const std::string& plan_path) {
         }
         out += "Names usable in duration expressions:\n\n";
         for (const auto& [n, h] : assertions::expression_names()) out += "- `" + n + "`: " + h + "\n";
+    } else if (what == "limits") {
+        out = run::limits_markdown();
     } else if (what == "clauses") {
         std::map<std::string, std::vector<std::string>> cases;
         if (!plan_path.empty()) {
@@ -246,7 +249,7 @@ int run_docs(const std::string& what, const std::string& plan_path) {
             out += "\n";
         }
     } else {
-        spdlog::error("docs: expected fabric, bugs, assertions or clauses");
+        spdlog::error("docs: expected fabric, bugs, assertions, clauses or limits");
         return k_exit_usage;
     }
     std::fwrite(out.data(), 1, out.size(), stdout);

@@ -18,6 +18,7 @@
 #include "core/units.h"
 #include "fabric/fabric.h"
 #include "run/actions.h"
+#include "run/limits.h"
 #include "run/runner.h"
 #include "sim/drivers.h"
 #include "sim/host_probe.h"
@@ -28,9 +29,6 @@ namespace mrct::run::detail {
 using core::nanos;
 using namespace std::chrono_literals;
 
-// Most frames a case may record unless limits.max_frames says otherwise: a DUT
-// flooding the wire ends the case as error.
-inline constexpr std::size_t k_max_frames = 4'000'000;
 // Real time: the shortest cap on a case's run (limits.duration below it is raised).
 inline constexpr core::nanos k_realtime_min_duration{2'000'000'000};
 // Real time: how long an ACK the engine sent may still be on its way to the
@@ -43,11 +41,9 @@ inline constexpr core::nanos k_realtime_crossing{200'000};
 // again with a fresh DUT before it ends as error (a busy host, not a clause).
 inline constexpr unsigned k_setup_attempts = 3;
 
-// What a case leaves out: the fabric's one-way delay per path, the run's
-// length (a cap in real time), how long the wire must stay quiet at the end.
+// What a case leaves out: the fabric's one-way delay per path (its limits'
+// defaults: run/limits.h).
 inline constexpr const char* k_default_delay = "2us";
-inline constexpr core::nanos k_default_duration{20'000'000};
-inline constexpr core::nanos k_default_settle{1'000'000};
 
 inline std::string text(const plan::args& a, const std::string& k, const std::string& def = "") {
     auto it = a.find(k);
@@ -173,7 +169,7 @@ private:
         else drv_.run_until(t);
     }
     endpoint::address dut_addr_, peer_addr_;
-    std::size_t max_frames_ = k_max_frames;
+    std::size_t max_frames_ = 0;  // limits.max_frames (run/limits.h), set by setup()
     int rpc_depth_ = 0;         // > 0 while an agent call waits (real time)
     bool in_setup_ = false;     // real time: the setup is being posted
     std::vector<int> deferred_;  // steps that became due meanwhile

@@ -168,7 +168,7 @@ core::status case_exec::setup() {
         on_frame(trace::dir::to_dut, fr, false);
     });
 
-    max_frames_ = static_cast<std::size_t>(std::stoull(text(c_.limits, "max_frames", std::to_string(k_max_frames))));
+    max_frames_ = read_limits(c_.limits).max_frames;
     dut_addr_ = dut_->address();
     peer_addr_ = dut_->peer_address();
     if (dut_->realtime()) {
@@ -349,9 +349,10 @@ core::status case_exec::execute() {
     // work is done and the wire has settled); a userspace stack on a veth
     // moves far fewer bits per second than the simulation, so the cap is at
     // least k_realtime_min_duration.
-    nanos limit = t0_ + dur(c_.limits, "duration", k_default_duration);
+    const auto lim = read_limits(c_.limits);
+    nanos limit = t0_ + lim.duration;
     if (rt_) limit = std::max(limit, t0_ + k_realtime_min_duration);
-    const nanos settle = dur(c_.limits, "settle", k_default_settle);
+    const nanos settle = lim.settle;
     std::optional<nanos> quiet_since;
     // Real time: completions are polled over TCP every millisecond.
     const nanos slice = rt_ ? nanos{1ms} : nanos{50us};
@@ -590,8 +591,8 @@ void case_exec::evaluate(case_result& r) {
     // says how late they may run (limits.step_late). Later, the rule may not
     // have bound (RNR-013's RNR_QUERY after the held message arrived): no pass
     // stands. A failure still does: it is the DUT's frames against the check.
-    if (tr_->timing.realtime && c_.limits.count("step_late")) {
-        const nanos allowed = dur(c_.limits, "step_late", nanos{0});
+    if (const auto allowed_late = read_limits(c_.limits).step_late; tr_->timing.realtime && allowed_late) {
+        const nanos allowed = *allowed_late;
         if (tr_->timing.step_late_max > allowed)
             for (auto& a : r.asserts)
                 if (a.o.v == verdict::pass) {

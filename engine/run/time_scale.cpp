@@ -10,6 +10,7 @@
 #include "core/units.h"
 #include "endpoint/config.h"
 #include "fabric/stage.h"
+#include "run/limits.h"
 #include "peer/craft.h"
 #include "run/case_exec.h"
 #include "wire/protocol.h"
@@ -249,13 +250,14 @@ core::result<plan::test_case> scale_case(const plan::test_case& in, unsigned k) 
     }
     for (auto& e : c.expect)
         if (auto st = scale_expectation(e, k); !st) return st.err();
-    for (const auto& l : {std::pair<std::string, std::string>{"duration", ns_text(detail::k_default_duration.count())},
-                          {"settle", ns_text(detail::k_default_settle.count())},
-                          {"step_late", ""}})
-        if (auto st = rewrite(c.limits, l.first, l.second, c.at,
-                              [&](const plan::arg& a) { return scale_duration(a, k, "limits." + l.first); });
+    for (const auto& l : limit_decls()) {  // the durations they mark, their defaults too
+        if (!l.scaled) continue;
+        const std::string name(l.name);
+        if (auto st = rewrite(c.limits, name, std::string(l.def), c.at,
+                              [&](const plan::arg& a) { return scale_duration(a, k, "limits." + name); });
             !st)
             return st.err();
+    }
     return c;
 }
 

@@ -9,6 +9,7 @@
 #include "peer/craft.h"
 #include "run/actions.h"
 #include "run/clauses.h"
+#include "run/limits.h"
 #include "run/runner.h"
 
 namespace mrct::run {
@@ -290,19 +291,7 @@ core::status validate(const plan::suite& s) {
             for (const auto& [k, v] : x.a) args[k] = v.text;
             if (auto st = assertions::check_args(*def, args); !st) e(x.at, st.err().message);
         }
-        for (const char* k : {"duration", "settle", "step_late"})
-            if (c.limits.count(k) && !core::parse_duration_ns(c.limits.at(k).text))
-                e(c.limits.at(k).at, std::string("limits.") + k + " expects a duration");
-        if (c.limits.count("duration") && core::parse_duration_ns(c.limits.at("duration").text) == 0)
-            e(c.limits.at("duration").at, "limits.duration must be longer than 0 (the case would end before it starts)");
-        if (c.limits.count("max_frames")) {
-            const auto& t = c.limits.at("max_frames").text;
-            if (t.size() > 12 || core::parse_uint(t, 999'999'999'999).value_or(0) == 0)
-                e(c.limits.at("max_frames").at, "limits.max_frames expects a positive integer");
-        }
-        for (const auto& [k, v] : c.limits)
-            if (k != "duration" && k != "settle" && k != "max_frames" && k != "step_late")
-                e(v.at, "unknown limit '" + k + "' (expected duration, settle, max_frames, step_late)");
+        validate_limits(c.limits, e);
     }
     if (errs.empty()) return core::ok_status();
     // Each error once (sweep instances repeat theirs at the same place), and

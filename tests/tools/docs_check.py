@@ -11,7 +11,8 @@ ap.add_argument("--plan", required=True)
 args = ap.parse_args()
 bad = 0
 for what, page, extra in (("fabric", "fabric.md", []), ("bugs", "bug-profiles.md", []),
-                          ("assertions", "assertions.md", []), ("clauses", "clauses.md", ["--plan", args.plan])):
+                          ("assertions", "assertions.md", []), ("clauses", "clauses.md", ["--plan", args.plan]),
+                          ("limits", "plan-format.md", [])):
     want = subprocess.run([args.mrct, "docs", what, *extra], capture_output=True, text=True, check=True).stdout
     text = open(f"{args.docs}/{page}").read()
     begin = text.index("<!-- BEGIN generated")
@@ -20,5 +21,5 @@ for what, page, extra in (("fabric", "fabric.md", []), ("bugs", "bug-profiles.md
     if text[begin:end] != want:
         print(f"docs/{page} is out of date: regenerate with `mrct docs {what} {' '.join(extra)}`")
         bad += 1
-print("4 passed, 0 failed" if not bad else f"{4 - bad} passed, {bad} failed")
+print("5 passed, 0 failed" if not bad else f"{5 - bad} passed, {bad} failed")
 sys.exit(1 if bad else 0)
