@@ -6,7 +6,7 @@
 #include "assertions/assertion.h"
 #include "plan/plan.h"
 #include "run/clauses.h"
-#include "run/limits.h"
+#include "run/keys.h"
 
 #include <cstdio>
 
@@ -221,7 +221,9 @@ int run_docs(const std::string& what, const std::string& plan_path) {
         out += "Names usable in duration expressions:\n\n";
         for (const auto& [n, h] : assertions::expression_names()) out += "- `" + n + "`: " + h + "\n";
     } else if (what == "limits") {
-        out = run::limits_markdown();
+        out = run::keys_markdown(run::limit_decls());
+    } else if (what == "topology") {
+        out = run::keys_markdown(run::topology_decls());
     } else if (what == "clauses") {
         std::map<std::string, std::vector<std::string>> cases;
         if (!plan_path.empty()) {
@@ -249,7 +251,7 @@ int run_docs(const std::string& what, const std::string& plan_path) {
             out += "\n";
         }
     } else {
-        spdlog::error("docs: expected fabric, bugs, assertions, clauses or limits");
+        spdlog::error("docs: expected fabric, bugs, assertions, clauses, topology or limits");
         return k_exit_usage;
     }
     std::fwrite(out.data(), 1, out.size(), stdout);

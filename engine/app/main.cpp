@@ -314,9 +314,9 @@ int main(int argc, char** argv) {
     std::string docs_what, docs_plan;
     auto* docs = app.add_subcommand("docs", "Print a generated reference section as markdown (docs/fabric.md, bug-profiles.md, assertions.md, clauses.md,\nplan-format.md's limits)");
     docs->add_option("what", docs_what, "fabric (impairment stages), bugs (bug profiles), assertions (the assertion library), clauses (clause table),\n"
-                                        "limits (a case's limits: keys, defaults; docs/plan-format.md)")
+                                        "topology and limits (a case's keys: types, defaults; docs/plan-format.md)")
         ->required()
-        ->check(CLI::IsMember({"fabric", "bugs", "assertions", "clauses", "limits"}));
+        ->check(CLI::IsMember({"fabric", "bugs", "assertions", "clauses", "topology", "limits"}));
     add_plan_limit(docs);
     docs->add_option("--plan", docs_plan, "With clauses: add the cases of this plan (YAML file, or its folder) citing each clause")
         ->transform(k_plan_path);

@@ -18,7 +18,7 @@
 #include "core/units.h"
 #include "fabric/fabric.h"
 #include "run/actions.h"
-#include "run/limits.h"
+#include "run/keys.h"
 #include "run/runner.h"
 #include "sim/drivers.h"
 #include "sim/host_probe.h"
@@ -41,9 +41,6 @@ inline constexpr core::nanos k_realtime_crossing{200'000};
 // again with a fresh DUT before it ends as error (a busy host, not a clause).
 inline constexpr unsigned k_setup_attempts = 3;
 
-// What a case leaves out: the fabric's one-way delay per path (its limits'
-// defaults: run/limits.h).
-inline constexpr const char* k_default_delay = "2us";
 
 inline std::string text(const plan::args& a, const std::string& k, const std::string& def = "") {
     auto it = a.find(k);

@@ -60,7 +60,7 @@ case_result case_exec::run() {
                 if (n == cap) r.reason += " (" + what + ")";
             return r;
         }
-    const unsigned npeers = static_cast<unsigned>(std::stoul(text(c_.topology, "peers", "1")));
+    const unsigned npeers = read_topology(c_.topology).peers;
     if (dut_->realtime() && npeers > 1) {
         r.v = verdict::skipped;
         r.reason = "the case needs " + std::to_string(npeers) + " peer addresses; a real-time adapter has one";
@@ -116,8 +116,8 @@ case_result case_exec::run() {
 core::status case_exec::setup() {
     // Endpoint configuration: topology.paths sets both, dut/peer maps override.
     std::map<std::string, std::string> dcfg, pcfg;
-    const auto paths = text(c_.topology, "paths", "4");
-    dcfg["num_paths"] = pcfg["num_paths"] = paths;
+    const auto topo = read_topology(c_.topology);
+    dcfg["num_paths"] = pcfg["num_paths"] = std::to_string(topo.paths);
     for (const auto& [k, v] : c_.dut) dcfg[k] = v.text;
     for (const auto& [k, v] : c_.peer) pcfg[k] = v.text;
     if (auto st = dut_->configure(dcfg); !st) {
@@ -134,15 +134,12 @@ core::status case_exec::setup() {
     fabric::fabric_config fc;
     fc.paths = std::max({dut_cfg_.num_paths, pcfg_.num_paths, 1u});
     fc.seed = core::rng::sub_seed(seed_, "fabric");
-    const auto delay = text(c_.topology, "delay", k_default_delay);
-    fc.default_stages = {{"delay", {{"delay", delay}}}};
-    if (c_.topology.count("rate"))
-        fc.default_stages.push_back({"queue", {{"rate", text(c_.topology, "rate")}}});
+    fc.default_stages = {{"delay", {{"delay", std::to_string(topo.delay.count()) + "ns"}}}};
+    if (topo.rate) fc.default_stages.push_back({"queue", {{"rate", *topo.rate}}});
     for (unsigned p = 0; p < fc.paths; ++p) {
-        auto base = core::parse_duration_ns(delay).value_or(0);
-        auto extra = core::parse_duration_ns(text(c_.topology, "path_delay." + std::to_string(p), "0")).value_or(0);
-        std::vector<fabric::stage_spec> st = {{"delay", {{"delay", std::to_string(base + extra) + "ns"}}}};
-        if (c_.topology.count("rate")) st.push_back({"queue", {{"rate", text(c_.topology, "rate")}}});
+        const auto extra = topo.path_delay.count(p) ? topo.path_delay.at(p) : nanos{0};
+        std::vector<fabric::stage_spec> st = {{"delay", {{"delay", std::to_string((topo.delay + extra).count()) + "ns"}}}};
+        if (topo.rate) st.push_back({"queue", {{"rate", *topo.rate}}});
         fc.path_stages_ab[p] = st;
         fc.path_stages_ba[p] = st;
     }
@@ -213,7 +210,7 @@ core::status case_exec::setup() {
     // More peers (topology.peers, e.g. fair-share grants, MR-GR-3): each a
     // reference endpoint with its own address and its own fabric, like
     // senders behind different switches. They connect to the DUT.
-    const unsigned npeers = static_cast<unsigned>(std::stoul(text(c_.topology, "peers", "1")));
+    const unsigned npeers = read_topology(c_.topology).peers;
     extra_.resize(npeers - 1);
     for (unsigned k = 0; k + 1 < npeers; ++k) {
         auto& x = extra_[k];

@@ -10,7 +10,7 @@
 #include "core/units.h"
 #include "endpoint/config.h"
 #include "fabric/stage.h"
-#include "run/limits.h"
+#include "run/keys.h"
 #include "peer/craft.h"
 #include "run/case_exec.h"
 #include "wire/protocol.h"
@@ -216,20 +216,25 @@ core::result<plan::test_case> scale_case(const plan::test_case& in, unsigned k) 
                            std::to_string(k_max_time_scale)};
     if (k == 1) return in;
     plan::test_case c = in;
-    // Topology: delays, path delays, the bottleneck rate.
-    if (auto st = rewrite(c.topology, "delay", detail::k_default_delay, c.at,
-                          [&](const plan::arg& a) { return scale_duration(a, k, "topology.delay"); });
-        !st)
-        return st.err();
-    for (auto& [key, v] : c.topology) {
-        if (key.rfind("path_delay.", 0) == 0) {
-            auto s = scale_duration(v, k, "topology." + key);
-            if (!s) return s.err();
-            v.text = *s;
-        } else if (key == "rate") {
-            auto s = scale_rate(v, k, "topology.rate");
-            if (!s) return s.err();
-            v.text = *s;
+    // Topology: delays, path delays, the bottleneck rate (the keys
+    // run/keys.h marks scaled), defaults included.
+    for (const auto& d : topology_decls()) {
+        if (!d.scaled) continue;
+        const std::string name(d.name);
+        auto scale = [&](const plan::arg& a, const std::string& key) {
+            return d.type == key_decl::kind::rate ? scale_rate(a, k, "topology." + key) : scale_duration(a, k, "topology." + key);
+        };
+        if (d.per_path) {
+            for (auto& [key, v] : c.topology)
+                if (key.rfind(name + ".", 0) == 0) {
+                    auto s = scale(v, key);
+                    if (!s) return s.err();
+                    v.text = *s;
+                }
+        } else if (auto st = rewrite(c.topology, name, std::string(d.def), c.at,
+                                     [&](const plan::arg& a) { return scale(a, name); });
+                   !st) {
+            return st.err();
         }
     }
     for (auto& st : c.impair)
@@ -250,7 +255,7 @@ core::result<plan::test_case> scale_case(const plan::test_case& in, unsigned k) 
     }
     for (auto& e : c.expect)
         if (auto st = scale_expectation(e, k); !st) return st.err();
-    for (const auto& l : limit_decls()) {  // the durations they mark, their defaults too
+    for (const auto& l : limit_decls()) {  // the durations run/keys.h marks scaled, their defaults too
         if (!l.scaled) continue;
         const std::string name(l.name);
         if (auto st = rewrite(c.limits, name, std::string(l.def), c.at,

@@ -9,7 +9,7 @@
 #include "peer/craft.h"
 #include "run/actions.h"
 #include "run/clauses.h"
-#include "run/limits.h"
+#include "run/keys.h"
 #include "run/runner.h"
 
 namespace mrct::run {
@@ -210,34 +210,20 @@ core::status validate(const plan::suite& s) {
             endpoint::config tmp;
             if (auto st = endpoint::config_set(tmp, k, v.text); !st) e(v.at, "peer: " + st.err().message);
         }
-        for (const auto& [k, v] : c.topology) {
-            if (k == "peers") {
-                const auto n = core::parse_uint(v.text, 64);
-                if (!n || *n < 1)
-                    e(v.at, "topology.peers must be 1..64, got '" + v.text + "'");
-                else if (*n > 1 && c.role != "sender")
-                    e(v.at, "several peers need role: sender (they connect to the DUT)");
-            } else if (k == "paths") {
-                if (const auto n = core::parse_uint(v.text, 256); !n || *n < 1)
-                    e(v.at, "topology.paths must be 1..256, got '" + v.text + "'");
-            } else if ((k == "delay" || k.rfind("path_delay.", 0) == 0) && !core::parse_duration_ns(v.text)) {
-                e(v.at, "topology." + k + " expects a duration such as 5us");
-            } else if (k.rfind("path_delay.", 0) == 0 && !core::parse_uint(k.substr(11), 255)) {
-                e(v.at, "topology.path_delay: '" + k.substr(11) + "' is not a path number");
-            } else if (k == "rate" && !core::parse_rate_bps(v.text)) {
-                e(v.at, "topology.rate expects a rate such as 100Gbps");
-            }
-        }
+        validate_keys(topology_decls(), "topology", c.topology, e);
+        if (const auto it = c.topology.find("peers"); it != c.topology.end() && read_topology(c.topology).peers > 1 &&
+                                                     c.role != "sender")
+            e(it->second.at, "several peers need role: sender (they connect to the DUT)");
         {
-            // topology.paths (default 4) sets both sides' NumPaths; dut/peer num_paths override;
+            // topology.paths sets both sides' NumPaths; dut/peer num_paths override;
             // the fabric has the larger.
             auto num = [](const std::string& t) { return core::parse_count(t).value_or(0); };
-            const auto tp = c.topology.count("paths") ? c.topology.at("paths").text : std::string("4");
+            const auto tp = std::to_string(read_topology(c.topology).paths);
             const unsigned d = c.dut.count("num_paths") ? num(c.dut.at("num_paths").text) : num(tp);
             const unsigned p = c.peer.count("num_paths") ? num(c.peer.at("num_paths").text) : num(tp);
             case_paths = d && p ? std::max(d, p) : 0;
             case_negotiated = d && p ? std::min(d, p) : 0;
-            case_peers = c.topology.count("peers") ? std::max(1u, num(c.topology.at("peers").text)) : 1;
+            case_peers = std::max(1u, read_topology(c.topology).peers);
         }
         for (const auto& imp : c.impair) {
             check_dir("impair '" + imp.name + "'", imp.a, {"to_peer", "to_dut", "both"});
@@ -291,7 +277,7 @@ core::status validate(const plan::suite& s) {
             for (const auto& [k, v] : x.a) args[k] = v.text;
             if (auto st = assertions::check_args(*def, args); !st) e(x.at, st.err().message);
         }
-        validate_limits(c.limits, e);
+        validate_keys(limit_decls(), "limits", c.limits, e);
     }
     if (errs.empty()) return core::ok_status();
     // Each error once (sweep instances repeat theirs at the same place), and

@@ -767,7 +767,7 @@ cases:
       - all_complete: {}
     limits: {max_frames: lots}
 )");
-    CHECK_THAT(run::validate(bad).err().message, Catch::Contains("limits.max_frames expects a positive integer"));
+    CHECK_THAT(run::validate(bad).err().message, Catch::Contains("limits.max_frames must be 1..999999999999, got 'lots'"));
     auto late = load("late_bad.yaml", R"(suite: {name: T}
 cases:
   - id: F-4
