@@ -136,25 +136,6 @@ public:
     bool setup_failed() const { return setup_failed_; }
 
 private:
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
     // The scheduler outlives everything that holds timers on it (DUT, peer, fabric).
     sim::scheduler s_;
     sim::virtual_driver drv_{s_};

@@ -3,6 +3,8 @@
 // tables.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -85,4 +87,31 @@ TEST_CASE("keys: the docs' tables have a row per declaration, with its default a
     CHECK_THAT(tm, Catch::Contains("| `path_delay.N` | duration | `0` |"));
     CHECK_THAT(tm, Catch::Contains("| `paths` | count, 1..256 | `4` |"));
     CHECK_THAT(tm, Catch::Contains("(divided by `--time-scale`)"));
+}
+
+TEST_CASE("keys: the plan parser takes every declared topology and limits key, in a case and in defaults") {
+    // engine/plan checks the shape of a plan below run and keeps its own list
+    // of topology keys (plan::load refuses any other): it must take each one
+    // run declares, or a declared key could never be written.
+    auto value = [](const run::key_decl& d) -> std::string {
+        if (d.per_path) return "{1: 5us}";
+        if (d.type == run::key_decl::kind::rate) return "10Gbps";
+        return d.def.empty() ? "1ms" : std::string(d.def);
+    };
+    const auto dir = std::filesystem::path(MRCT_TEST_TMP) / "keys_test_files";
+    std::filesystem::create_directories(dir);
+    for (const auto* decls : {&run::topology_decls(), &run::limit_decls()}) {
+        const std::string section = decls == &run::topology_decls() ? "topology" : "limits";
+        for (const auto& d : *decls) {
+            const std::string kv = std::string(d.name) + ": " + value(d);
+            const auto p = (dir / (section + "_" + std::string(d.name) + ".yaml")).string();
+            std::ofstream(p) << "defaults:\n  " << section << ": {" << kv << "}\ncases:\n  - id: A\n    clauses: [MR-HDR-1]\n    "
+                             << section << ": {" << kv << "}\n    expect: [{wire_format: {}}]\n";
+            INFO(p);
+            const auto s = plan::load(p);
+            REQUIRE(s.ok());
+            const auto& c = s->cases.at(0);
+            CHECK((section == "topology" ? c.topology : c.limits).size() == 1);
+        }
+    }
 }
