@@ -64,7 +64,7 @@ public:
     // Why the DUT can no longer be trusted ("" while it can): an agent call
     // failed, or the wire refused a frame.
     virtual std::string fault() const { return {}; }
-    // Parameters by name (endpoint::config_params()); before start().
+    // Parameters by name (endpoint::settings()); before start().
     virtual core::status configure(const std::map<std::string, std::string>& params) = 0;
     // Brings the DUT up on `s` with its address; frames it sends go to `tx`.
     virtual core::status start(sim::scheduler& s, endpoint::address self, std::uint64_t seed, frame_tx tx) = 0;

@@ -7,6 +7,7 @@
 #include "plan/plan.h"
 #include "run/clauses.h"
 #include "run/keys.h"
+#include "run/program.h"
 
 #include <cstdio>
 
@@ -224,6 +225,10 @@ int run_docs(const std::string& what, const std::string& plan_path) {
         out = run::keys_markdown(run::limit_decls());
     } else if (what == "topology") {
         out = run::keys_markdown(run::topology_decls());
+    } else if (what == "actions") {
+        out = run::actions_markdown();
+    } else if (what == "settings") {
+        out = endpoint::settings_markdown();
     } else if (what == "clauses") {
         std::map<std::string, std::vector<std::string>> cases;
         if (!plan_path.empty()) {
@@ -251,7 +256,7 @@ int run_docs(const std::string& what, const std::string& plan_path) {
             out += "\n";
         }
     } else {
-        spdlog::error("docs: expected fabric, bugs, assertions, clauses, topology or limits");
+        spdlog::error("docs: expected fabric, bugs, assertions, clauses, topology, limits, actions or settings");
         return k_exit_usage;
     }
     std::fwrite(out.data(), 1, out.size(), stdout);

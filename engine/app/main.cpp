@@ -312,11 +312,12 @@ int main(int argc, char** argv) {
     report->require_subcommand(1);
 
     std::string docs_what, docs_plan;
-    auto* docs = app.add_subcommand("docs", "Print a generated reference section as markdown (docs/fabric.md, bug-profiles.md, assertions.md, clauses.md,\nplan-format.md's limits)");
+    auto* docs = app.add_subcommand("docs", "Print a generated reference section as markdown (docs/fabric.md, bug-profiles.md, assertions.md, clauses.md,\nplan-format.md's tables)");
     docs->add_option("what", docs_what, "fabric (impairment stages), bugs (bug profiles), assertions (the assertion library), clauses (clause table),\n"
-                                        "topology and limits (a case's keys: types, defaults; docs/plan-format.md)")
+                                        "topology and limits (a case's keys: types, defaults), actions (plan actions and their arguments),\n"
+                                        "settings (dut:/peer: endpoint settings); the last four are docs/plan-format.md's")
         ->required()
-        ->check(CLI::IsMember({"fabric", "bugs", "assertions", "clauses", "topology", "limits"}));
+        ->check(CLI::IsMember({"fabric", "bugs", "assertions", "clauses", "topology", "limits", "actions", "settings"}));
     add_plan_limit(docs);
     docs->add_option("--plan", docs_plan, "With clauses: add the cases of this plan (YAML file, or its folder) citing each clause")
         ->transform(k_plan_path);

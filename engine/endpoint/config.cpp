@@ -5,72 +5,107 @@
 
 namespace mrct::endpoint {
 
-const std::vector<std::pair<std::string_view, std::string_view>>& config_params() {
-    static const std::vector<std::pair<std::string_view, std::string_view>> k = {
-        {"mtu", "payload bytes per packet, 256..4096 (default 4096)"},
-        {"num_paths", "paths offered, 1..256 (default 8)"},
-        {"rto_initial", "initial RTO (default 1ms)"},
-        {"rto_min", "minimum RTO (default 100us)"},
-        {"rto_max", "maximum RTO (default 100ms)"},
-        {"retry_limit", "transmissions per packet (default 7)"},
-        {"ack_every", "ACK at the latest every N packets per path (default 8)"},
-        {"ack_delay", "ACK at the latest after this time (default 20us)"},
-        {"cwnd_initial", "initial window per path in packets (default 16)"},
-        {"max_inflight", "packets in flight per path (default 256)"},
-        {"grant_idle", "grant idle time (default 1ms)"},
-        {"inbound_rate", "receiver inbound rate for grants (default 400Gbps)"},
-        {"rnr_timer_code", "TimerCode put in the RNRs this endpoint sends, 0..31 (default 14 = 1.28 ms)"},
-        {"bug", "bug profile (reference DUT only; see docs/bug-profiles.md)"},
+const std::vector<setting>& settings() {
+    using k = setting::kind;
+    static const std::vector<setting> t{
+        {"mtu", k::count, 256, 4096, "payload bytes per packet", &config::mtu},
+        {"num_paths", k::count, 1, 256, "paths offered (a plan's `topology.paths` sets both sides')", &config::num_paths},
+        {"rto_initial", k::duration, 0, 0, "initial RTO", &config::rto_initial},
+        {"rto_min", k::duration, 0, 0, "minimum RTO", &config::rto_min},
+        {"rto_max", k::duration, 0, 0, "maximum RTO", &config::rto_max},
+        {"retry_limit", k::count, 1, 255, "transmissions per packet", &config::retry_limit},
+        {"ack_every", k::count, 1, 256, "ACK at the latest every N packets per path", &config::ack_every},
+        {"ack_delay", k::duration, 0, 0, "ACK at the latest after this time", &config::ack_delay},
+        {"cwnd_initial", k::count, 1, 256, "initial window per path in packets", &config::cwnd_initial},
+        {"max_inflight", k::count, 1, 256, "packets in flight per path", &config::max_inflight},
+        {"grant_idle", k::duration, 0, 0, "grant idle time", &config::grant_idle},
+        {"inbound_rate", k::rate, 100'000'000, 0, "the receiver's inbound rate, for grants (e.g. `20Gbps`)",
+         &config::inbound_rate_bps},
+        {"rnr_timer_code", k::count, 0, 31, "TimerCode put in the RNRs this endpoint sends (14 = 1.28 ms)",
+         &config::rnr_timer_code},
+        {"bug", k::bug, 0, 0, "bug profile (the reference DUT only; docs/bug-profiles.md)", &config::bug_profile},
     };
-    return k;
+    return t;
+}
+
+std::string setting_text(const config& c, const setting& s) {
+    return std::visit(
+        [&](auto field) -> std::string {
+            const auto& v = c.*field;
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, nanos>) {
+                const auto ns = v.count();
+                if (ns != 0 && ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + "ms";
+                if (ns != 0 && ns % 1'000 == 0) return std::to_string(ns / 1'000) + "us";
+                return std::to_string(ns) + "ns";
+            } else if constexpr (std::is_same_v<T, double>) {
+                return std::to_string(static_cast<std::uint64_t>(v / 1e9)) + "Gbps";
+            } else if constexpr (std::is_same_v<T, bug>) {
+                return std::string(bug_name(v));
+            } else {
+                return std::to_string(static_cast<unsigned>(v));
+            }
+        },
+        s.field);
 }
 
 core::status config_set(config& c, std::string_view name, std::string_view value) {
     const std::string v(value);
+    const setting* s = nullptr;
+    for (const auto& x : settings())
+        if (x.name == name) s = &x;
+    if (!s) {
+        std::string all;
+        for (const auto& x : settings()) all += (all.empty() ? "" : ", ") + std::string(x.name);
+        return core::error{"unknown parameter '" + std::string(name) + "' (expected one of: " + all + ")"};
+    }
     auto bad = [&](const std::string& what) {
         return core::error{"parameter '" + std::string(name) + "' = '" + v + "': expected " + what};
     };
-    auto integer = [&](unsigned lo, unsigned hi, auto& out) -> core::status {
-        unsigned x = 0;
-        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-        if (ec != std::errc{} || p != v.data() + v.size() || x < lo || x > hi)
-            return bad("an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
-        out = static_cast<std::remove_reference_t<decltype(out)>>(x);
-        return core::ok_status();
-    };
-    auto duration = [&](nanos& out) -> core::status {
-        auto d = core::parse_duration_ns(v);
-        if (!d || *d <= 0) return bad("a duration such as 100us");
-        out = nanos{*d};
-        return core::ok_status();
-    };
-    if (name == "mtu") return integer(256, 4096, c.mtu);
-    if (name == "num_paths") return integer(1, 256, c.num_paths);
-    if (name == "rto_initial") return duration(c.rto_initial);
-    if (name == "rto_min") return duration(c.rto_min);
-    if (name == "rto_max") return duration(c.rto_max);
-    if (name == "retry_limit") return integer(1, 255, c.retry_limit);
-    if (name == "ack_every") return integer(1, 256, c.ack_every);
-    if (name == "ack_delay") return duration(c.ack_delay);
-    if (name == "cwnd_initial") return integer(1, 256, c.cwnd_initial);
-    if (name == "max_inflight") return integer(1, 256, c.max_inflight);
-    if (name == "grant_idle") return duration(c.grant_idle);
-    if (name == "rnr_timer_code") return integer(0, 31, c.rnr_timer_code);
-    if (name == "inbound_rate") {
-        auto r = core::parse_rate_bps(v);
-        if (!r || *r < 1e8) return bad("a rate of at least 100Mbps, such as 100Gbps");
-        c.inbound_rate_bps = *r;
+    switch (s->type) {
+    case setting::kind::count: {
+        const auto x = core::parse_uint(v, s->max);
+        if (!x || *x < s->min) return bad("an integer in " + std::to_string(s->min) + ".." + std::to_string(s->max));
+        if (const auto* f = std::get_if<unsigned config::*>(&s->field)) c.**f = static_cast<unsigned>(*x);
+        else c.*std::get<std::uint8_t config::*>(s->field) = static_cast<std::uint8_t>(*x);
         return core::ok_status();
     }
-    if (name == "bug") {
+    case setting::kind::duration: {
+        const auto d = core::parse_duration_ns(v);
+        if (!d || *d <= 0) return bad("a duration such as 100us");
+        c.*std::get<nanos config::*>(s->field) = nanos{*d};
+        return core::ok_status();
+    }
+    case setting::kind::rate: {
+        const auto r = core::parse_rate_bps(v);
+        if (!r || *r < static_cast<double>(s->min)) return bad("a rate of at least 100Mbps, such as 100Gbps");
+        c.*std::get<double config::*>(s->field) = *r;
+        return core::ok_status();
+    }
+    case setting::kind::bug: {
         auto b = bug_by_name(v);
         if (!b) return b.err();
-        c.bug_profile = *b;
+        c.*std::get<bug config::*>(s->field) = *b;
         return core::ok_status();
     }
-    std::string all;
-    for (const auto& [n, _] : config_params()) all += (all.empty() ? "" : ", ") + std::string(n);
-    return core::error{"unknown parameter '" + std::string(name) + "' (expected one of: " + all + ")"};
+    }
+    return bad("a value");
+}
+
+std::string settings_markdown() {
+    const config d;
+    std::string out = "| setting | type | default | meaning |\n|---|---|---|---|\n";
+    for (const auto& s : settings()) {
+        std::string type;
+        switch (s.type) {
+        case setting::kind::count: type = "integer, " + std::to_string(s.min) + ".." + std::to_string(s.max); break;
+        case setting::kind::duration: type = "duration, above 0"; break;
+        case setting::kind::rate: type = "rate, at least 100Mbps"; break;
+        case setting::kind::bug: type = "bug profile name"; break;
+        }
+        out += "| `" + std::string(s.name) + "` | " + type + " | `" + setting_text(d, s) + "` | " + std::string(s.doc) + " |\n";
+    }
+    return out;
 }
 
 }  // namespace mrct::endpoint

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "core/result.h"
@@ -97,11 +98,24 @@ struct config {
 // Whether the endpoint runs bug profile b (the reference when bug::none).
 inline bool has(const config& cfg, bug b) { return cfg.bug_profile == b; }
 
-// Sets one parameter by its name in plans and the agent protocol's `configure`
-// (docs/plan-format.md): mtu, num_paths, rto_initial, rto_min, rto_max,
-// retry_limit, ack_every, ack_delay, cwnd_initial, max_inflight, grant_idle,
-// inbound_rate, rnr_timer_code, bug.
+// The parameters plans (`dut:`, `peer:`) and the agent protocol's `configure`
+// set by name, declared once (issue 23 item 1): config_set checks a value
+// against its declaration, and docs/plan-format.md's table is generated from
+// them (`mrct docs settings`, with the defaults of config above).
+struct setting {
+    enum class kind { count, duration, rate, bug };
+    std::string_view name;
+    kind type;
+    std::uint64_t min = 0, max = 0;  // a count's range; a rate's least bits per second
+    std::string_view doc;
+    std::variant<unsigned config::*, std::uint8_t config::*, nanos config::*, double config::*, bug config::*> field;
+};
+const std::vector<setting>& settings();
+// A setting's value in `c`, as a plan writes it ("1ms", "400Gbps", "none").
+std::string setting_text(const config& c, const setting& s);
+// Sets one parameter by its name.
 core::status config_set(config& c, std::string_view name, std::string_view value);
-const std::vector<std::pair<std::string_view, std::string_view>>& config_params();  // name, help
+// The settings table of docs/plan-format.md.
+std::string settings_markdown();
 
 }  // namespace mrct::endpoint

@@ -1,14 +1,13 @@
-// Step actions that act on frames in flight: drop, duplicate, delay, mark CE
-// (the peer withholding, delaying, duplicating its ACKs, or the fabric
-// dropping "the next packet with PPSN X"). Each is a filter with a match on
-// decoded fields, a direction and a count.
+// Step actions that act on frames in flight: drop, duplicate, delay, mark CE,
+// skew (the peer withholding, delaying, duplicating its ACKs, or the fabric
+// dropping "the next packet with PPSN X"). Each is a compiled filter
+// (run/program.h): a match on decoded fields, a direction and a count.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "core/result.h"
-#include "plan/plan.h"
+#include "run/program.h"
 #include "sim/scheduler.h"
 #include "trace/trace.h"
 
@@ -25,25 +24,23 @@ public:
         int step = -1;
     };
 
-    // drop | duplicate | delay | mark_ce | skew: {dir, count, skip, for, match.*, by, path}
-    core::status add(const plan::action& a, int step);
+    // Installs a filter from step `step` (-1 the setup, -2 the handshake);
+    // `for` counts from now.
+    void add(const filter_op& f, int step);
+    // Every frame on a PathID, both directions, delayed: skew between paths.
+    void add(const skew_op& s, int step);
     fate apply(const trace::record& r);
     // Ends every filter that step `step` installed (action `lift`).
     void lift(int step);
 
-    // Match keys: opcode, path, ppsn, tag, stream, seq, offset, retx, som, eom,
-    // ece, ctrl, nak_code, attempt (docs/plan-format.md).
-    static bool matches(const plan::args& match, const trace::record& r);
-    static core::status check_match(const plan::args& match);
-    static const std::vector<std::string>& actions();
-
 private:
     struct filter {
-        std::string kind;
+        filter_op::kind k;
         trace::dir d;
-        plan::args match;
-        unsigned remaining;  // 0 = unlimited
-        unsigned skip = 0;   // matching frames let through first
+        trace::field_map match;
+        std::uint32_t remaining;  // 0 = unlimited
+        bool used_up = false;
+        std::uint32_t skip = 0;   // matching frames let through first
         core::nanos by{0};
         core::nanos until = core::k_never;  // `for: 1ms` from the step
         int step;

@@ -19,6 +19,7 @@
 #include "fabric/fabric.h"
 #include "run/actions.h"
 #include "run/keys.h"
+#include "run/program.h"
 #include "run/runner.h"
 #include "sim/drivers.h"
 #include "sim/host_probe.h"
@@ -41,18 +42,6 @@ inline constexpr core::nanos k_realtime_crossing{200'000};
 // again with a fresh DUT before it ends as error (a busy host, not a clause).
 inline constexpr unsigned k_setup_attempts = 3;
 
-
-inline std::string text(const plan::args& a, const std::string& k, const std::string& def = "") {
-    auto it = a.find(k);
-    return it == a.end() ? def : it->second.text;
-}
-
-inline nanos dur(const plan::args& a, const std::string& k, nanos def) {
-    auto it = a.find(k);
-    if (it == a.end()) return def;
-    auto v = core::parse_duration_ns(it->second.text);
-    return v ? nanos{*v} : def;
-}
 
 // Message bytes: xorshift64, eight bytes (little-endian) per step. In real
 // time a case's posts are made while the DUT is already sending, and one step
@@ -77,8 +66,9 @@ inline core::byte_buffer pattern(std::size_t n, std::uint64_t seed) {
 
 class case_exec {
 public:
-    case_exec(const plan::test_case& c, std::unique_ptr<dut::dut> d, std::uint64_t seed)
-        : c_(c), dut_(std::move(d)), seed_(seed), tr_(std::make_shared<trace::trace>()), filters_(s_) {}
+    // `p`: `c` compiled (run/program.h), without errors.
+    case_exec(const plan::test_case& c, program p, std::unique_ptr<dut::dut> d, std::uint64_t seed)
+        : c_(c), p_(std::move(p)), dut_(std::move(d)), seed_(seed), tr_(std::make_shared<trace::trace>()), filters_(s_) {}
 
     case_result run();
     // The case runs slowed down k times (run/time_scale.h): a DUT that refuses
@@ -97,10 +87,7 @@ private:
     void pin_dut_port(const trace::record& r);
     void check_triggers(const trace::record& r);
     void run_step(int i);
-    // An action that makes an agent call (a DUT post, closing the DUT's connection).
-    bool needs_agent(const plan::action& a) const;
-    bool dut_side(const plan::action& a, bool sender_default) const;
-    core::status post(const plan::action& a);
+    core::status post(const post_op& p);
     // Real time: the bytes of every message the setup posts, made before its
     // first post (by work request number). A later setup action's megabytes
     // made while the DUT already sends from the first would stall the engine:
@@ -111,7 +98,7 @@ private:
     // made now, or taken premade.
     core::byte_buffer make_payload(std::uint64_t wr, std::size_t size) const { return pattern(size, core::rng::sub_seed(seed_, "payload", wr)); }
     core::byte_buffer payload(std::uint64_t wr, std::size_t size);
-    core::status act(const plan::action& a, int step);
+    core::status act(const compiled_action& a, int step);
     static std::string describe(const std::map<std::string, std::string>& f);
     core::status execute();
     void drain();
@@ -166,6 +153,7 @@ private:
     std::size_t ctrl_fed_ = 0;  // trace records the book has taken
     bool ctrl_pending();
     const plan::test_case& c_;
+    const program p_;
     std::unique_ptr<dut::dut> dut_;
     std::uint64_t seed_;
     std::shared_ptr<trace::trace> tr_;

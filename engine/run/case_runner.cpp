@@ -3,6 +3,7 @@
 // Setting up, running and judging; frames and actions: case_steps.cpp.
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "run/case_exec.h"
 #include "run/time_scale.h"
@@ -60,7 +61,7 @@ case_result case_exec::run() {
                 if (n == cap) r.reason += " (" + what + ")";
             return r;
         }
-    const unsigned npeers = read_topology(c_.topology).peers;
+    const unsigned npeers = p_.topology.peers;
     if (dut_->realtime() && npeers > 1) {
         r.v = verdict::skipped;
         r.reason = "the case needs " + std::to_string(npeers) + " peer addresses; a real-time adapter has one";
@@ -115,11 +116,9 @@ case_result case_exec::run() {
 // ------------------------------------------------------------ set-up
 core::status case_exec::setup() {
     // Endpoint configuration: topology.paths sets both, dut/peer maps override.
-    std::map<std::string, std::string> dcfg, pcfg;
-    const auto topo = read_topology(c_.topology);
-    dcfg["num_paths"] = pcfg["num_paths"] = std::to_string(topo.paths);
-    for (const auto& [k, v] : c_.dut) dcfg[k] = v.text;
-    for (const auto& [k, v] : c_.peer) pcfg[k] = v.text;
+    const auto& dcfg = p_.dut_config;
+    const auto& pcfg = p_.peer_config;
+    const auto& topo = p_.topology;
     if (auto st = dut_->configure(dcfg); !st) {
         config_refused_ = time_scale_ > 1;
         return core::error{"configuring the DUT: " + st.err().message};
@@ -143,18 +142,12 @@ core::status case_exec::setup() {
         fc.path_stages_ab[p] = st;
         fc.path_stages_ba[p] = st;
     }
-    for (const auto& imp : c_.impair) {
-        fabric::stage_spec spec{imp.name, {}};
-        for (const auto& [k, v] : imp.a)
-            if (k != "path" && k != "dir") spec.params[k] = v.text;
-        const auto dir = text(imp.a, "dir", "to_peer");
-        const auto which = text(imp.a, "path", "all");
+    for (const auto& imp : p_.impair)
         for (unsigned p = 0; p < fc.paths; ++p) {
-            if (which != "all" && std::to_string(p) != which) continue;
-            if (dir == "to_peer" || dir == "both") fc.path_stages_ab[p].push_back(spec);
-            if (dir == "to_dut" || dir == "both") fc.path_stages_ba[p].push_back(spec);
+            if (imp.path && *imp.path != p) continue;
+            if (imp.to_peer) fc.path_stages_ab[p].push_back(imp.spec);
+            if (imp.to_dut) fc.path_stages_ba[p].push_back(imp.spec);
         }
-    }
     auto f = fabric::fabric::create(s_, fc);
     if (!f) return core::error{"fabric: " + f.err().message};
     fab_ = std::move(*f);
@@ -165,7 +158,7 @@ core::status case_exec::setup() {
         on_frame(trace::dir::to_dut, fr, false);
     });
 
-    max_frames_ = read_limits(c_.limits).max_frames;
+    max_frames_ = p_.limits.max_frames;
     dut_addr_ = dut_->address();
     peer_addr_ = dut_->peer_address();
     if (dut_->realtime()) {
@@ -210,7 +203,7 @@ core::status case_exec::setup() {
     // More peers (topology.peers, e.g. fair-share grants, MR-GR-3): each a
     // reference endpoint with its own address and its own fabric, like
     // senders behind different switches. They connect to the DUT.
-    const unsigned npeers = read_topology(c_.topology).peers;
+    const unsigned npeers = p_.topology.peers;
     extra_.resize(npeers - 1);
     for (unsigned k = 0; k + 1 < npeers; ++k) {
         auto& x = extra_[k];
@@ -234,10 +227,9 @@ core::status case_exec::setup() {
 
     // `handshake:` filters act on the wire from before the connection opens
     // (a lost ACCEPT, a delayed CONNECT); the setup's filters start after it.
-    for (const auto& a : c_.handshake)
-        if (auto st = filters_.add(a, -2); !st) return core::error{a.at.str() + ": " + st.err().message};
+    for (const auto& a : p_.handshake) filters_.add(std::get<filter_op>(a.o), -2);
     // Connection: the data sender opens it (with `both`, the DUT).
-    const bool dut_sends = c_.role != "sender";
+    const bool dut_sends = p_.dut_sends;
     if (dut_sends) {
         peer_->listen();
         dut_conn_ = dut_->connect(peer_addr_);
@@ -273,12 +265,12 @@ core::status case_exec::setup() {
         if (auto w = x.ep->conn_wire(x.conn))
             for (unsigned i = 0; i < w->paths.size(); ++i) x.fab->pin(w->paths[i].port, i);
     if (!(dut_->established(dut_conn_) || (!dut_sends && !dut_->accepted().empty()))) {
-        handshake_lost_ = !c_.handshake.empty();
+        handshake_lost_ = !p_.handshake.empty();
         setup_failed_ = true;
         // The cause as far as the wire shows it: what each side sent, how long
         // the engine took to answer, whether the DUT gave up.
         std::string why = "the connection between DUT and peer was not established within " + std::string(rt_ ? "2 s" : "20 ms");
-        if (c_.handshake.empty()) {
+        if (p_.handshake.empty()) {
             why += ": " + handshake_seen().text;
             if (dut_sends && dut_->in_error(dut_conn_)) why += "; the DUT gave up on its CONNECT (connection in error)";
             if (rt_) why += "; the engine ran up to " + assertions::fmt_time(rt_->lateness_since().max) + " late";
@@ -290,9 +282,7 @@ core::status case_exec::setup() {
         for (unsigned i = 0; i < w->paths.size(); ++i) fab_->pin(w->paths[i].port, i);
 
     // Memory on both sides.
-    std::size_t mem = 8u << 20;
-    for (const auto& a : c_.setup)
-        if (a.name == "memory") mem = static_cast<std::size_t>(std::stoull(text(a.a, "size", "8388608")));
+    const auto mem = static_cast<std::size_t>(p_.memory);
     dut_rkey_ = dut_->register_mr(mem);
     peer_rkey_ = peer_->register_mr(mem);
     mem_size_ = mem;
@@ -313,13 +303,13 @@ void case_exec::run_deferred_steps() {
 
 core::status case_exec::execute() {
     // Triggers see every frame from time 0, setup's own included.
-    fired_.assign(c_.steps.size(), false);
-    trigger_count_.assign(c_.steps.size(), 0);
+    fired_.assign(p_.steps.size(), false);
+    trigger_count_.assign(p_.steps.size(), 0);
     armed_ = true;
     if (rt_) premake_setup_payloads();
     if (rt_) rt_->sync();  // local work (the peer's memory, the payloads) took wall time too
     in_setup_ = rt_ != nullptr;
-    for (const auto& a : c_.setup)
+    for (const auto& a : p_.setup)
         if (auto st = act(a, -1); !st) return core::error{a.at.str() + ": " + st.err().message};
     in_setup_ = false;
     // Real time: posting through the agent took wall time; the case's clock
@@ -330,14 +320,12 @@ core::status case_exec::execute() {
         run_deferred_steps();  // triggered by the setup's frames
     }
     nanos last_timed = t0_;
-    for (std::size_t i = 0; i < c_.steps.size(); ++i) {
-        const auto& st = c_.steps[i];
+    for (std::size_t i = 0; i < p_.steps.size(); ++i) {
+        const auto& st = p_.steps[i];
         if (!st.time) continue;
-        auto t = core::parse_duration_ns(st.time->text);
-        if (!t) return core::error{st.time->at.str() + ": bad time '" + st.time->text + "'"};
-        last_timed = std::max(last_timed, t0_ + nanos{*t});
-        step_due_[static_cast<int>(i)] = t0_ + nanos{*t};
-        s_.at(t0_ + nanos{*t}, [this, i] {
+        last_timed = std::max(last_timed, t0_ + *st.time);
+        step_due_[static_cast<int>(i)] = t0_ + *st.time;
+        s_.at(t0_ + *st.time, [this, i] {
             fired_[i] = true;
             run_step(static_cast<int>(i));
         });
@@ -346,7 +334,7 @@ core::status case_exec::execute() {
     // work is done and the wire has settled); a userspace stack on a veth
     // moves far fewer bits per second than the simulation, so the cap is at
     // least k_realtime_min_duration.
-    const auto lim = read_limits(c_.limits);
+    const auto& lim = p_.limits;
     nanos limit = t0_ + lim.duration;
     if (rt_) limit = std::max(limit, t0_ + k_realtime_min_duration);
     const nanos settle = lim.settle;
@@ -545,7 +533,7 @@ void case_exec::fail_handshake(case_result& r, const std::string& why) {
     ar.o.frames = h.frames;
     ar.name = "handshake";
     ar.clauses = c_.clauses;
-    ar.at = c_.handshake.front().at;
+    ar.at = p_.handshake.front().at;
     ar.o.v = verdict::fail;
     ar.o.expected = "the connection opens despite the handshake's filters";
     ar.o.actual = h.text + " (" + std::to_string(h.dropped) + " dropped by the filters)";
@@ -588,7 +576,7 @@ void case_exec::evaluate(case_result& r) {
     // says how late they may run (limits.step_late). Later, the rule may not
     // have bound (RNR-013's RNR_QUERY after the held message arrived): no pass
     // stands. A failure still does: it is the DUT's frames against the check.
-    if (const auto allowed_late = read_limits(c_.limits).step_late; tr_->timing.realtime && allowed_late) {
+    if (const auto allowed_late = p_.limits.step_late; tr_->timing.realtime && allowed_late) {
         const nanos allowed = *allowed_late;
         if (tr_->timing.step_late_max > allowed)
             for (auto& a : r.asserts)
@@ -667,8 +655,16 @@ case_result run_once(const plan::test_case& c, const dut_factory& make, std::uin
             scaled = std::move(*sc);
             std::erase(scaled->needs, std::string("fine_timing"));
         }
+        // The case compiled (run/program.h); a case that did not pass
+        // validate ends here as error, with every problem and its place.
+        const plan::test_case& to_run = scaled ? *scaled : c;
+        std::string problems;
+        auto prog = compile(to_run, std::numeric_limits<std::uint64_t>::max(), [&](const plan::loc& at, const std::string& m) {
+            problems += (problems.empty() ? "" : "; ") + at.str() + ": " + m;
+        });
+        if (!problems.empty()) return error("the case does not compile: " + problems);
         try {
-            case_exec x(scaled ? *scaled : c, std::move(*d), seed);
+            case_exec x(to_run, std::move(prog), std::move(*d), seed);
             x.set_time_scale(k);
             auto r = x.run();
             r.time_scale = k;

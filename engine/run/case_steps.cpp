@@ -100,11 +100,11 @@ void case_exec::pin_dut_port(const trace::record& r) {
 }
 
 void case_exec::check_triggers(const trace::record& r) {
-    for (std::size_t i = 0; i < c_.steps.size(); ++i) {
-        const auto& st = c_.steps[i];
+    for (std::size_t i = 0; i < p_.steps.size(); ++i) {
+        const auto& st = p_.steps[i];
         if (!armed_ || !st.on || fired_[i]) continue;
-        if ((st.on->dir == "from_dut") != (r.d == trace::dir::from_dut)) continue;
-        if (!filter_set::matches(st.on->match, r)) continue;
+        if (st.on->d != r.d) continue;
+        if (!trace::matches(st.on->match, r)) continue;
         if (++trigger_count_[i] < st.on->nth) continue;
         fired_[i] = true;
         // Actions run right after this frame is handled (same time); they
@@ -123,9 +123,8 @@ void case_exec::run_step(int i) {
     // comes after them, to keep the order): an injection, a filter or a
     // peer-side post triggered by a frame of the DUT runs at once, as in the
     // simulation.
-    const auto& actions = c_.steps[static_cast<std::size_t>(i)].actions;
-    auto agent = [&] { return std::any_of(actions.begin(), actions.end(), [this](const plan::action& a) { return needs_agent(a); }); };
-    if (in_setup_ || (rpc_depth_ > 0 && (!deferred_.empty() || agent()))) {
+    const auto& step = p_.steps[static_cast<std::size_t>(i)];
+    if (in_setup_ || (rpc_depth_ > 0 && (!deferred_.empty() || step.needs_agent))) {
         deferred_.push_back(i);
         rt_->stop();  // the running slice ends soon; execute() runs it
         return;
@@ -135,46 +134,26 @@ void case_exec::run_step(int i) {
         step_late_max_ = std::max(step_late_max_, s_.now() - due->second);
         note_late(due->second, s_.now() - due->second);
     }
-    for (const auto& a : c_.steps[static_cast<std::size_t>(i)].actions)
+    for (const auto& a : step.actions)
         if (auto st = act(a, i); !st && error_.empty()) error_ = a.at.str() + ": " + st.err().message;
-}
-
-// An action that makes an agent call (the DUT's posts, closing its connection);
-// the rest act on the engine's side of the wire. Sides as post() and act() take them.
-bool case_exec::needs_agent(const plan::action& a) const {
-    const bool recv = a.name == "post_recv";
-    if (recv || a.name == "post_send" || a.name == "post_write" || a.name == "close") return dut_side(a, !recv);
-    return false;
-}
-
-// Default side of a post: the data sender for Sends and Writes, the data
-// receiver for receives. With role `both`, the DUT sends and the peer receives
-// unless `side` says otherwise.
-bool case_exec::dut_side(const plan::action& a, bool sender_default) const {
-    auto side = text(a.a, "side", "");
-    if (side.empty()) return sender_default ? c_.role != "sender" : c_.role == "sender";
-    return side == "dut";
 }
 
 void case_exec::premake_setup_payloads() {
     // Work requests are numbered in post order (post() below): count per post
-    // action, once per peer for `peer: all`. An action whose numbers do not
-    // parse is left to post(), which reports it; the bytes of the rest are
-    // the same as post() would make.
+    // action, once per peer for `peer: all`; the bytes are the same as post()
+    // would make.
     constexpr std::uint64_t k_budget = 1ull << 30;  // beyond this, post() makes them
     std::uint64_t wr = next_wr_, bytes = 0;
-    for (const auto& a : c_.setup) {
-        if (a.name != "post_send" && a.name != "post_write" && a.name != "post_recv") continue;
-        const auto count = core::parse_count(text(a.a, "count", "1"));
-        const auto size = core::parse_count(text(a.a, "size", "4096"));
-        if (!count || !size) return;
-        const std::uint64_t reps = a.name == "post_write" && text(a.a, "peer") == "all" ? extra_.size() + 1 : 1;
+    for (const auto& a : p_.setup) {
+        const auto* p = std::get_if<post_op>(&a.o);
+        if (!p) continue;
+        const std::uint64_t reps = p->all_peers ? extra_.size() + 1 : 1;
         for (std::uint64_t r = 0; r < reps; ++r)
-            for (std::uint64_t k = 0; k < *count; ++k, ++wr) {
-                if (a.name == "post_recv") continue;
-                if (bytes + *size > k_budget) return;
-                bytes += *size;
-                premade_.emplace(wr, make_payload(wr, *size));
+            for (std::uint64_t k = 0; k < p->count; ++k, ++wr) {
+                if (p->k == post_op::kind::recv) continue;
+                if (bytes + p->size > k_budget) return;
+                bytes += p->size;
+                premade_.emplace(wr, make_payload(wr, p->size));
             }
     }
 }
@@ -188,33 +167,31 @@ core::byte_buffer case_exec::payload(std::uint64_t wr, std::size_t size) {
     return make_payload(wr, size);
 }
 
-core::status case_exec::post(const plan::action& a) {
-    if (a.name == "post_write" && text(a.a, "peer") == "all") {  // the same WRITEs from every peer
+core::status case_exec::post(const post_op& a) {
+    if (a.all_peers) {  // the same WRITEs from every peer
         for (unsigned k = 0; k <= extra_.size(); ++k) {
-            plan::action one = a;
-            one.a["peer"].text = std::to_string(k);
+            post_op one = a;
+            one.all_peers = false;
+            one.peer = k;
             if (auto st = post(one); !st) return st;
         }
         return core::ok_status();
     }
-    const bool is_recv = a.name == "post_recv";
-    const bool on_dut = dut_side(a, !is_recv);
-    const auto count = std::stoul(text(a.a, "count", "1"));
-    const auto size = static_cast<std::uint32_t>(std::stoul(text(a.a, "size", "4096")));
-    const auto stream = static_cast<std::uint16_t>(std::stoul(text(a.a, "stream", "0")));
-    const auto tag = static_cast<std::uint16_t>(std::stoul(text(a.a, "tag", "1")));
-    std::optional<std::uint32_t> imm;
-    if (a.a.count("imm")) imm = static_cast<std::uint32_t>(std::stoul(text(a.a, "imm"), nullptr, 0));
+    const bool is_recv = a.k == post_op::kind::recv;
+    const bool on_dut = a.on_dut;
+    const std::uint32_t count = a.count, size = a.size;
+    const std::uint16_t stream = a.stream, tag = a.tag;
+    const auto imm = a.imm;
     auto& obs = on_dut ? tr_->dut : tr_->peer;
     // Every message's bytes are made before the first post: in real time the
     // DUT starts sending on the first, and the engine reads nothing from the
     // wire while it fills megabytes.
     std::vector<core::byte_buffer> payloads;
     if (!is_recv)
-        for (unsigned long k = 0; k < count; ++k) payloads.push_back(payload(next_wr_ + k, size));
-    for (unsigned long k = 0; k < count; ++k) {
+        for (std::uint32_t k = 0; k < count; ++k) payloads.push_back(payload(next_wr_ + k, size));
+    for (std::uint32_t k = 0; k < count; ++k) {
         const std::uint64_t wr = next_wr_++;
-        trace::posted_wr p{wr, is_recv ? "recv" : a.name == "post_send" ? "send" : "write", stream, tag, size, s_.now()};
+        trace::posted_wr p{wr, is_recv ? "recv" : a.k == post_op::kind::send ? "send" : "write", stream, tag, size, s_.now()};
         if (is_recv) {
             auto& off = on_dut ? dut_off_ : peer_off_;
             if (off + size > mem_size_) return core::error{"post_recv: memory exhausted (add a `memory` setup action)"};
@@ -226,24 +203,22 @@ core::status case_exec::post(const plan::action& a) {
         } else {
             auto data = std::move(payloads[k]);
             core::status st = core::ok_status();
-            if (a.name == "post_write" && a.a.count("offset")) {
+            if (a.k == post_op::kind::write && a.offset) {
                 // At an explicit offset of the other side's region, possibly
                 // out of bounds (MR-OOO-4): no memory expectation.
-                const std::uint64_t o = std::stoull(text(a.a, "offset"));
+                const std::uint64_t o = *a.offset;
                 st = on_dut ? dut_->post_write(dut_conn_, stream, data, peer_->mr_va(peer_rkey_) + o, peer_rkey_, wr, imm)
                             : peer_->post_write(peer_conn_, stream, data, dut_->mr_va(dut_rkey_) + o, dut_rkey_, wr, imm);
-            } else if (a.name == "post_write") {
+            } else if (a.k == post_op::kind::write) {
                 // Into the other side's region, at its next free offset.
                 auto& off = on_dut ? peer_off_ : dut_off_;
                 if (off + size > mem_size_) return core::error{"post_write: memory exhausted (add a `memory` setup action)"};
                 // Which peer writes (topology.peers > 1): `peer: K`, or `all` (one message each per count).
                 endpoint::endpoint* ep = peer_.get();
                 std::uint32_t conn = peer_conn_;
-                if (!on_dut && a.a.count("peer")) {
-                    const auto who = text(a.a, "peer");
-                    const auto k = static_cast<unsigned>(std::stoul(who));
-                    if (k > extra_.size()) return core::error{"post_write: no peer " + who};
-                    if (k > 0) ep = extra_[k - 1].ep.get(), conn = extra_[k - 1].conn;
+                if (!on_dut && a.peer > 0) {
+                    if (a.peer > extra_.size()) return core::error{"post_write: no peer " + std::to_string(a.peer)};
+                    ep = extra_[a.peer - 1].ep.get(), conn = extra_[a.peer - 1].conn;
                 }
                 // The expectation is stored (moved, not copied) before the
                 // post: in real time, copying megabytes after it would hold
@@ -268,51 +243,54 @@ core::status case_exec::post(const plan::action& a) {
     return core::ok_status();
 }
 
-core::status case_exec::act(const plan::action& a, int step) {
-    if (a.name == "post_send" || a.name == "post_write" || a.name == "post_recv") return post(a);
-    if (a.name == "memory") return core::ok_status();
-    if (a.name == "close") {
-        return dut_side(a, true) ? dut_->close(dut_conn_) : peer_->close(peer_conn_);
-    }
-    if (a.name == "fail_path" || a.name == "restore_path") {
-        const auto p = static_cast<unsigned>(std::stoul(text(a.a, "path")));
-        if (p >= fab_->size()) return core::error{a.name + ": no fabric path " + std::to_string(p)};
-        const auto dir = text(a.a, "dir", "both");
-        const bool f = a.name == "fail_path";
-        if (dir != "to_dut") fab_->at(fabric::direction::a_to_b, p).set_failed(f);
-        if (dir != "to_peer") fab_->at(fabric::direction::b_to_a, p).set_failed(f);
-        return core::ok_status();
-    }
-    if (a.name == "lift") {
+core::status case_exec::act(const compiled_action& a, int step) {
+    struct visitor {
+        case_exec& x;
+        int step;
+        core::status operator()(const post_op& p) { return x.post(p); }
+        core::status operator()(const memory_op&) { return core::ok_status(); }  // setup() registered the regions
+        core::status operator()(const close_op& c) {
+            return c.on_dut ? x.dut_->close(x.dut_conn_) : x.peer_->close(x.peer_conn_);
+        }
+        core::status operator()(const path_op& p) {
+            if (p.path >= x.fab_->size()) return core::error{"no fabric path " + std::to_string(p.path)};
+            if (p.to_peer) x.fab_->at(fabric::direction::a_to_b, p.path).set_failed(p.fail);
+            if (p.to_dut) x.fab_->at(fabric::direction::b_to_a, p.path).set_failed(p.fail);
+            return core::ok_status();
+        }
+        core::status operator()(const filter_op& f) {
+            x.filters_.add(f, step);
+            return core::ok_status();
+        }
+        core::status operator()(const skew_op& s) {
+            x.filters_.add(s, step);
+            return core::ok_status();
+        }
         // Ends the wire filters an earlier step installed (a drop that lasts
         // until a frame is seen).
-        const auto n = std::stoi(text(a.a, "step"));
-        if (n < 0 || n >= static_cast<int>(c_.steps.size()) || n == step)
-            return core::error{"lift: no other step " + std::to_string(n) + " (steps are numbered from 0)"};
-        filters_.lift(n);
-        return core::ok_status();
-    }
-    if (a.name == "move_port") {
+        core::status operator()(const lift_op& l) {
+            x.filters_.lift(l.step);
+            return core::ok_status();
+        }
         // The peer changes its own entropy on path N (PathEpoch + 1).
-        return peer_->move_port(peer_conn_, static_cast<unsigned>(std::stoul(text(a.a, "path", "0"))));
-    }
-    if (a.name == "inject") {
-        std::map<std::string, std::string> fields;
-        for (const auto& [k, v] : a.a) fields[k] = v.text;
-        const wire::frame* trig = nullptr;
-        if (step >= 0)
-            if (auto it = trigger_rec_.find(step); it != trigger_rec_.end()) trig = &tr_->frames[it->second].f();
-        auto fr = peer::craft(*peer_, peer_conn_, fields, {dut_->mr_va(dut_rkey_), dut_rkey_, dut_addr_}, trig);
-        if (!fr) return fr.err();
-        // Injected frames bypass filters and fabric: straight onto the DUT's wire.
-        auto& rec = tr_->add(s_.now(), trace::dir::to_dut, *fr);
-        rec.injected = true;
-        rec.step = step;
-        rec.action = "injected by step " + std::to_string(step) + " (" + describe(fields) + ")";
-        dut_->receive(rec.bytes);
-        return core::ok_status();
-    }
-    return filters_.add(a, step);
+        core::status operator()(const move_port_op& m) { return x.peer_->move_port(x.peer_conn_, m.path); }
+        core::status operator()(const inject_op& j) {
+            const wire::frame* trig = nullptr;
+            if (step >= 0)
+                if (auto it = x.trigger_rec_.find(static_cast<std::size_t>(step)); it != x.trigger_rec_.end())
+                    trig = &x.tr_->frames[it->second].f();
+            auto fr = peer::craft(*x.peer_, x.peer_conn_, j.fields, {x.dut_->mr_va(x.dut_rkey_), x.dut_rkey_, x.dut_addr_}, trig);
+            if (!fr) return fr.err();
+            // Injected frames bypass filters and fabric: straight onto the DUT's wire.
+            auto& rec = x.tr_->add(x.s_.now(), trace::dir::to_dut, *fr);
+            rec.injected = true;
+            rec.step = step;
+            rec.action = "injected by step " + std::to_string(step) + " (" + describe(j.fields) + ")";
+            x.dut_->receive(rec.bytes);
+            return core::ok_status();
+        }
+    };
+    return std::visit(visitor{*this, step}, a.o);
 }
 
 std::string case_exec::describe(const std::map<std::string, std::string>& f) {

@@ -28,11 +28,11 @@ std::vector<std::pair<std::string, core::nanos>> endpoint_times() {
             {"ack_delay", d.ack_delay},     {"grant_idle", d.grant_idle}};
 }
 
-// Actions' time arguments (run/validate.cpp lists the actions).
+// Actions' time arguments: the durations their declarations name (run/program.h).
 bool is_time_arg(const std::string& action, const std::string& key) {
-    if (action == "drop" || action == "duplicate" || action == "delay" || action == "mark_ce")
-        return key == "for" || key == "by";
-    if (action == "skew") return key == "add";
+    if (const auto* d = find_action(action))
+        for (const auto& a : d->args)
+            if (a.name == key) return a.type == arg_decl::kind::duration;
     return false;
 }
 
