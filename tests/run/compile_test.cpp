@@ -3,13 +3,12 @@
 // table; what compiles is what runs.
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "endpoint/config.h"
 #include "run/actions.h"
+#include "run/mini_plan.h"
 #include "run/program.h"
 #include "wire/build.h"
 #include "wire/samples.h"
@@ -20,11 +19,7 @@ using core::nanos;
 namespace {
 
 plan::suite load(const std::string& text) {
-    const auto dir = std::filesystem::path(MRCT_TEST_TMP) / "compile_test_files";
-    std::filesystem::create_directories(dir);
-    const auto p = (dir / "c.yaml").string();
-    std::ofstream(p) << text;
-    auto s = plan::load(p);
+    auto s = test::load_plan_text("compile_test_files", "c.yaml", text);
     REQUIRE(s.ok());
     return *s;
 }

@@ -3,7 +3,23 @@
 // case needing a capability no DUT has (skipped).
 #pragma once
 
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "plan/plan.h"
+
 namespace mrct::test {
+
+// A plan written from `text` as `name` in a folder of the tests' own, then
+// loaded (the caller checks that it loaded).
+inline core::result<plan::suite> load_plan_text(const std::string& folder, const std::string& name, const std::string& text) {
+    const auto dir = std::filesystem::path(MRCT_TEST_TMP) / folder;
+    std::filesystem::create_directories(dir);
+    const auto path = (dir / name).string();
+    std::ofstream(path) << text;
+    return plan::load(path);
+}
 
 inline const char* k_plan = R"(suite: {name: T}
 cases:

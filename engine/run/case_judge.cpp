@@ -1,0 +1,225 @@
+// A case judged: what the run left (completions, counters, memory, the
+// engine's own timing in real time) collected into the trace, then the
+// case's assertions over it, and the verdict.
+#include <algorithm>
+
+#include "run/case_exec.h"
+
+namespace mrct::run::detail {
+
+// ------------------------------------------------------------ results
+void case_exec::collect() {
+    tr_->dut.counters = dut_->counters();
+    auto& w = wiring_;
+    tr_->peer.counters = dut::endpoint_counters(w.peer->stats());
+    tr_->dut.conn_error = dut_->in_error(w.dut_conn);
+    tr_->peer.conn_error = w.peer->in_error(w.peer_conn);
+    tr_->dut.established = tr_->peer.established = true;
+    // Expected memory: WRITEs, and SENDs matched to the receives they consume.
+    auto expected = steps_.memory_expectations();
+    // Only messages that completed successfully at the sender are expected in memory.
+    auto ok_at_sender = [&](const std::string& receiver, std::uint64_t wr) {
+        const auto& o = receiver == "dut" ? tr_->peer : tr_->dut;
+        for (const auto& wc : o.completions)
+            if (wc.wr_id == wr) return wc.status == "success";
+        return false;
+    };
+    for (auto& m : expected) {
+        if (!ok_at_sender(m.side, m.wr_id)) continue;
+        if (m.side == "dut") {
+            auto got = dut_->read_mem(w.dut_rkey, m.offset, m.expected.size());
+            if (got) m.actual = std::move(*got);
+        } else {
+            auto mem = w.peer->mr_bytes(w.peer_rkey);
+            m.actual.assign(mem.begin() + static_cast<std::ptrdiff_t>(m.offset),
+                            mem.begin() + static_cast<std::ptrdiff_t>(m.offset + m.expected.size()));
+        }
+        tr_->memory.push_back(std::move(m));
+    }
+    if (rt_) tr_->crossing = k_realtime_crossing;
+    auto& p = tr_->p;
+    p = protocol_params(w.dut_cfg);
+    p.num_paths = std::min(w.dut_cfg.num_paths, w.peer_cfg.num_paths);
+    p.mtu = std::min(w.dut_cfg.mtu, w.peer_cfg.mtu);
+}
+
+// Real time: how well the engine kept time (trace::timing_figures, docs/timing.md).
+void case_exec::note_timing() {
+    if (!rt_) return;
+    auto& tm = tr_->timing;
+    tm.realtime = true;
+    tm.rx_stamped = dut_->rx_stamped();
+    tm.frames_lost = dut_->frames_lost();
+    const auto late = rt_->lateness_since();
+    tm.events = late.events;
+    tm.event_late_max = late.max;
+    tm.event_late_p99 = late.p99;
+    tm.step_late_max = late_.step_late_max;
+    tm.rx_delay_max = late_.rx_delay_max;
+    const auto calls = dut_->agent_call_times();
+    tm.agent_calls = calls.calls;
+    tm.agent_call_max = calls.max;
+    tm.agent_call_median = calls.median;
+    tm.poll_rtt_max = calls.poll_max;
+    tm.late = late_.spans;
+    for (const auto& [due, late] : rt_->late_events(trace::timing_figures::k_late_floor)) tm.late.push_back({due, late});
+    // A poll answered later than usual: the agent, and with it the DUT it
+    // serves on this host, was held for the difference (D59).
+    if (!calls.polls.empty()) {
+        std::vector<nanos> rtts;
+        for (const auto& [_, r] : calls.polls) rtts.push_back(r);
+        std::nth_element(rtts.begin(), rtts.begin() + static_cast<std::ptrdiff_t>(rtts.size() / 2), rtts.end());
+        const nanos usual = rtts[rtts.size() / 2];
+        for (const auto& [sent, r] : calls.polls)
+            if (r - usual > trace::timing_figures::k_late_floor) tm.late.push_back({sent, r - usual});
+    }
+    // Where the DUT may share the host, every other call counts too: a
+    // software DUT serving a 1 MiB post on its data path's thread reads no
+    // frame meanwhile (mrct-refnic sent on an RNR-paused tag 1.2-4.5 ms
+    // after the RNR left while it served RNR-050's posts beside stress-ng,
+    // with no hold of the host the probe saw). Each may have held the DUT for
+    // its round trip less the quickest call's (the wire and the least work
+    // any call took), not less the median poll's: a DUT that reads its clock
+    // when a call arrives and is held before it sends what the call asked for
+    // is behind by all of it (D97: mrct-refnic's CONNECT left 740 us after
+    // its repeat timer started, so the repeat came 60 us later on the wire;
+    // RNR-014 beside stress-ng without pid=, a connect call of 813 us against
+    // a median poll of 96 us).
+    if (dut_->shares_host() && !calls.others.empty()) {
+        nanos quickest = nanos::max();
+        for (const auto* v : {&calls.polls, &calls.others})
+            for (const auto& [_, r] : *v) quickest = std::min(quickest, r);
+        for (const auto& [sent, r] : calls.others)
+            if (r - quickest > trace::timing_figures::k_late_floor) tm.late.push_back({sent, r - quickest});
+    }
+    // A sleeping thread the host held: the DUT beside the engine was held too.
+    if (probe_) {
+        tm.host_probed = true;
+        tm.host_wakeups = probe_->wakeups();
+        tm.host_cpus = static_cast<unsigned>(probe_->cpus().size());
+        tm.dut_waits_read = probe_->dut_sampled();
+        tm.host_pressure_read = probe_->pressure_sampled();
+        for (const auto& h : probe_->holds()) {
+            const trace::timing_figures::late_span s{rt_->sim_time_of(h.due), h.late};
+            tm.late.push_back(s);
+            if (h.cpu == sim::host_probe::k_dut_wait) {
+                tm.dut_waits.push_back(s);
+                tm.dut_wait_max = std::max(tm.dut_wait_max, h.late);
+            } else if (h.cpu == sim::host_probe::k_host_pressure) {
+                tm.dut_waits.push_back(s);
+                tm.pressure_wait_max = std::max(tm.pressure_wait_max, h.late);
+            } else {
+                tm.host_hold_max = std::max(tm.host_hold_max, h.late);
+            }
+        }
+        probe_.reset();  // the traffic is over: no more wake-ups while the checks run
+    }
+    std::sort(tm.late.begin(), tm.late.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
+    tm.index_holds();
+}
+
+// What each side sent of the handshake, as evidence: CTRL frames by type, and
+// how long the first answer took after the first request.
+case_exec::handshake_evidence case_exec::handshake_seen() const {
+    std::map<std::string, unsigned> from_dut, to_dut;
+    handshake_evidence h;
+    std::optional<nanos> first_out, first_in;
+    for (const auto& rec : tr_->frames) {
+        if (!rec.ok() || rec.f().bth.opcode != static_cast<std::uint8_t>(wire::opcode::ctrl)) continue;
+        const bool out = rec.d == trace::dir::from_dut;
+        ++(out ? from_dut : to_dut)[std::string(wire::ctrl_type_name(rec.f().ctrlh.type))];
+        h.dropped += rec.dropped ? 1 : 0;
+        h.frames.push_back(rec.index);
+        if (!rec.dropped) (out ? first_out : first_in) = (out ? first_out : first_in).value_or(rec.t);
+    }
+    auto list = [](const std::map<std::string, unsigned>& m) {
+        std::string s;
+        for (const auto& [name, n] : m) s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+        return s.empty() ? std::string("no CTRL frame") : s;
+    };
+    h.text = "from the DUT: " + list(from_dut) + "; to the DUT: " + list(to_dut);
+    if (first_out && first_in && *first_in > *first_out)
+        h.text += " (the first answer " + assertions::fmt_time(*first_in - *first_out) + " after the first request)";
+    return h;
+}
+
+void case_exec::fail_handshake(case_result& r, const std::string& why) {
+    const auto h = handshake_seen();
+    assertion_result ar;
+    ar.o.frames = h.frames;
+    ar.name = "handshake";
+    ar.clauses = c_.clauses;
+    ar.at = p_.handshake.front().at;
+    ar.o.v = verdict::fail;
+    ar.o.expected = "the connection opens despite the handshake's filters";
+    ar.o.actual = h.text + " (" + std::to_string(h.dropped) + " dropped by the filters)";
+    ar.o.message = why + " with the handshake's filters in force; " + ar.o.actual;
+    r.asserts.push_back(ar);
+    r.v = verdict::fail;
+    r.reason = ar.name + ": " + ar.o.message;
+}
+
+void case_exec::evaluate(case_result& r) {
+    r.v = verdict::pass;
+    for (const auto& e : c_.expect) {
+        const auto* def = assertions::find(e.name);
+        assertion_result ar;
+        ar.name = e.name;
+        ar.at = e.at;
+        if (!def) {
+            ar.o = {verdict::error, "unknown assertion", {}, {}, {}, {}};
+        } else {
+            ar.clauses = def->clauses;
+            std::map<std::string, std::string> args;
+            for (const auto& [k, v] : e.a) args[k] = v.text;
+            ar.o = assertions::evaluate(*def, *tr_, args);
+        }
+        r.asserts.push_back(ar);
+    }
+    // Real time: frames of the DUT the engine's receive path dropped unread
+    // (a full socket or capture buffer on a loaded host) are missing from the
+    // trace: no verdict on it stands.
+    if (tr_->timing.realtime && tr_->timing.frames_lost)
+        for (auto& a : r.asserts)
+            if (a.o.v == verdict::pass || a.o.v == verdict::fail) {
+                a.o.message = "the engine's receive path dropped " + std::to_string(tr_->timing.frames_lost) +
+                              " of the DUT's frames unread (a full socket or capture buffer): the trace is incomplete; "
+                              "it would have said " + std::string(assertions::verdict_name(a.o.v)) + ": " + a.o.message;
+                a.o.v = verdict::inconclusive;
+                a.o.timing_doubt = true;  // the host was too busy to read them: another attempt may
+            }
+    // Real time: a case whose scenario holds only if its steps ran on time
+    // says how late they may run (limits.step_late). Later, the rule may not
+    // have bound (RNR-013's RNR_QUERY after the held message arrived): no pass
+    // stands. A failure still does: it is the DUT's frames against the check.
+    if (const auto allowed_late = p_.limits.step_late; tr_->timing.realtime && allowed_late) {
+        const nanos allowed = *allowed_late;
+        if (tr_->timing.step_late_max > allowed)
+            for (auto& a : r.asserts)
+                if (a.o.v == verdict::pass) {
+                    a.o.v = verdict::inconclusive;
+                    a.o.timing_doubt = true;
+                    a.o.message = "plan steps ran up to " + assertions::fmt_time(tr_->timing.step_late_max) +
+                                  " late; this case's scenario needs them within " + assertions::fmt_time(allowed) +
+                                  " (limits.step_late); it would have said pass: " + a.o.message;
+                }
+    }
+    auto worst = [](verdict a, verdict b) {
+        auto rank = [](verdict v) {
+            switch (v) {
+            case verdict::error: return 4;
+            case verdict::fail: return 3;
+            case verdict::inconclusive: return 2;
+            default: return 0;
+            }
+        };
+        return rank(b) > rank(a) ? b : a;
+    };
+    for (const auto& a : r.asserts) {
+        const auto before = r.v;
+        r.v = worst(r.v, a.o.v);
+        if (r.v != before) r.reason = a.name + ": " + a.o.message;
+    }
+}
+
+}  // namespace mrct::run::detail

@@ -1,0 +1,169 @@
+// The parts of a case's execution, each alone (engine/run/case_wiring.h,
+// wire_tap.h, step_exec.h): the topology a program sets up, the tap's
+// recording and filtering, and the step executor's triggers and timed steps.
+// Whole cases through all three: runner_test.cpp.
+#include <catch2/catch.hpp>
+
+
+#include "run/case_exec.h"
+#include "run/mini_plan.h"
+#include "wire/build.h"
+#include "wire/samples.h"
+
+using namespace mrct;
+using namespace mrct::run::detail;
+using core::nanos;
+
+namespace {
+
+run::program compiled(const std::string& text) {
+    auto s = test::load_plan_text("case_parts_files", "p.yaml", text);
+    REQUIRE(s.ok());
+    REQUIRE(s->cases.size() == 1);
+    std::vector<std::string> errors;
+    auto p = run::compile(s->cases[0], 1ull << 30, [&](const plan::loc& at, const std::string& m) { errors.push_back(at.str() + ": " + m); });
+    for (const auto& e : errors) INFO(e);
+    REQUIRE(errors.empty());
+    return p;
+}
+
+std::unique_ptr<dut::dut> sim_dut() {
+    auto make = run::parse_dut("sim");
+    REQUIRE(make.ok());
+    auto d = (*make)();
+    REQUIRE(d.ok());
+    return std::move(*d);
+}
+
+core::byte_buffer ack(std::uint32_t cum) { return wire::build(wire::ack_spec(wire::ackh{}, cum)); }
+core::byte_buffer write_on(unsigned path, std::uint16_t sport) {
+    wire::mrh m{};
+    m.path_id = static_cast<std::uint8_t>(path);
+    auto spec = wire::data_spec(wire::opcode::write, m, core::byte_buffer(64, 1));
+    spec.udp.sport = sport;
+    return wire::build(spec);
+}
+
+// The parts as case_exec holds them, set up to the peers (no connection:
+// frames that reach the DUT or a peer meet an endpoint that has none, and
+// are ignored).
+struct parts {
+    run::program p;
+    sim::scheduler s;
+    std::unique_ptr<dut::dut> d = sim_dut();
+    trace::trace tr;
+    lateness late;
+    first_error err;
+    case_wiring w{p, s, *d, 7};
+    wire_tap tap{s, tr, *d, w, late, err};
+    step_exec steps{p, s, tr, *d, w, tap, late, err, 7};
+    explicit parts(const std::string& plan) : p(compiled(plan)) {
+        bool refused = false;
+        REQUIRE(w.configure(refused).ok());
+        REQUIRE(w.make_fabric([this](core::bytes_view fr) { tap.arrive(fr); }).ok());
+        tap.set_max_frames(p.limits.max_frames);
+        REQUIRE(d->start(s, w.dut_addr, 1, [this](core::bytes_view fr, nanos age) { tap.from_dut(fr, age); }).ok());
+        REQUIRE(w.make_peers([this](core::bytes_view fr, fabric::fabric* via) { tap.from_peer(fr, via); },
+                             [this](core::bytes_view fr) { tap.arrive(fr); })
+                    .ok());
+    }
+};
+
+const char* k_three_peers = R"(cases:
+  - id: A
+    clauses: [MR-PATH-1]
+    topology: {paths: 2, peers: 3}
+    role: sender
+    dut: {num_paths: 4}
+    expect: [wire_format: {}]
+)";
+
+}  // namespace
+
+TEST_CASE("case_wiring: settings from the program, a fabric as wide as the larger side, a fabric per peer") {
+    parts x(k_three_peers);
+    CHECK(x.w.dut_cfg.num_paths == 4);
+    CHECK(x.w.peer_cfg.num_paths == 2);
+    CHECK(x.w.fab->size() == 4);
+    REQUIRE(x.w.extra.size() == 2);
+    CHECK(x.w.extra[0].addr.ip != x.w.extra[1].addr.ip);
+    CHECK(x.w.extra[0].addr.ip != x.w.peer_addr.ip);
+    // A DUT frame goes over the fabric towards the peer it is addressed to.
+    wire::frame_spec to_extra = wire::ack_spec(wire::ackh{}, 1);
+    to_extra.ipv4.dst = x.w.extra[1].addr.ip;
+    auto& rec = x.tr.add(nanos{0}, trace::dir::from_dut, wire::build(to_extra));
+    CHECK(x.w.fabric_to(rec) == x.w.extra[1].fab.get());
+    auto& other = x.tr.add(nanos{0}, trace::dir::from_dut, ack(1));
+    CHECK(x.w.fabric_to(other) == x.w.fab.get());
+}
+
+TEST_CASE("wire_tap: a DUT frame is recorded, then filtered; triggers see it first; a flood is the case's error") {
+    parts x(k_three_peers);
+    std::vector<std::size_t> seen;
+    x.tap.on_record([&](const trace::record& r) {
+        seen.push_back(r.index);
+        CHECK_FALSE(r.dropped);  // before the filters
+    });
+    run::filter_op drop{run::filter_op::kind::drop};
+    drop.match = {{"opcode", "ACK"}};
+    x.tap.filters().add(drop, -2);
+    x.tap.from_dut(ack(1), nanos{0});
+    x.tap.from_dut(ack(2), nanos{0});  // the filter's count was 1: passed on
+    REQUIRE(x.tr.frames.size() == 2);
+    CHECK(x.tr.frames[0].dropped);
+    CHECK(x.tr.frames[0].action == "dropped by handshake");
+    CHECK_FALSE(x.tr.frames[1].dropped);
+    CHECK(seen == std::vector<std::size_t>{0, 1});
+    // Real time: a frame stamped 3 ms ago is late by that much.
+    x.tap.from_dut(ack(3), nanos{3'000'000});
+    CHECK(x.late.rx_delay_max == nanos{3'000'000});
+    CHECK_FALSE(x.late.spans.empty());
+    // The DUT's data on PathID 2 pins its port to fabric path 2.
+    x.tap.from_dut(write_on(2, 0xC123), nanos{0});
+    CHECK(x.w.fab->path_of(0xC123) == 2);
+    CHECK(x.err.what.empty());
+    x.tap.set_max_frames(x.tr.frames.size());
+    x.tap.from_dut(ack(4), nanos{0});
+    CHECK_THAT(x.err.what, Catch::Contains("the DUT flooded the wire (more than 4 frames recorded)"));
+    CHECK(x.tr.frames.size() == 4);  // not recorded
+    // An injected frame goes straight to the DUT's wire, marked.
+    x.tap.inject(ack(5), 1, "injected by step 1 (template=ack)");
+    CHECK(x.tr.frames.back().injected);
+    CHECK(x.tr.frames.back().d == trace::dir::to_dut);
+    CHECK(x.tr.frames.back().step == 1);
+}
+
+TEST_CASE("step_exec: a trigger fires on its nth matching record, a timed step at its time, each noting when it ran") {
+    parts x(R"(cases:
+  - id: A
+    clauses: [MR-PATH-1]
+    steps:
+      - on: {dir: from_dut, match: {opcode: ACK}, nth: 2}
+        do: [drop: {dir: to_dut, match: {opcode: ACK}}]
+      - at: 1ms
+        do: [mark_ce: {}]
+    expect: [wire_format: {}]
+)");
+    sim::virtual_driver drv(x.s);
+    x.tap.on_record([&](const trace::record& r) { x.steps.on_record(r); });
+    x.steps.arm();
+    CHECK(x.steps.schedule_timed(nanos{0}) == nanos{1'000'000});
+    x.tr.add(nanos{0}, trace::dir::to_dut, ack(1));  // wrong direction: not counted
+    x.steps.on_record(x.tr.frames.back());
+    x.tr.add(nanos{0}, trace::dir::from_dut, ack(1));
+    x.steps.on_record(x.tr.frames.back());
+    drv.run_until(nanos{100});
+    CHECK_FALSE(x.tr.step_times.count(0));  // one of two
+    x.tr.add(nanos{0}, trace::dir::from_dut, ack(2));
+    x.steps.on_record(x.tr.frames.back());
+    drv.run_until(nanos{200});
+    REQUIRE(x.tr.step_times.count(0));
+    // Step 0's drop acts on the next frame towards the DUT.
+    x.tap.from_peer(ack(9), x.w.fab.get());
+    CHECK(x.tr.frames.back().dropped);
+    CHECK(x.tr.frames.back().action == "dropped by step 0");
+    drv.run_until(nanos{2'000'000});
+    REQUIRE(x.tr.step_times.count(1));
+    CHECK(x.tr.step_times.at(1) == nanos{1'000'000});
+    CHECK(x.err.what.empty());
+}
