@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/units.h"
+#include "plan/errors.h"
 #include "plan/plan.h"
 
 namespace mrct::plan {
@@ -35,14 +36,17 @@ std::string limit_hint(const char* name) { return std::string(" (--plan-limit ")
 // A first pass over a file's YAML events, before any node is built: counts
 // nodes (an alias as many as the node it repeats, so "billion laughs" is
 // refused at its first alias too many) and nesting (an alias as deep as what
-// it repeats), and refuses a second document, which YAML::Load would drop.
+// it repeats), and refuses a second document, which YAML::Load would drop
+// (read_checked hands it the next document too: it stops at its start).
 // Memory: one entry per anchor.
 class prescan : public YAML::EventHandler {
 public:
     prescan(const std::string& file, const std::string& text, const limits& lim, std::uint64_t& nodes)
         : file_(file), text_(text), lim_(lim), nodes_(nodes) {}
 
-    void OnDocumentStart(const YAML::Mark&) override {}
+    void OnDocumentStart(const YAML::Mark& m) override {
+        if (documents_++ > 0) die(m, "a second YAML document ('---'): a plan file holds one");
+    }
     void OnDocumentEnd() override {}
     void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { leaf(m, a); }
     void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a, const std::string&) override {
@@ -126,6 +130,7 @@ private:
     std::uint64_t& nodes_;
     std::vector<frame> open_;
     std::map<YAML::anchor_t, std::pair<std::uint64_t, std::uint64_t>> anchors_;  // nodes, levels it spans
+    unsigned documents_ = 0;
 };
 
 class loader {
@@ -151,13 +156,7 @@ public:
             return core::error{(current_.empty() ? path : current_) + ":" + std::to_string(e.mark.line + 1) + ":" +
                                std::to_string(e.mark.column + 1) + ": " + e.msg};
         }
-        if (!errors_.empty()) {
-            std::string all;
-            for (const auto& e : errors_) all += (all.empty() ? "" : "\n") + e;
-            if (errors_dropped_)
-                all += "\n(" + std::to_string(errors_dropped_) + " more errors not shown: fix these first)";
-            return core::error{all};
-        }
+        if (!errors_.empty()) return core::error{errors_.text()};
         std::set<std::string> ids;
         for (const auto& c : s.cases)
             if (!ids.insert(c.id).second) return core::error{c.at.str() + ": duplicate case id '" + c.id + "'"};
@@ -167,15 +166,8 @@ public:
 private:
     loc at(const YAML::Node& n) const { return {current_, n.Mark().line + 1, n.Mark().column + 1}; }
     [[noreturn]] void die(const YAML::Node& n, const std::string& msg) const { throw plan_error{at(n).str() + ": " + msg}; }
-    // Errors are collected (validate shows every one), each once however many
-    // sweep instances repeat it, and at most k_max_errors of them.
-    void err(const YAML::Node& n, const std::string& msg) {
-        auto e = at(n).str() + ": " + msg;
-        if (!error_set_.insert(e).second) return;
-        if (errors_.size() < k_max_errors) errors_.push_back(std::move(e));
-        else ++errors_dropped_;
-    }
-    static constexpr std::size_t k_max_errors = 100;  // as run::k_max_plan_errors
+    // Errors are collected (plan/errors.h), not thrown at the first.
+    void err(const YAML::Node& n, const std::string& msg) { errors_.add(at(n).str() + ": " + msg); }
 
     // What the plan expands to (strings made by variables, sweeps, fragments
     // and defaults, plus a fixed cost per item) is charged before it is made.
@@ -335,7 +327,9 @@ private:
             for (const auto& x : n["requires"]) c.needs.push_back(subst(x, v));
         }
         if (auto t = n["topology"]) {
-            only_keys(t, "topology", {"paths", "peers", "delay", "path_delay", "rate", "impair"});
+            // Its keys are engine/run's (run/keys.h, checked by validate);
+            // impair is a list of stages, read here.
+            if (!t.IsMap()) die(t, "topology: expected a map");
             for (auto it = t.begin(); it != t.end(); ++it)
                 if (it->first.Scalar() != "impair") flatten(it->second, it->first.Scalar(), v, c.topology);
             if (t["impair"]) actions(t["impair"], v, c.impair, "impair");
@@ -458,31 +452,7 @@ private:
         YAML::Parser parser(is);
         prescan scan(path, text, lim_, nodes_);
         parser.HandleNextDocument(scan);
-        {
-            // YAML::Load would keep the first document and drop the rest:
-            // refused at the start of a second one.
-            struct first_event : YAML::EventHandler {
-                YAML::Mark at;
-                bool seen = false;
-                void OnDocumentStart(const YAML::Mark& m) override { at = m; seen = true; throw stop{}; }
-                void OnDocumentEnd() override {}
-                void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-                void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-                void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
-                void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
-                void OnSequenceEnd() override {}
-                void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
-                void OnMapEnd() override {}
-                struct stop {};
-            } f;
-            try {
-                parser.HandleNextDocument(f);
-            } catch (const first_event::stop&) {
-            }
-            if (f.seen)
-                throw plan_error{path + ":" + std::to_string(f.at.line + 1) + ":" + std::to_string(f.at.column + 1) +
-                                 ": a second YAML document ('---'): a plan file holds one"};
-        }
+        parser.HandleNextDocument(scan);  // a second document is refused at its start
         return text;
     }
 
@@ -540,8 +510,13 @@ private:
                     err(d["role"], "role (the peer's) must be sender, receiver or both, not '" + defaults_.role + "'");
             }
             if (auto t = d["topology"]) {
-                // The same keys as a case's topology, less impair: stages belong to a case (issue 23).
-                only_keys(t, "defaults.topology", {"paths", "peers", "delay", "path_delay", "rate"});
+                // A case's topology keys (run checks them in each case), less
+                // impair: stages belong to a case (issue 23).
+                if (!t.IsMap()) die(t, "defaults.topology: expected a map");
+                if (t["impair"])
+                    for (auto it = t.begin(); it != t.end(); ++it)
+                        if (it->first.Scalar() == "impair")
+                            err(it->first, "unknown key 'impair' in defaults.topology (impairments belong to a case)");
                 for (auto it = t.begin(); it != t.end(); ++it)
                     if (it->first.Scalar() != "impair") flatten(it->second, it->first.Scalar(), vars_, defaults_.topology);
             }
@@ -594,9 +569,7 @@ private:
     test_case defaults_;
     std::set<std::string> loading_;
     fs::path root_;  // the top plan's folder: includes stay inside it
-    std::vector<std::string> errors_;
-    std::set<std::string> error_set_;
-    std::size_t errors_dropped_ = 0;
+    error_list errors_;
     int depth_ = 0;
     const limits& lim_;
     std::uint64_t bytes_ = 0, nodes_ = 0, spent_ = 0, defaults_cost_ = 0;  // against lim_

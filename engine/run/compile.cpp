@@ -433,8 +433,8 @@ std::optional<compiled_action> compiler::action(const plan::action& a, int step)
 program compiler::run() {
     for (std::size_t i = 0; i < c_.clauses.size(); ++i)
         if (!find_clause(c_.clauses[i])) e_(c_.clause_locs[i], "unknown clause ID '" + c_.clauses[i] + "'");
-    validate_keys(topology_decls(), "topology", c_.topology, e_);
-    validate_keys(limit_decls(), "limits", c_.limits, e_);
+    validate_keys(topology_decls(), "topology", "topology key", c_.topology, e_);
+    validate_keys(limit_decls(), "limits", "limit", c_.limits, e_);
     p_.topology = read_topology(c_.topology);
     p_.limits = read_limits(c_.limits);
     if (const auto it = c_.topology.find("peers"); it != c_.topology.end() && p_.topology.peers > 1 && c_.role != "sender")

@@ -103,15 +103,15 @@ case_limits read_limits(const plan::args& a) {
     return l;
 }
 
-void validate_keys(const std::vector<key_decl>& decls, std::string_view section, const plan::args& a, const key_error& error) {
+void validate_keys(const std::vector<key_decl>& decls, std::string_view section, std::string_view noun, const plan::args& a,
+                   const key_error& error) {
     std::string names;
     for (const auto& d : decls) names += (names.empty() ? "" : ", ") + std::string(d.name);
     const std::string sec(section);
     for (const auto& [k, v] : a) {
         const auto* d = find(decls, k);
         if (!d) {
-            error(v.at, "unknown " + (sec == "limits" ? std::string("limit") : sec + " key") + " '" + k + "' (expected " +
-                            names + ")");
+            error(v.at, "unknown " + std::string(noun) + " '" + k + "' (expected " + names + ")");
             continue;
         }
         const std::string what = sec + "." + k;

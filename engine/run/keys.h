@@ -48,9 +48,11 @@ struct case_limits {
 case_limits read_limits(const plan::args& limits);
 
 // Every problem of a case's `section:` (unknown key, wrong type, out of
-// range) against `decls`, each with its position.
+// range) against `decls`, each with its position; `noun` names one of its
+// keys in "unknown NOUN 'x'" ("topology key", "limit").
 using key_error = std::function<void(const plan::loc&, const std::string&)>;
-void validate_keys(const std::vector<key_decl>& decls, std::string_view section, const plan::args& a, const key_error& error);
+void validate_keys(const std::vector<key_decl>& decls, std::string_view section, std::string_view noun, const plan::args& a,
+                   const key_error& error);
 
 // A table of docs/plan-format.md.
 std::string keys_markdown(const std::vector<key_decl>& decls);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dut_adapters/dut.h"
+#include "plan/errors.h"
 #include "plan/plan.h"
 #include "run/params.h"
 #include "run/results.h"
@@ -29,7 +30,7 @@ using dut_factory = std::function<core::result<std::unique_ptr<dut::dut>>()>;
 core::result<dut_factory> parse_dut(const std::string& spec, std::string* bug_out = nullptr);
 
 // validate reports each distinct error once, at most this many of them.
-inline constexpr std::size_t k_max_plan_errors = 100;
+inline constexpr std::size_t k_max_plan_errors = plan::error_list::k_max;
 
 // Checks names and values a parser cannot: actions, assertions and their
 // arguments, clause IDs, stage kinds and parameters, durations. All problems,

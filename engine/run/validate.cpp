@@ -1,7 +1,6 @@
 // Plan validation beyond shape: every case compiled (run/program.h), each
 // error with its file:line:col.
-#include <set>
-
+#include "plan/errors.h"
 #include "run/program.h"
 #include "run/runner.h"
 
@@ -29,27 +28,11 @@ const std::vector<std::pair<std::string, std::string>>& capabilities() {
 }
 
 core::status validate(const plan::suite& s) {
-    std::vector<std::string> errs;
-    const compile_error e = [&](const plan::loc& at, const std::string& msg) { errs.push_back(at.str() + ": " + msg); };
+    plan::error_list errs;
+    const compile_error e = [&](const plan::loc& at, const std::string& msg) { errs.add(at.str() + ": " + msg); };
     for (const auto& c : s.cases) (void)compile(c, s.lim.action_bytes, e);
     if (errs.empty()) return core::ok_status();
-    // Each error once (sweep instances repeat theirs at the same place), and
-    // at most the first k_max_plan_errors: a plan of 95,000 unknown keys
-    // needs its first fixed, not 28 MB of the same sentence.
-    std::string all;
-    std::set<std::string> seen;
-    std::size_t shown = 0, more = 0;
-    for (const auto& x : errs) {
-        if (!seen.insert(x).second) continue;
-        if (shown == k_max_plan_errors) {
-            ++more;
-            continue;
-        }
-        all += (all.empty() ? "" : "\n") + x;
-        ++shown;
-    }
-    if (more) all += "\n(" + std::to_string(more) + " more errors not shown: fix these first)";
-    return core::error{all};
+    return core::error{errs.text()};
 }
 
 }  // namespace mrct::run

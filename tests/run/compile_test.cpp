@@ -207,3 +207,19 @@ TEST_CASE("settings: declared once; each default reads back through config_set")
     CHECK_THAT(md, Catch::Contains("| `rto_min` | duration, above 0 | `100us` |"));
     CHECK_THAT(md, Catch::Contains("| `mtu` | integer, 256..4096 | `4096` |"));
 }
+
+TEST_CASE("compile: a topology key nobody declared is refused where it is written, in a case or in defaults") {
+    const auto s = load(R"(defaults:
+  topology: {bananas: 3}
+cases:
+  - id: A
+    clauses: [MR-PATH-1]
+    topology: {paths: 2, colour: red}
+    expect: [wire_format: {}]
+)");
+    std::vector<std::string> errors;
+    (void)run::compile(s.cases.at(0), 1ull << 30, [&](const plan::loc& at, const std::string& m) { errors.push_back(at.str() + ": " + m); });
+    REQUIRE(errors.size() == 2);
+    CHECK_THAT(errors[0], Catch::EndsWith("c.yaml:2:23: unknown topology key 'bananas' (expected paths, peers, delay, path_delay, rate)"));
+    CHECK_THAT(errors[1], Catch::EndsWith("c.yaml:6:34: unknown topology key 'colour' (expected paths, peers, delay, path_delay, rate)"));
+}

@@ -22,7 +22,8 @@ plan::args args(std::initializer_list<std::pair<std::string, std::string>> kv) {
 }
 std::vector<std::string> problems(const plan::args& a, bool topology = false) {
     std::vector<std::string> out;
-    run::validate_keys(topology ? run::topology_decls() : run::limit_decls(), topology ? "topology" : "limits", a,
+    run::validate_keys(topology ? run::topology_decls() : run::limit_decls(), topology ? "topology" : "limits",
+                       topology ? "topology key" : "limit", a,
                        [&](const plan::loc& at, const std::string& m) { out.push_back(at.str() + ": " + m); });
     return out;
 }
@@ -90,9 +91,9 @@ TEST_CASE("keys: the docs' tables have a row per declaration, with its default a
 }
 
 TEST_CASE("keys: the plan parser takes every declared topology and limits key, in a case and in defaults") {
-    // engine/plan checks the shape of a plan below run and keeps its own list
-    // of topology keys (plan::load refuses any other): it must take each one
-    // run declares, or a declared key could never be written.
+    // engine/plan reads the shape of a plan below run, without a list of
+    // topology keys of its own (run checks them): it must carry each one run
+    // declares into the case, or a declared key could never be written.
     auto value = [](const run::key_decl& d) -> std::string {
         if (d.per_path) return "{1: 5us}";
         if (d.type == run::key_decl::kind::rate) return "10Gbps";
