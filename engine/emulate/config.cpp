@@ -7,6 +7,7 @@
 
 #include "core/units.h"
 #include "emulate/emulate.h"
+#include "yaml/checked.h"
 #include "fabric/stage.h"
 
 namespace mrct::emulate {
@@ -64,14 +65,20 @@ core::result<config> parse_config(const std::string& text, const std::string& na
 
 namespace {
 
+// The bounds of a configuration (yaml/checked.h): far above what one needs
+// (a few dozen nodes, four levels), far below what hurts.
+const yaml::bounds k_bounds{1u << 20, 100'000, 32, "the configuration"};
+std::string bounds_hint(const char*) { return " (an emulator configuration is a small map, docs/emulator.md)"; }
+
 core::result<config> parse(const std::string& text, const std::string& name) {
-    YAML::Node root;
-    try {
-        root = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-        return core::error{name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": " +
-                           e.msg};
-    }
+    auto loaded = yaml::load(name, text, k_bounds, bounds_hint);
+    if (!loaded) return loaded.err();
+    const YAML::Node root = *loaded;
+    std::string dup;
+    yaml::each_duplicate_key(root, [&](const YAML::Node& key) {
+        if (dup.empty()) dup = yaml::place(name, key) + "duplicate key '" + key.Scalar() + "' (YAML would keep only one of them)";
+    });
+    if (!dup.empty()) return core::error{dup};
     if (root.IsNull()) return plain_config();
     if (!root.IsMap()) return core::error{at(name, root) + "the configuration must be a map (docs/emulator.md)"};
     static const std::set<std::string> known = {"paths", "seed", "select", "pin", "delay", "path_delay", "rate", "impair"};
@@ -182,11 +189,9 @@ core::result<config> parse(const std::string& text, const std::string& name) {
 }  // namespace
 
 core::result<config> load_config(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) return core::error{path + ": cannot open"};
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parse_config(ss.str(), path);
+    auto text = yaml::read_file(path, k_bounds, bounds_hint);
+    if (!text) return text.err();
+    return parse_config(*text, path);
 }
 
 }  // namespace mrct::emulate

@@ -8,12 +8,12 @@
 #include <sstream>
 
 #include <yaml-cpp/depthguard.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "core/units.h"
 #include "plan/errors.h"
 #include "plan/plan.h"
+#include "yaml/checked.h"
 
 namespace mrct::plan {
 
@@ -33,105 +33,6 @@ struct plan_error {
 
 std::string limit_hint(const char* name) { return std::string(" (--plan-limit ") + name + "=N raises it)"; }
 
-// A first pass over a file's YAML events, before any node is built: counts
-// nodes (an alias as many as the node it repeats, so "billion laughs" is
-// refused at its first alias too many) and nesting (an alias as deep as what
-// it repeats), and refuses a second document, which YAML::Load would drop
-// (read_checked hands it the next document too: it stops at its start).
-// Memory: one entry per anchor.
-class prescan : public YAML::EventHandler {
-public:
-    prescan(const std::string& file, const std::string& text, const limits& lim, std::uint64_t& nodes)
-        : file_(file), text_(text), lim_(lim), nodes_(nodes) {}
-
-    void OnDocumentStart(const YAML::Mark& m) override {
-        if (documents_++ > 0) die(m, "a second YAML document ('---'): a plan file holds one");
-    }
-    void OnDocumentEnd() override {}
-    void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { leaf(m, a); }
-    void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a, const std::string&) override {
-        closed_quote(m);
-        leaf(m, a);
-    }
-    void OnAlias(const YAML::Mark& m, YAML::anchor_t a) override {
-        const auto it = anchors_.find(a);
-        const auto [nodes, span] = it == anchors_.end() ? std::pair<std::uint64_t, std::uint64_t>{1, 0} : it->second;
-        count(m, nodes);
-        place(m, span);
-    }
-    void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
-        open(m, a);
-    }
-    void OnSequenceEnd() override { close(); }
-    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
-        open(m, a);
-    }
-    void OnMapEnd() override { close(); }
-
-private:
-    struct frame {
-        YAML::anchor_t anchor;
-        std::uint64_t nodes_before;
-        std::uint64_t span = 0;  // levels below this collection
-    };
-    [[noreturn]] void die(const YAML::Mark& m, const std::string& msg) const {
-        throw plan_error{file_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": " + msg};
-    }
-    void count(const YAML::Mark& m, std::uint64_t n) {
-        nodes_ += n;
-        if (nodes_ > lim_.nodes)
-            die(m, "the plan holds more than " + std::to_string(lim_.nodes) +
-                       " YAML nodes (an alias counts as the nodes it repeats)" + limit_hint("nodes"));
-    }
-    // A node at the current depth (the root's is 0) spanning `span` levels below it.
-    void place(const YAML::Mark& m, std::uint64_t span) {
-        if (open_.size() + span > lim_.nesting)
-            die(m, "nested more than " + std::to_string(lim_.nesting) + " levels deep" + limit_hint("nesting"));
-        if (!open_.empty()) open_.back().span = std::max(open_.back().span, span + 1);
-    }
-    void leaf(const YAML::Mark& m, YAML::anchor_t a) {
-        count(m, 1);
-        place(m, 0);
-        if (a) anchors_[a] = {1, 0};
-    }
-    void open(const YAML::Mark& m, YAML::anchor_t a) {
-        count(m, 1);
-        place(m, 0);
-        open_.push_back({a, nodes_ - 1});
-    }
-    void close() {
-        const auto f = open_.back();
-        open_.pop_back();
-        if (!open_.empty()) open_.back().span = std::max(open_.back().span, f.span + 1);
-        if (f.anchor) anchors_[f.anchor] = {nodes_ - f.nodes_before, f.span};
-    }
-
-    // yaml-cpp ends a quoted scalar whose closing quote is missing at the end
-    // of the file, so `title: "abc` swallows the rest of the case and the
-    // error comes out elsewhere ("cites no clauses"): refused where it opens.
-    void closed_quote(const YAML::Mark& m) const {
-        if (m.pos < 0 || static_cast<std::size_t>(m.pos) >= text_.size()) return;
-        const char q = text_[static_cast<std::size_t>(m.pos)];
-        if (q != '"' && q != '\'') return;
-        for (std::size_t i = static_cast<std::size_t>(m.pos) + 1; i < text_.size(); ++i) {
-            if (q == '"' && text_[i] == '\\') {
-                ++i;  // an escape: the next character is not the end
-            } else if (text_[i] == q) {
-                if (q == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') ++i;  // '' is a quote inside
-                else return;
-            }
-        }
-        die(m, std::string("a string opened with ") + q + " never ends: its closing " + q + " is missing");
-    }
-
-    const std::string& file_;
-    const std::string& text_;
-    const limits& lim_;
-    std::uint64_t& nodes_;
-    std::vector<frame> open_;
-    std::map<YAML::anchor_t, std::pair<std::uint64_t, std::uint64_t>> anchors_;  // nodes, levels it spans
-    unsigned documents_ = 0;
-};
 
 class loader {
 public:
@@ -419,16 +320,9 @@ private:
     // Every map of the file, at any depth, is checked (the prescan has bounded
     // depth and nodes, aliases expanded, before this walk).
     void check_keys(const YAML::Node& n) {
-        if (n.IsMap()) {
-            std::set<std::string> seen;
-            for (auto it = n.begin(); it != n.end(); ++it) {
-                if (it->first.IsScalar() && !seen.insert(it->first.Scalar()).second)
-                    err(it->first, "duplicate key '" + it->first.Scalar() + "' (YAML would keep only one of them)");
-                check_keys(it->second);
-            }
-        } else if (n.IsSequence()) {
-            for (const auto& x : n) check_keys(x);
-        }
+        yaml::each_duplicate_key(n, [this](const YAML::Node& key) {
+            err(key, "duplicate key '" + key.Scalar() + "' (YAML would keep only one of them)");
+        });
     }
 
     // The file's text, within what is left of the plan's bytes, checked by
@@ -448,11 +342,9 @@ private:
         std::string text(size, '\0');
         if (!in.read(text.data(), static_cast<std::streamsize>(size)))
             throw plan_error{path + ": cannot read"};
-        std::istringstream is(text);
-        YAML::Parser parser(is);
-        prescan scan(path, text, lim_, nodes_);
-        parser.HandleNextDocument(scan);
-        parser.HandleNextDocument(scan);  // a second document is refused at its start
+        const yaml::bounds b{lim_.plan_bytes, lim_.nodes, lim_.nesting, "the plan"};
+        if (auto st = yaml::prescan(path, text, b, nodes_, [](const char* bound) { return limit_hint(bound); }); !st)
+            throw plan_error{st.err().message};
         return text;
     }
 

@@ -152,6 +152,18 @@ TEST_CASE("config: errors name file:line:col and what was expected") {
     CHECK_THAT(err("pin: {70000: 1}\n"), Catch::Contains("1..65535"));
     CHECK_THAT(err("[1, 2"), Catch::StartsWith("e.yaml:"));
     CHECK_THAT(err("? [a]\n: 1\n"), Catch::StartsWith("e.yaml:"));
+    // Hostile: refused where it goes wrong, before anything is built (yaml/checked.h).
+    CHECK_THAT(err("paths: 2\npaths: 4\n"), Catch::StartsWith("e.yaml:2:1: duplicate key 'paths'"));
+    CHECK_THAT(err("impair: " + std::string(50, '[') + std::string(50, ']') + "\n"),
+               Catch::StartsWith("e.yaml:1:") && Catch::Contains("nested more than 32 levels deep"));
+    CHECK_THAT(err("paths: 2\n---\npaths: 3\n"), Catch::StartsWith("e.yaml:2:1: a second YAML document"));
+    CHECK_THAT(err("a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                   "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+                   "e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"),
+               Catch::StartsWith("e.yaml:5:") && Catch::Contains("holds more than 100000 YAML nodes"));
+    auto dev = load_config("/dev/zero");
+    REQUIRE_FALSE(dev.ok());
+    CHECK_THAT(dev.err().message, Catch::Contains("not a regular file"));
 }
 
 TEST_CASE("histogram: median and p99 to 100 ns") {

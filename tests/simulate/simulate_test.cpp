@@ -103,6 +103,31 @@ TEST_CASE("YAML options: values, unknown keys with line numbers") {
     CHECK(e.err().message.find("sim_bad.yaml:2:1: unknown key 'los'") != std::string::npos);
 }
 
+TEST_CASE("YAML options: a hostile configuration is refused where it goes wrong, before it is built") {
+    auto err = [](const std::string& name, const std::string& text) {
+        const std::string p = std::string(MRCT_TEST_TMP) + "/" + name;
+        std::ofstream(p) << text;
+        auto o = simulate::options_from_yaml(p);
+        REQUIRE_FALSE(o.ok());
+        return o.err().message;
+    };
+    std::string laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+    for (char c = 'b'; c <= 'h'; ++c)
+        laughs += std::string(1, c) + ": &" + c + " [*" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" +
+                  char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" +
+                  char(c - 1) + ", *" + char(c - 1) + "]\n";
+    CHECK_THAT(err("sim_laughs.yaml", laughs), Catch::Contains("sim_laughs.yaml:5:") && Catch::Contains("holds more than 100000 YAML nodes"));
+    CHECK_THAT(err("sim_deep.yaml", "impair: " + std::string(100, '[') + std::string(100, ']') + "\n"),
+               Catch::Contains("sim_deep.yaml:1:") && Catch::Contains("nested more than 32 levels deep"));
+    CHECK_THAT(err("sim_dup.yaml", "senders: 2\npaths: 4\nsenders: 64\n"), Catch::Contains("sim_dup.yaml:3:1: duplicate key 'senders'"));
+    CHECK_THAT(err("sim_two.yaml", "senders: 2\n---\nsenders: 3\n"), Catch::Contains("sim_two.yaml:2:1: a second YAML document"));
+    CHECK_THAT(err("sim_big.yaml", std::string(2u << 20, '#')), Catch::Contains("holds more than 1048576 bytes"));
+    CHECK_THAT(err("sim_list.yaml", "- 1\n- 2\n"), Catch::Contains("sim_list.yaml:1:1: a simulate configuration is a map"));
+    auto dev = simulate::options_from_yaml("/dev/zero");
+    REQUIRE_FALSE(dev.ok());
+    CHECK_THAT(dev.err().message, Catch::Contains("not a regular file"));
+}
+
 TEST_CASE("incast through a shared receiver link: marked, not dropped, at most the link rate") {
     simulate::options o = incast_8x200();
     auto r = simulate::run(o);
