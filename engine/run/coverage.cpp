@@ -1,44 +1,40 @@
 // Clause coverage of a plan: every MUST cited by at least two cases, one of them
 // a fault or negative case; every SHOULD by one.
+#include <algorithm>
+#include <limits>
 #include <set>
 
 #include "run/clauses.h"
+#include "run/program.h"
 #include "run/runner.h"
 
 namespace mrct::run {
 
 bool is_fault_case(const plan::test_case& c) {
+    // Read from the compiled case (run/program.h): sides and tags with the
+    // runner's own defaults. A case that does not compile is no fault case
+    // (validate reports it).
+    bool bad = false;
+    const auto p = compile(c, std::numeric_limits<std::uint64_t>::max(), [&](const plan::loc&, const std::string&) { bad = true; });
+    if (bad) return false;
     // Impairments on the fabric, or the peer departing from the reference.
-    if (!c.impair.empty()) return true;
-    static const std::set<std::string> k_faults = {"drop", "duplicate", "delay", "mark_ce", "inject",
-                                                   "fail_path", "restore_path", "skew", "move_port"};
-    auto any_fault = [&](const std::vector<plan::action>& v) {
-        for (const auto& a : v)
-            if (k_faults.count(a.name)) return true;
-        return false;
+    if (!p.impair.empty()) return true;
+    auto fault = [](const compiled_action& a) {
+        return !std::holds_alternative<post_op>(a.o) && !std::holds_alternative<memory_op>(a.o) &&
+               !std::holds_alternative<close_op>(a.o) && !std::holds_alternative<lift_op>(a.o);
     };
-    if (any_fault(c.handshake) || any_fault(c.setup)) return true;
-    for (const auto& st : c.steps)
+    auto any_fault = [&](const std::vector<compiled_action>& v) { return std::any_of(v.begin(), v.end(), fault); };
+    if (any_fault(p.handshake) || any_fault(p.setup)) return true;
+    for (const auto& st : p.steps)
         if (any_fault(st.actions)) return true;
     // Negative: a SEND at time 0 to a tag with no receive posted at time 0 (a
     // rejection, RNR).
-    std::set<std::pair<std::string, std::string>> recvs;  // (side, tag)
-    auto side_of = [&](const plan::action& a, bool sender) {
-        auto it = a.a.find("side");
-        if (it != a.a.end()) return it->second.text;
-        return sender == (c.role != "sender") ? std::string("dut") : std::string("peer");
-    };
-    auto tag_of = [](const plan::action& a) {
-        auto it = a.a.find("tag");
-        return it == a.a.end() ? std::string("1") : it->second.text;
-    };
-    for (const auto& a : c.setup)
-        if (a.name == "post_recv") recvs.insert({side_of(a, false), tag_of(a)});
-    for (const auto& a : c.setup)
-        if (a.name == "post_send") {
-            const std::string receiver = side_of(a, true) == "dut" ? "peer" : "dut";
-            if (!recvs.count({receiver, tag_of(a)})) return true;
-        }
+    std::set<std::pair<bool, std::uint16_t>> recvs;  // (on the DUT, tag)
+    for (const auto& a : p.setup)
+        if (const auto* x = std::get_if<post_op>(&a.o); x && x->k == post_op::kind::recv) recvs.insert({x->on_dut, x->tag});
+    for (const auto& a : p.setup)
+        if (const auto* x = std::get_if<post_op>(&a.o); x && x->k == post_op::kind::send && !recvs.count({!x->on_dut, x->tag}))
+            return true;
     return false;
 }
 
