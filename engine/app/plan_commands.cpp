@@ -18,6 +18,7 @@
 #include "assertions/assertion.h"
 #include "endpoint/config.h"
 #include "run/clauses.h"
+#include "run/program.h"
 #include "reports/reports.h"
 #include "run/runner.h"
 #include "run/time_scale.h"
@@ -328,34 +329,46 @@ int run_explain(const std::string& path, const std::string& id) {
         std::printf("\n  clauses:\n");
         for (const auto& cl : c.clauses)
             if (const auto* d = run::find_clause(cl)) std::printf("    %s (%s) %s\n", cl.c_str(), d->level.c_str(), d->text.c_str());
-        std::printf("\n  topology:");
-        for (const auto& [k, v] : c.topology) std::printf(" %s=%s", k.c_str(), v.text.c_str());
+        // What runs: the compiled case (run/program.h), every default written out.
+        const auto p = run::compile(c, s->lim.action_bytes, [](const plan::loc&, const std::string&) {});  // validated above
+        const auto& t = p.topology;
+        std::printf("\n  topology: %u paths, %u peer%s, %s one-way", t.paths, t.peers, t.peers == 1 ? "" : "s",
+                    assertions::fmt_time(t.delay).c_str());
+        for (const auto& [path, extra] : t.path_delay) std::printf(", path %u +%s", path, assertions::fmt_time(extra).c_str());
+        if (t.rate) std::printf(", queues at %s", t.rate->c_str());
         for (const auto& i : c.impair) {
             std::printf("\n    impair %s:", i.name.c_str());
             for (const auto& [k, v] : i.a) std::printf(" %s=%s", k.c_str(), v.text.c_str());
         }
-        auto acts = [](const std::vector<plan::action>& v) {
-            for (const auto& a : v) {
-                std::printf("\n      %s", a.name.c_str());
-                for (const auto& [k, x] : a.a) std::printf(" %s=%s", k.c_str(), x.text.c_str());
-            }
+        auto settings = [](const char* who, const std::map<std::string, std::string>& m) {
+            std::printf("\n  %s:", who);
+            for (const auto& [k, v] : m) std::printf(" %s=%s", k.c_str(), v.c_str());
         };
-        if (!c.handshake.empty()) {
+        settings("dut", p.dut_config);
+        settings("peer", p.peer_config);
+        auto acts = [](const std::vector<run::compiled_action>& v) {
+            for (const auto& a : v) std::printf("\n      %s", run::describe(a).c_str());
+        };
+        if (!p.handshake.empty()) {
             std::printf("\n  handshake:");
-            acts(c.handshake);
+            acts(p.handshake);
         }
         std::printf("\n  setup:");
-        acts(c.setup);
+        acts(p.setup);
         std::printf("\n  steps:");
-        for (const auto& st : c.steps) {
-            if (st.time) std::printf("\n    at %s:", st.time->text.c_str());
+        for (const auto& st : p.steps) {
+            if (st.time) std::printf("\n    at %s:", assertions::fmt_time(*st.time).c_str());
             else {
-                std::printf("\n    on %s nth %u of", st.on->dir.c_str(), st.on->nth);
-                for (const auto& [k, x] : st.on->match) std::printf(" %s=%s", k.c_str(), x.text.c_str());
+                std::printf("\n    on frame %u %s the DUT matching", st.on->nth, st.on->d == trace::dir::from_dut ? "from" : "to");
+                for (const auto& [k, x] : st.on->match) std::printf(" %s=%s", k.c_str(), x.c_str());
                 std::printf(":");
             }
             acts(st.actions);
         }
+        const auto& l = p.limits;
+        const std::string late = l.step_late ? ", step_late " + assertions::fmt_time(*l.step_late) : "";
+        std::printf("\n  limits: duration %s, settle %s, max_frames %zu%s", assertions::fmt_time(l.duration).c_str(),
+                    assertions::fmt_time(l.settle).c_str(), l.max_frames, late.c_str());
         std::printf("\n  expect:\n");
         for (const auto& e : c.expect) {
             const auto* d = assertions::find(e.name);

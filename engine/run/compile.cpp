@@ -144,6 +144,61 @@ std::string actions_markdown() {
 }
 
 namespace {
+std::string time_text(core::nanos t) {
+    const auto ns = t.count();
+    if (ns != 0 && ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + "ms";
+    if (ns != 0 && ns % 1'000 == 0) return std::to_string(ns / 1'000) + "us";
+    return std::to_string(ns) + "ns";
+}
+std::string fields_text(const std::map<std::string, std::string>& m) {
+    std::string s;
+    for (const auto& [k, v] : m) s += (s.empty() ? "" : ", ") + k + "=" + v;
+    return s;
+}
+std::string side_text(bool on_dut) { return on_dut ? "the DUT" : "the peer"; }
+}  // namespace
+
+std::string describe(const compiled_action& a) {
+    struct visitor {
+        std::string operator()(const post_op& p) const {
+            const bool recv = p.k == post_op::kind::recv;
+            std::string s = std::string(recv ? "post_recv on " : p.k == post_op::kind::send ? "post_send from " : "post_write from ") +
+                            (p.k == post_op::kind::write && !p.on_dut
+                                 ? (p.all_peers ? std::string("every peer") : p.peer ? "peer " + std::to_string(p.peer) : std::string("the peer"))
+                                 : side_text(p.on_dut)) +
+                            ": " + std::to_string(p.count) + " x " + std::to_string(p.size) + " bytes";
+            if (!recv) s += ", stream " + std::to_string(p.stream);
+            if (p.k != post_op::kind::write) s += ", tag " + std::to_string(p.tag);
+            if (p.imm) s += ", immediate " + std::to_string(*p.imm);
+            if (p.offset) s += ", at offset " + std::to_string(*p.offset) + " (no memory expectation)";
+            return s;
+        }
+        std::string operator()(const memory_op& m) const { return "memory: " + std::to_string(m.size) + " bytes on each side"; }
+        std::string operator()(const close_op& c) const { return "close by " + side_text(c.on_dut); }
+        std::string operator()(const path_op& p) const {
+            return std::string(p.fail ? "fail_path " : "restore_path ") + std::to_string(p.path) + ", " +
+                   (p.to_peer && p.to_dut ? "both directions" : p.to_peer ? "towards the peer" : "towards the DUT");
+        }
+        std::string operator()(const filter_op& f) const {
+            std::string s = std::string(filter_name(f.k)) + " frames " + (f.d == trace::dir::from_dut ? "from" : "to") +
+                            " the DUT" + (f.match.empty() ? "" : " matching " + fields_text(f.match)) + ": " +
+                            (f.count ? "the next " + std::to_string(f.count) : std::string("every one"));
+            if (f.skip) s += " after " + std::to_string(f.skip);
+            if (f.for_) s += ", for " + time_text(*f.for_);
+            if (f.k == filter_op::kind::delay) s += ", by " + time_text(f.by);
+            return s;
+        }
+        std::string operator()(const skew_op& k) const {
+            return "skew PathID " + std::to_string(k.path) + " by " + time_text(k.add) + ", both directions";
+        }
+        std::string operator()(const move_port_op& m) const { return "move_port: the peer moves PathID " + std::to_string(m.path); }
+        std::string operator()(const lift_op& l) const { return "lift the filters of step " + std::to_string(l.step); }
+        std::string operator()(const inject_op& j) const { return "inject " + fields_text(j.fields); }
+    };
+    return std::visit(visitor{}, a.o);
+}
+
+namespace {
 
 // One case's compilation: its context (paths, peers, steps) and its errors.
 class compiler {
@@ -446,8 +501,13 @@ program compiler::run() {
     for (const auto& a : c_.handshake) {
         const auto* d = find_action(a.name);
         if (!d || !d->in_handshake) {
-            e_(a.at, "handshake: only drop, duplicate, delay and mark_ce act on the wire before the connection opens, "
-                     "not '" + a.name + "'");
+            std::vector<std::string> wire;
+            for (const auto& x : action_decls())
+                if (x.in_handshake) wire.emplace_back(x.name);
+            const std::string last = wire.back();
+            wire.pop_back();
+            e_(a.at, "handshake: only " + join(wire) + " and " + last + " act on the wire before the connection opens, not '" +
+                         a.name + "'");
             continue;
         }
         if (auto x = action(a, -2)) p_.handshake.push_back(std::move(*x));

@@ -143,6 +143,10 @@ struct program {
     std::vector<compiled_step> steps;
 };
 
+// What an operation does, every value written out (defaults included):
+// "post_send from the peer: 1 x 8192 bytes, stream 1, tag 8" (mrct explain).
+std::string describe(const compiled_action& a);
+
 // Compiles `c`. Every problem goes to `error` with its position; the program
 // is whole only when none was reported. `action_bytes`: the most one post or
 // region may take (plan::limits; the runner compiles validated cases without it).

@@ -223,3 +223,19 @@ cases:
     CHECK_THAT(errors[0], Catch::EndsWith("c.yaml:2:23: unknown topology key 'bananas' (expected paths, peers, delay, path_delay, rate)"));
     CHECK_THAT(errors[1], Catch::EndsWith("c.yaml:6:34: unknown topology key 'colour' (expected paths, peers, delay, path_delay, rate)"));
 }
+
+TEST_CASE("describe: an operation with every value written out, defaults included") {
+    auto c = compile_case(one_case("receiver", "      - post_send: {tag: 8, size: 8192, stream: 1, side: peer}\n"
+                                               "      - post_write: {}\n"
+                                               "      - delay: {dir: to_dut, by: 20ms, count: 0, match: {opcode: DATA, tag: 7}}\n"
+                                               "      - drop: {skip: 2, for: 1ms}\n"
+                                               "      - fail_path: {path: 1, dir: to_dut}\n      - skew: {path: 2, add: 5us}\n"));
+    REQUIRE(c.errors.empty());
+    REQUIRE(c.p.setup.size() == 6);
+    CHECK(run::describe(c.p.setup[0]) == "post_send from the peer: 1 x 8192 bytes, stream 1, tag 8");
+    CHECK(run::describe(c.p.setup[1]) == "post_write from the DUT: 1 x 4096 bytes, stream 0");
+    CHECK(run::describe(c.p.setup[2]) == "delay frames to the DUT matching opcode=DATA, tag=7: every one, by 20ms");
+    CHECK(run::describe(c.p.setup[3]) == "drop frames from the DUT: the next 1 after 2, for 1ms");
+    CHECK(run::describe(c.p.setup[4]) == "fail_path 1, towards the DUT");
+    CHECK(run::describe(c.p.setup[5]) == "skew PathID 2 by 5us, both directions");
+}
