@@ -56,6 +56,7 @@ enum class bug : std::uint8_t {
     hasty_ctrl,      // MR-CONN-1/3, MR-RNR-6, MR-PATH-7: repeats unanswered CTRL every initial RTO / 4, ignoring the paths' RTOs
     connect_once,    // MR-CONN-1: sends CONNECT once; a lost CONNECT or ACCEPT leaves the connection opening for ever
     cross_stream_hol,// MR-STR-2: completes sends in posting order across all streams (one ordering domain)
+    stale_ack_walks, // MR-SACK-3: a stale ACK (CumAck behind the base) walks the base around the PPSN space, acknowledging everything in flight
 };
 
 struct bug_info {

@@ -611,7 +611,8 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
     // walked the base forward through the whole 24-bit space, acknowledging
     // every packet in flight, sent or lost (found by mrct interop through
     // mrct emulate's reordering: a lost WRITE packet completed unsent).
-    while (!behind && t.base_ppsn != cum) {
+    // stale-ack-walks: the walk as it was (bug profile).
+    while ((!behind || has(cfg, bug::stale_ack_walks)) && t.base_ppsn != cum) {
         if (t.window.empty()) break;
         if (!t.window.front().acked) ack_one(t.window.front(), t.base_ppsn);
         t.window.pop_front();

@@ -583,6 +583,20 @@ TEST_CASE("connect-once: a lost ACCEPT is answered by no second CONNECT (MR-CONN
     CHECK_FALSE(bad.established);
 }
 
+TEST_CASE("bug stale-ack-walks: the older ACK walks the base around the PPSN space; the lost packet is never resent (MR-SACK-3)") {
+    // The reference's side of it: endpoint_test ("an ACK older than one
+    // already taken ..."), the same rig.
+    ep::config buggy;
+    buggy.bug_profile = ep::bug::stale_ack_walks;
+    one_path_write t("5", buggy);
+    CHECK_FALSE(t.reordered_acks_then_resent());
+    const auto wc = t.r->a->poll();
+    REQUIRE(wc.size() == 1);
+    CHECK(wc[0].status == ep::wc_status::success);  // the sender believes it delivered
+    const auto mem = t.r->b->mr_bytes(t.rk);
+    CHECK_FALSE(std::equal(t.data.begin(), t.data.end(), mem.begin()));  // the lost packet's bytes never arrived
+}
+
 // accept-own-minor and rnr-kept are tested in receiver_test.cpp, which writes
 // the frames (a CONNECT of an older minor version; an RNR_QUERY) itself.
 TEST_CASE("every bug profile has a name, a clause and a test above") {
@@ -592,7 +606,7 @@ TEST_CASE("every bug profile has a name, a clause and a test above") {
         CHECK(b.clauses.starts_with("MR-"));
         CHECK(ep::bug_by_name(b.name).ok());
     }
-    CHECK(names.size() == 36);
+    CHECK(names.size() == 37);
     CHECK_FALSE(ep::bug_by_name("nonsense").ok());
     CHECK(ep::bug_by_name("none").ok());
     CHECK_FALSE(ep::bug_by_name("").ok());  // an unset variable, not the reference

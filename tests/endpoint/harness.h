@@ -140,4 +140,41 @@ struct pair_rig {
     }
 };
 
+// One path, 2 us each way, the WRITE packet after the first `skip` lost once;
+// an 8-packet WRITE from A (config `a_cfg`, one path) to B posted.
+struct one_path_write {
+    std::unique_ptr<pair_rig> r;
+    std::uint32_t rk = 0, first = 0;
+    core::byte_buffer data = pattern(8 * 4096);
+    explicit one_path_write(const std::string& skip, endpoint::config a_cfg = {}) {
+        fabric::fabric_config fc;
+        fc.paths = 1;
+        fc.default_stages = {{"delay", {{"delay", "2us"}}}, {"match_drop", {{"opcode", "WRITE"}, {"skip", skip}, {"count", "1"}}}};
+        endpoint::config one;
+        one.num_paths = 1;
+        a_cfg.num_paths = 1;
+        r = std::make_unique<pair_rig>(fc, a_cfg, one);
+        rk = r->b->register_mr(1 << 16);
+        auto w = r->a->conn_wire(r->conn_a);
+        REQUIRE(w);
+        first = w->paths[0].next_ppsn;
+        REQUIRE(r->a->post_write(r->conn_a, 0, data, r->b->mr_va(rk), rk, 1).ok());
+    }
+    // With the sixth packet lost (skip "5"): two forged ACKs reach A first,
+    // newest first, CumAck first + 3 then first + 1 (reordered behind it);
+    // 5 ms later, whether A resent the lost packet (its PPSN, RETX set).
+    bool reordered_acks_then_resent() {
+        for (std::uint32_t cum : {first + 3, first + 1}) {
+            auto s = r->forged_ack(cum & 0xFFFFFF);
+            s.ackh->trig_ppsn = wire::ppsn32::of(cum - 1);
+            r->a->receive(wire::build(s));
+        }
+        r->run_for(std::chrono::milliseconds(5));
+        bool resent = false;
+        for (const auto& t : r->frames(fabric::direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::write)))
+            resent |= t.f().bth.psn == ((first + 5) & 0xFFFFFF) && (t.f().mrh.flags & wire::k_flag_retx);
+        return resent;
+    }
+};
+
 }  // namespace mrct::test
