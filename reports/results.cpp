@@ -7,8 +7,9 @@
 
 #include <unistd.h>
 
+#include <libxml/xmlwriter.h>
+
 #include "core/text.h"
-#include "reports/escape.h"
 #include "reports/reports.h"
 #include "reports/writers.h"
 #include "run/clauses.h"
@@ -16,8 +17,6 @@
 namespace mrct::reports {
 
 namespace {
-
-std::string xml_escape(const std::string& s) { return markup_escape(s); }
 
 std::string this_host() {
     char name[256] = {};
@@ -70,6 +69,65 @@ std::string seconds(double t) {
 
 }  // namespace
 
+namespace {
+
+// XML 1.0 allows no C0 control character but tab, line feed and carriage
+// return: the others (a DUT's reason may carry them) become spaces. The text
+// is valid UTF-8 already (valid_utf8, as the document is built).
+std::string xml_chars(const std::string& s) {
+    std::string o = s;
+    for (auto& c : o)
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') c = ' ';
+    return o;
+}
+
+// One piece of the streamed JUnit document, written by libxml2's writer
+// (escaping and well-formedness are its job); the layout between elements
+// (line breaks, indentation) is written raw, so the pieces join into one
+// indented document.
+class xml_piece {
+public:
+    xml_piece() : buf_(xmlBufferCreate()), w_(buf_ ? xmlNewTextWriterMemory(buf_, 0) : nullptr) {
+        if (!w_) {
+            if (buf_) xmlBufferFree(buf_);
+            throw std::bad_alloc();
+        }
+    }
+    ~xml_piece() {
+        xmlFreeTextWriter(w_);
+        xmlBufferFree(buf_);
+    }
+    xml_piece(const xml_piece&) = delete;
+    xml_piece& operator=(const xml_piece&) = delete;
+
+    xml_piece& declaration() { return check(xmlTextWriterStartDocument(w_, nullptr, "UTF-8", nullptr)); }
+    xml_piece& raw(const char* layout) { return check(xmlTextWriterWriteRaw(w_, BAD_CAST layout)); }
+    xml_piece& open(const char* name) { return check(xmlTextWriterStartElement(w_, BAD_CAST name)); }
+    xml_piece& attr(const char* name, const std::string& v) {
+        return check(xmlTextWriterWriteAttribute(w_, BAD_CAST name, BAD_CAST xml_chars(v).c_str()));
+    }
+    xml_piece& text(const std::string& v) { return check(xmlTextWriterWriteString(w_, BAD_CAST xml_chars(v).c_str())); }
+    xml_piece& close() { return check(xmlTextWriterEndElement(w_)); }
+    // <property name="NAME" value="VALUE"/> on its own line at `indent`.
+    xml_piece& property(const char* indent, const std::string& name, const std::string& value) {
+        return raw(indent).open("property").attr("name", name).attr("value", value).close();
+    }
+    std::string str() {
+        check(xmlTextWriterFlush(w_));
+        return std::string(reinterpret_cast<const char*>(xmlBufferContent(buf_)), static_cast<std::size_t>(xmlBufferLength(buf_)));
+    }
+
+private:
+    xml_piece& check(int rc) {
+        if (rc < 0) throw std::runtime_error("junit.xml: libxml2's writer failed");
+        return *this;
+    }
+    xmlBufferPtr buf_;
+    xmlTextWriterPtr w_;
+};
+
+}  // namespace
+
 std::string junit_head(const json& r, const case_source& cases) {
     int fails = 0, errors = 0, skipped = 0;
     double t = 0;
@@ -83,14 +141,20 @@ std::string junit_head(const json& r, const case_source& cases) {
     }
     const std::string name = r["plan"]["name"].get<std::string>().empty() ? r["plan"]["file"].get<std::string>()
                                                                           : r["plan"]["name"].get<std::string>();
-    const std::string counts = "\" tests=\"" + std::to_string(cases.size()) + "\" failures=\"" + std::to_string(fails) +
-                               "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) +
-                               "\" time=\"" + seconds(t) + "\">\n";
-    std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    o += "<testsuites name=\"" + xml_escape(name) + counts;
-    o += "  <testsuite name=\"" + xml_escape(name) + counts;
+    xml_piece x;
+    auto counts = [&](xml_piece& p) -> xml_piece& {
+        return p.attr("name", name)
+            .attr("tests", std::to_string(cases.size()))
+            .attr("failures", std::to_string(fails))
+            .attr("errors", std::to_string(errors))
+            .attr("skipped", std::to_string(skipped))
+            .attr("time", seconds(t));
+    };
+    x.declaration();
+    counts(x.open("testsuites"));
+    counts(x.raw("\n  ").open("testsuite"));
+    x.raw("\n    ").open("properties");
     const auto& d = r["dut"];
-    o += "    <properties>\n";
     for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
              {"dut", d["spec"].get<std::string>()},
              {"dut_name", d["name"].get<std::string>()},
@@ -98,27 +162,29 @@ std::string junit_head(const json& r, const case_source& cases) {
              {"dut_bug", d["bug"].get<std::string>()},
              {"plan_version", r["plan"]["version"].get<std::string>()},
              {"seed", std::to_string(r["seed"].get<std::uint64_t>())}})
-        o += "      <property name=\"" + k + "\" value=\"" + xml_escape(v) + "\"/>\n";
-    o += "    </properties>\n";
-    return o;
+        x.property("\n      ", k, v);
+    x.raw("\n    ").close().raw("\n");
+    return x.str();  // testsuites and testsuite stay open: the cases follow, then junit_tail()
 }
 
 std::string junit_case(const json& c) {
-    std::string o = "    <testcase classname=\"" + xml_escape(c["area"].get<std::string>()) + "\" name=\"" +
-                    xml_escape(c["id"].get<std::string>() + " " + c["title"].get<std::string>()) + "\" time=\"" +
-                    seconds(c.value("wall_s", 0.0)) + "\">\n";
+    xml_piece x;
+    x.raw("    ")
+        .open("testcase")
+        .attr("classname", c["area"].get<std::string>())
+        .attr("name", c["id"].get<std::string>() + " " + c["title"].get<std::string>())
+        .attr("time", seconds(c.value("wall_s", 0.0)));
     std::string clauses;
     for (const auto& cl : c["clauses"]) clauses += (clauses.empty() ? "" : " ") + cl.get<std::string>();
     const auto v = c["verdict"].get<std::string>();
+    const auto reason = c["reason"].get<std::string>();
     // Skipped and inconclusive both map to <skipped>; the message and the
     // verdict property keep them apart.
-    if (v == "skipped")
-        o += "      <skipped message=\"skipped: " + xml_escape(c["reason"].get<std::string>()) + "\"/>\n";
-    else if (v == "inconclusive")
-        o += "      <skipped message=\"inconclusive: " + xml_escape(c["reason"].get<std::string>()) + "\"/>\n";
-    else if (v == "error")
-        o += "      <error message=\"" + xml_escape(c["reason"].get<std::string>()) + "\" type=\"error\"/>\n";
-    else if (v == "fail") {
+    if (v == "skipped" || v == "inconclusive") {
+        x.raw("\n      ").open("skipped").attr("message", v + ": " + reason).close();
+    } else if (v == "error") {
+        x.raw("\n      ").open("error").attr("message", reason).attr("type", "error").close();
+    } else if (v == "fail") {
         std::string detail;
         for (const auto& a : c["assertions"])
             if (a["verdict"] != "pass")
@@ -128,22 +194,17 @@ std::string junit_case(const json& c) {
                                                         "\n  actual:   " + a.value("actual", std::string())
                                                   : std::string()) +
                           "\n";
-        o += "      <failure message=\"" + xml_escape(c["reason"].get<std::string>()) + "\" type=\"fail\">" + xml_escape(detail) +
-             "</failure>\n";
+        x.raw("\n      ").open("failure").attr("message", reason).attr("type", "fail").text(detail).close();
     }
-    o += "      <properties>\n        <property name=\"clauses\" value=\"" + xml_escape(clauses) +
-         "\"/>\n        <property name=\"level\" value=\"" + xml_escape(c["level"].get<std::string>()) +
-         "\"/>\n        <property name=\"seed\" value=\"" + std::to_string(c["seed"].get<std::uint64_t>()) +
-         "\"/>\n        <property name=\"verdict\" value=\"" + xml_escape(v) + "\"/>\n" +
-         (c.contains("time_scale") && c["time_scale"].is_number_unsigned()
-              ? "        <property name=\"time_scale\" value=\"" + std::to_string(c["time_scale"].get<unsigned>()) + "\"/>\n"
-              : std::string()) +
-         (c.contains("attempts") && c["attempts"].is_number_unsigned()
-              ? "        <property name=\"attempts\" value=\"" + std::to_string(c["attempts"].get<unsigned>()) + "\"/>\n"
-              : std::string()) +
-         "      </properties>\n";
-    o += "    </testcase>\n";
-    return o;
+    x.raw("\n      ").open("properties");
+    x.property("\n        ", "clauses", clauses).property("\n        ", "level", c["level"].get<std::string>());
+    x.property("\n        ", "seed", std::to_string(c["seed"].get<std::uint64_t>())).property("\n        ", "verdict", v);
+    if (c.contains("time_scale") && c["time_scale"].is_number_unsigned())
+        x.property("\n        ", "time_scale", std::to_string(c["time_scale"].get<unsigned>()));
+    if (c.contains("attempts") && c["attempts"].is_number_unsigned())
+        x.property("\n        ", "attempts", std::to_string(c["attempts"].get<unsigned>()));
+    x.raw("\n      ").close().raw("\n    ").close().raw("\n");
+    return x.str();
 }
 
 std::string junit_tail() { return "  </testsuite>\n</testsuites>\n"; }

@@ -10,7 +10,7 @@ PACKAGES=(
   verilator
   # libraries (docs/architecture.md lists who uses what)
   libdpdk-dev libboost-dev libyaml-cpp-dev catch2 libspdlog-dev libfmt-dev libpcap-dev
-  libcli11-dev nlohmann-json3-dev zlib1g-dev libisal-dev
+  libcli11-dev nlohmann-json3-dev zlib1g-dev libisal-dev libxml2-dev
   # independent checkers used by the tests
   tshark python3 python3-scapy python3-jsonschema libxml2-utils chromium
   # the real-wire labs (network namespaces, veths; ethtool turns off the DUT

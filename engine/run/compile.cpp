@@ -343,7 +343,7 @@ std::optional<compiled_action> compiler::action(const plan::action& a, int step)
                 const auto n = core::parse_count(v.text);
                 if (!n)
                     bad(v.at, a.name + ": peer must be a peer number or all, got '" + v.text + "'");
-                else if (*n >= p_.topology.peers)
+                else if (p_.topology.peers && *n >= p_.topology.peers)  // 0: topology.peers is wrong (reported)
                     bad(v.at, a.name + ": no peer " + v.text + " (this case has peers 0.." +
                                   std::to_string(p_.topology.peers - 1) + ")");
             }

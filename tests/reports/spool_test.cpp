@@ -11,6 +11,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
 #include "reports/reports.h"
 #include "run/runner.h"
 
@@ -149,6 +152,39 @@ TEST_CASE("JUnit keeps a plan name of any length whole") {
     CHECK_THAT(x, Catch::Contains("<testsuites name=\"" + name + "\" tests=\"1\""));
     CHECK_THAT(x, Catch::Contains("<testsuite name=\"" + name + "\" tests=\"1\""));
     CHECK_THAT(x, Catch::EndsWith("</testsuites>\n"));
+}
+
+TEST_CASE("JUnit is written by libxml2's writer: any reason comes out well-formed, and back whole") {
+    // Markup, quotes, line breaks and control characters a DUT's reason may
+    // carry; the document must parse and give each reason back (control
+    // characters, invalid in XML 1.0, as spaces).
+    const std::string nasty = "a <b> & \"c\" 'd'\nsecond line\x01\x1f\tend ]]> --> <!--";
+    const auto r = reports::results(a_suite("<plan & \"name\">"), k_meta,
+                                    {a_case(0, assertions::verdict::fail, nasty), a_case(1, assertions::verdict::error, nasty),
+                                     a_case(2, assertions::verdict::inconclusive, nasty)},
+                                    3);
+    const auto x = reports::junit(r);
+    xmlDocPtr doc = xmlReadMemory(x.data(), static_cast<int>(x.size()), "junit.xml", nullptr, XML_PARSE_NONET);
+    REQUIRE(doc != nullptr);
+    const std::string back = "a <b> & \"c\" 'd'\nsecond line  \tend ]]> --> <!--";
+    std::vector<std::string> messages, names;
+    for (xmlNodePtr suite = xmlDocGetRootElement(doc)->children; suite; suite = suite->next) {
+        if (suite->type != XML_ELEMENT_NODE) continue;
+        if (xmlChar* n = xmlGetProp(suite, BAD_CAST "name")) {
+            names.emplace_back(reinterpret_cast<const char*>(n));
+            xmlFree(n);
+        }
+        for (xmlNodePtr tc = suite->children; tc; tc = tc->next)
+            for (xmlNodePtr e = tc->children; e; e = e->next)
+                if (e->type == XML_ELEMENT_NODE)
+                    if (xmlChar* m = xmlGetProp(e, BAD_CAST "message")) {
+                        messages.emplace_back(reinterpret_cast<const char*>(m));
+                        xmlFree(m);
+                    }
+    }
+    xmlFreeDoc(doc);
+    CHECK(names == std::vector<std::string>{"<plan & \"name\">"});
+    CHECK(messages == std::vector<std::string>{back, back, "inconclusive: " + back});
 }
 
 TEST_CASE("atomic_file: pieces appear at commit, an uncommitted file leaves nothing") {
