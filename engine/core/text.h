@@ -23,6 +23,16 @@ inline std::vector<std::string> split(std::string_view s, std::string_view seps)
     return out;
 }
 
+// The pieces with `sep` between them: join({"a", "b"}) -> "a, b".
+inline std::string join(const std::vector<std::string>& pieces, std::string_view sep = ", ") {
+    std::string out;
+    for (const auto& p : pieces) {
+        if (!out.empty()) out += sep;
+        out += p;
+    }
+    return out;
+}
+
 // `s` as valid UTF-8 (RFC 3629: no overlong forms, surrogates or code points
 // beyond U+10FFFF): every byte that does not belong to a well-formed sequence
 // becomes the four characters \xHH; valid text, backslashes included, is

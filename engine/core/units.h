@@ -71,6 +71,14 @@ inline std::optional<std::int64_t> parse_duration_ns(const std::string& text) {
     return static_cast<std::int64_t>(std::llround(ns));
 }
 
+// A duration as a plan writes it, in the largest unit that divides it:
+// 1000000 -> "1ms", 5000 -> "5us", 7 -> "7ns", 0 -> "0ns".
+inline std::string duration_text(std::int64_t ns) {
+    if (ns != 0 && ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + "ms";
+    if (ns != 0 && ns % 1'000 == 0) return std::to_string(ns / 1'000) + "us";
+    return std::to_string(ns) + "ns";
+}
+
 inline std::optional<double> parse_rate_bps(const std::string& text) {
     std::string unit;
     auto v = number_prefix(text, unit);

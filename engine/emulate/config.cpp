@@ -1,7 +1,5 @@
 // The emulator's YAML configuration (docs/emulator.md "Configuration"): the
 // plan's topology syntax for paths and stages, every error at file:line:col.
-#include <fstream>
-#include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
@@ -65,20 +63,14 @@ core::result<config> parse_config(const std::string& text, const std::string& na
 
 namespace {
 
-// The bounds of a configuration (yaml/checked.h): far above what one needs
-// (a few dozen nodes, four levels), far below what hurts.
-const yaml::bounds k_bounds{1u << 20, 100'000, 32, "the configuration"};
+const auto& k_bounds = yaml::k_config_bounds;
 std::string bounds_hint(const char*) { return " (an emulator configuration is a small map, docs/emulator.md)"; }
 
 core::result<config> parse(const std::string& text, const std::string& name) {
     auto loaded = yaml::load(name, text, k_bounds, bounds_hint);
     if (!loaded) return loaded.err();
     const YAML::Node root = *loaded;
-    std::string dup;
-    yaml::each_duplicate_key(root, [&](const YAML::Node& key) {
-        if (dup.empty()) dup = yaml::place(name, key) + "duplicate key '" + key.Scalar() + "' (YAML would keep only one of them)";
-    });
-    if (!dup.empty()) return core::error{dup};
+    if (auto st = yaml::no_duplicate_keys(name, root); !st) return st.err();
     if (root.IsNull()) return plain_config();
     if (!root.IsMap()) return core::error{at(name, root) + "the configuration must be a map (docs/emulator.md)"};
     static const std::set<std::string> known = {"paths", "seed", "select", "pin", "delay", "path_delay", "rate", "impair"};

@@ -1,5 +1,5 @@
-#include <charconv>
 
+#include "core/text.h"
 #include "core/units.h"
 #include "endpoint/config.h"
 
@@ -34,10 +34,7 @@ std::string setting_text(const config& c, const setting& s) {
             const auto& v = c.*field;
             using T = std::decay_t<decltype(v)>;
             if constexpr (std::is_same_v<T, nanos>) {
-                const auto ns = v.count();
-                if (ns != 0 && ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + "ms";
-                if (ns != 0 && ns % 1'000 == 0) return std::to_string(ns / 1'000) + "us";
-                return std::to_string(ns) + "ns";
+                return core::duration_text(v.count());
             } else if constexpr (std::is_same_v<T, double>) {
                 return std::to_string(static_cast<std::uint64_t>(v / 1e9)) + "Gbps";
             } else if constexpr (std::is_same_v<T, bug>) {
@@ -55,9 +52,9 @@ core::status config_set(config& c, std::string_view name, std::string_view value
     for (const auto& x : settings())
         if (x.name == name) s = &x;
     if (!s) {
-        std::string all;
-        for (const auto& x : settings()) all += (all.empty() ? "" : ", ") + std::string(x.name);
-        return core::error{"unknown parameter '" + std::string(name) + "' (expected one of: " + all + ")"};
+        std::vector<std::string> all;
+        for (const auto& x : settings()) all.emplace_back(x.name);
+        return core::error{"unknown parameter '" + std::string(name) + "' (expected one of: " + core::join(all) + ")"};
     }
     auto bad = [&](const std::string& what) {
         return core::error{"parameter '" + std::string(name) + "' = '" + v + "': expected " + what};

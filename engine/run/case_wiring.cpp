@@ -107,16 +107,19 @@ bool case_wiring::opened() {
 
 bool case_wiring::dut_side_open() const { return dut_.established(dut_conn) || (!p_.dut_sends && !dut_.accepted().empty()); }
 
+namespace {
+// Fabric path i carries the endpoint's path i of `conn` at its first port.
+void pin_paths(fabric::fabric& fab, const endpoint::endpoint& ep, std::uint32_t conn) {
+    if (auto w = ep.conn_wire(conn))
+        for (unsigned i = 0; i < w->paths.size(); ++i) fab.pin(w->paths[i].port, i);
+}
+}  // namespace
+
 void case_wiring::pin_extra_paths() {
-    for (auto& x : extra)
-        if (auto w = x.ep->conn_wire(x.conn))
-            for (unsigned i = 0; i < w->paths.size(); ++i) x.fab->pin(w->paths[i].port, i);
+    for (auto& x : extra) pin_paths(*x.fab, *x.ep, x.conn);
 }
 
-void case_wiring::pin_peer_paths() {
-    if (auto w = peer->conn_wire(peer_conn))
-        for (unsigned i = 0; i < w->paths.size(); ++i) fab->pin(w->paths[i].port, i);
-}
+void case_wiring::pin_peer_paths() { pin_paths(*fab, *peer, peer_conn); }
 
 void case_wiring::register_memory() {
     mem_size = static_cast<std::size_t>(p_.memory);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "assertions/assertion.h"
+#include "core/text.h"
 #include "endpoint/config.h"
 #include "fabric/stage.h"
 #include "peer/craft.h"
@@ -36,20 +37,6 @@ std::vector<arg_decl> filter_args(std::vector<arg_decl> more = {}) {
     auto a = k_filter_args;
     a.insert(a.end(), more.begin(), more.end());
     return a;
-}
-
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-    return s;
-}
-std::vector<std::string> split(std::string_view choices) {
-    std::vector<std::string> out;
-    std::size_t from = 0;
-    for (std::size_t bar; (bar = choices.find('|', from)) != std::string_view::npos; from = bar + 1)
-        out.emplace_back(choices.substr(from, bar - from));
-    out.emplace_back(choices.substr(from));
-    return out;
 }
 
 }  // namespace
@@ -121,7 +108,7 @@ std::string actions_markdown() {
             switch (a.type) {
             case ak::count: notes.push_back(std::string(a.what)); break;
             case ak::duration: notes.push_back("duration"); break;
-            case ak::choice: notes.push_back("`" + join(split(a.choices), "`, `") + "`"); break;
+            case ak::choice: notes.push_back("`" + core::join(core::split(a.choices, "|"), "`, `") + "`"); break;
             case ak::peer: notes.push_back("a peer number or `all`"); break;
             case ak::fabric_path: notes.push_back("a fabric path of the case"); break;
             case ak::conn_path: notes.push_back("a PathID of the connection"); break;
@@ -130,7 +117,7 @@ std::string actions_markdown() {
             }
             if (!a.def.empty()) notes.push_back("default `" + std::string(a.def) + "`");
             if (!a.doc.empty()) notes.push_back(std::string(a.doc));
-            if (!notes.empty()) s += " (" + join(notes, "; ") + ")";
+            if (!notes.empty()) s += " (" + core::join(notes, "; ") + ")";
             args.push_back(s);
         }
         if (d.free_fields) args.push_back("see below");
@@ -138,25 +125,20 @@ std::string actions_markdown() {
         if (d.in_handshake) where.push_back("handshake");
         if (d.in_setup) where.push_back("setup");
         if (d.in_steps) where.push_back("steps");
-        out += "| `" + std::string(d.name) + "` | " + join(args) + " | " + join(where) + " | " + std::string(d.doc) + " |\n";
+        out += "| `" + std::string(d.name) + "` | " + core::join(args) + " | " + core::join(where) + " | " + std::string(d.doc) + " |\n";
     }
     return out;
 }
 
 namespace {
-std::string time_text(core::nanos t) {
-    const auto ns = t.count();
-    if (ns != 0 && ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + "ms";
-    if (ns != 0 && ns % 1'000 == 0) return std::to_string(ns / 1'000) + "us";
-    return std::to_string(ns) + "ns";
-}
-std::string fields_text(const std::map<std::string, std::string>& m) {
-    std::string s;
-    for (const auto& [k, v] : m) s += (s.empty() ? "" : ", ") + k + "=" + v;
-    return s;
-}
 std::string side_text(bool on_dut) { return on_dut ? "the DUT" : "the peer"; }
 }  // namespace
+
+std::string fields_text(const std::map<std::string, std::string>& fields) {
+    std::vector<std::string> kv;
+    for (const auto& [k, v] : fields) kv.push_back(k + "=" + v);
+    return core::join(kv);
+}
 
 std::string describe(const compiled_action& a) {
     struct visitor {
@@ -184,12 +166,12 @@ std::string describe(const compiled_action& a) {
                             " the DUT" + (f.match.empty() ? "" : " matching " + fields_text(f.match)) + ": " +
                             (f.count ? "the next " + std::to_string(f.count) : std::string("every one"));
             if (f.skip) s += " after " + std::to_string(f.skip);
-            if (f.for_) s += ", for " + time_text(*f.for_);
-            if (f.k == filter_op::kind::delay) s += ", by " + time_text(f.by);
+            if (f.for_) s += ", for " + core::duration_text(f.for_->count());
+            if (f.k == filter_op::kind::delay) s += ", by " + core::duration_text(f.by.count());
             return s;
         }
         std::string operator()(const skew_op& k) const {
-            return "skew PathID " + std::to_string(k.path) + " by " + time_text(k.add) + ", both directions";
+            return "skew PathID " + std::to_string(k.path) + " by " + core::duration_text(k.add.count()) + ", both directions";
         }
         std::string operator()(const move_port_op& m) const { return "move_port: the peer moves PathID " + std::to_string(m.path); }
         std::string operator()(const lift_op& l) const { return "lift the filters of step " + std::to_string(l.step); }
@@ -220,7 +202,7 @@ private:
     std::optional<std::uint64_t> number(const plan::action& a, const arg_decl& d, bool& ok);
     bool check_dir(const std::string& what, const plan::arg& v, const std::vector<std::string>& allowed) {
         if (std::find(allowed.begin(), allowed.end(), v.text) != allowed.end()) return true;
-        e_(v.at, what + ": dir must be one of " + join(allowed) + ", got '" + v.text + "'");
+        e_(v.at, what + ": dir must be one of " + core::join(allowed) + ", got '" + v.text + "'");
         return false;
     }
 
@@ -300,7 +282,7 @@ std::optional<compiled_action> compiler::action(const plan::action& a, int step)
     if (!decl) {
         std::vector<std::string> all;
         for (const auto& d : action_decls()) all.emplace_back(d.name);
-        e_(a.at, "unknown action '" + a.name + "' (expected one of: " + join(all) + ")");
+        e_(a.at, "unknown action '" + a.name + "' (expected one of: " + core::join(all) + ")");
         return std::nullopt;
     }
     bool ok = true;
@@ -323,16 +305,16 @@ std::optional<compiled_action> compiler::action(const plan::action& a, int step)
         if (!d) {
             std::vector<std::string> names;
             for (const auto& x : decl->args) names.emplace_back(x.name);
-            bad(v.at, a.name + ": unknown argument '" + k + "' (expected one of: " + join(names) + ")");
+            bad(v.at, a.name + ": unknown argument '" + k + "' (expected one of: " + core::join(names) + ")");
             continue;
         }
         switch (d->type) {
         case ak::match: match[k.substr(6)] = v; break;
         case ak::duration:
-            if (const auto ns = core::parse_duration_ns(v.text); !ns || *ns < 0) bad(v.at, a.name + ": '" + k + "' expects a duration");
+            if (!core::parse_duration_ns(v.text)) bad(v.at, a.name + ": '" + k + "' expects a duration");
             break;
         case ak::choice: {
-            const auto allowed = split(d->choices);
+            const auto allowed = core::split(d->choices, "|");
             if (std::find(allowed.begin(), allowed.end(), v.text) != allowed.end()) break;
             if (d->name == "side") bad(v.at, "side must be dut or peer");
             else check_dir(a.name, v, allowed), ok = false;
@@ -384,7 +366,7 @@ std::optional<compiled_action> compiler::action(const plan::action& a, int step)
         const auto t = text(n);
         if (t.empty()) return std::nullopt;
         const auto ns = core::parse_duration_ns(t);
-        return ns && *ns >= 0 ? std::optional<core::nanos>(core::nanos{*ns}) : std::nullopt;
+        return ns ? std::optional<core::nanos>(core::nanos{*ns}) : std::nullopt;
     };
     // Default side of a post: the data sender for Sends and Writes, the data
     // receiver for receives. With role `both`, the DUT sends and the peer
@@ -506,7 +488,7 @@ program compiler::run() {
                 if (x.in_handshake) wire.emplace_back(x.name);
             const std::string last = wire.back();
             wire.pop_back();
-            e_(a.at, "handshake: only " + join(wire) + " and " + last + " act on the wire before the connection opens, not '" +
+            e_(a.at, "handshake: only " + core::join(wire) + " and " + last + " act on the wire before the connection opens, not '" +
                          a.name + "'");
             continue;
         }
@@ -529,7 +511,7 @@ program compiler::run() {
         s.at = st.at;
         if (st.time) {
             const auto t = core::parse_duration_ns(st.time->text);
-            if (!t || *t < 0) e_(st.time->at, "at: expects a duration such as 200us, got '" + st.time->text + "'");
+            if (!t) e_(st.time->at, "at: expects a duration such as 200us, got '" + st.time->text + "'");
             else s.time = core::nanos{*t};
         }
         if (st.on) {

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "core/text.h"
+
 namespace mrct::run {
 
 namespace {
@@ -105,8 +107,9 @@ case_limits read_limits(const plan::args& a) {
 
 void validate_keys(const std::vector<key_decl>& decls, std::string_view section, std::string_view noun, const plan::args& a,
                    const key_error& error) {
-    std::string names;
-    for (const auto& d : decls) names += (names.empty() ? "" : ", ") + std::string(d.name);
+    std::vector<std::string> all;
+    for (const auto& d : decls) all.emplace_back(d.name);
+    const auto names = core::join(all);
     const std::string sec(section);
     for (const auto& [k, v] : a) {
         const auto* d = find(decls, k);

@@ -143,6 +143,9 @@ struct program {
     std::vector<compiled_step> steps;
 };
 
+// Match or inject fields as "k=v, k=v" (describe, the trace's action notes).
+std::string fields_text(const std::map<std::string, std::string>& fields);
+
 // What an operation does, every value written out (defaults included):
 // "post_send from the peer: 1 x 8192 bytes, stream 1, tag 8" (mrct explain).
 std::string describe(const compiled_action& a);

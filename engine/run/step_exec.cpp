@@ -267,17 +267,11 @@ core::status step_exec::act(const compiled_action& a, int step) {
             auto fr = peer::craft(*x.w_.peer, x.w_.peer_conn, j.fields,
                                   {x.dut_.mr_va(x.w_.dut_rkey), x.w_.dut_rkey, x.w_.dut_addr}, trig);
             if (!fr) return fr.err();
-            x.tap_.inject(*fr, step, "injected by step " + std::to_string(step) + " (" + describe(j.fields) + ")");
+            x.tap_.inject(*fr, step, "injected by step " + std::to_string(step) + " (" + fields_text(j.fields) + ")");
             return core::ok_status();
         }
     };
     return std::visit(visitor{*this, step}, a.o);
-}
-
-std::string step_exec::describe(const std::map<std::string, std::string>& f) {
-    std::string s;
-    for (const auto& [k, v] : f) s += (s.empty() ? "" : ", ") + k + "=" + v;
-    return s;
 }
 
 }  // namespace mrct::run::detail

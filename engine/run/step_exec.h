@@ -70,7 +70,6 @@ private:
     // made now, or taken premade.
     core::byte_buffer make_payload(std::uint64_t wr, std::size_t size) const;
     core::byte_buffer payload(std::uint64_t wr, std::size_t size);
-    static std::string describe(const std::map<std::string, std::string>& f);
 
     const program& p_;
     sim::scheduler& s_;

@@ -73,18 +73,12 @@ core::result<impairment> parse_impairment(const std::string& text) {
     return make_impairment(kind, kv, "--impair " + text);
 }
 
-namespace {
-// The bounds of a configuration file: far above what one needs (a few dozen
-// nodes, three levels), far below what hurts.
-constexpr std::uint64_t k_config_bytes = 1u << 20, k_config_nodes = 100'000, k_config_nesting = 32;
-}  // namespace
-
 core::result<options> options_from_yaml(const std::string& path) {
     options o;
     try {
         // A configuration is a few dozen lines: read within bounds
         // (yaml/checked.h), so a hostile one is refused where it goes wrong.
-        const yaml::bounds b{k_config_bytes, k_config_nodes, k_config_nesting, "the configuration"};
+        const auto& b = yaml::k_config_bounds;
         const auto hint = [](const char*) { return std::string(" (a simulate configuration is a small map, docs/simulate.md)"); };
         auto text = yaml::read_file(path, b, hint);
         if (!text) return text.err();
@@ -92,11 +86,7 @@ core::result<options> options_from_yaml(const std::string& path) {
         if (!loaded) return loaded.err();
         YAML::Node n = *loaded;
         if (!n.IsMap()) return core::error{yaml::place(path, n) + "a simulate configuration is a map (docs/simulate.md)"};
-        std::string dup;
-        yaml::each_duplicate_key(n, [&](const YAML::Node& key) {
-            if (dup.empty()) dup = yaml::place(path, key) + "duplicate key '" + key.Scalar() + "' (YAML would keep only one of them)";
-        });
-        if (!dup.empty()) return core::error{dup};
+        if (auto st = yaml::no_duplicate_keys(path, n); !st) return st.err();
         static const std::vector<std::string> k_keys = {
             "paths", "senders", "seed", "message_bytes", "messages", "streams", "op", "link_rate", "delay", "loss",
             "path_delay", "fail_path", "sender_bug", "receiver_bug", "inbound_rate_gbps", "mtu", "time_limit",

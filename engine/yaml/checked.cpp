@@ -144,8 +144,6 @@ core::result<std::string> read_file(const std::string& path, const bounds& b, co
     std::ifstream in(path, std::ios::binary);
     std::string text(size, '\0');
     if (!in.read(text.data(), static_cast<std::streamsize>(size))) return core::error{path + ": cannot read"};
-    std::uint64_t nodes = 0;
-    if (auto st = prescan(path, text, b, nodes, hint); !st) return st.err();
     return text;
 }
 
@@ -172,6 +170,15 @@ void each_duplicate_key(const YAML::Node& n, const std::function<void(const YAML
     } else if (n.IsSequence()) {
         for (const auto& x : n) each_duplicate_key(x, f);
     }
+}
+
+core::status no_duplicate_keys(const std::string& file, const YAML::Node& n) {
+    std::string first;
+    each_duplicate_key(n, [&](const YAML::Node& key) {
+        if (first.empty()) first = place(file, key) + "duplicate key '" + key.Scalar() + "' (YAML would keep only one of them)";
+    });
+    if (!first.empty()) return core::error{first};
+    return core::ok_status();
 }
 
 std::string place(const std::string& file, const YAML::Node& n) { return mark_text(file, n.Mark()); }

@@ -33,7 +33,7 @@ using bound_hint = std::function<std::string(const char* bound)>;
 core::status prescan(const std::string& file, const std::string& text, const bounds& b, std::uint64_t& nodes,
                      const bound_hint& hint);
 
-// A regular file's text, at most b.bytes of it, prescanned.
+// A regular file's text, at most b.bytes of it (load() prescans it).
 core::result<std::string> read_file(const std::string& path, const bounds& b, const bound_hint& hint);
 
 // `text` loaded after its prescan (a single-file configuration): the root
@@ -42,6 +42,13 @@ core::result<YAML::Node> load(const std::string& file, const std::string& text, 
 
 // Each key a map of `n` (at any depth) repeats, after its first.
 void each_duplicate_key(const YAML::Node& n, const std::function<void(const YAML::Node& key)>& f);
+// The first repeated key of `n` as an error, "file:line:col: duplicate key".
+core::status no_duplicate_keys(const std::string& file, const YAML::Node& n);
+
+// The bounds of a configuration file (`simulate --config`, `emulate
+// --config`): far above what one needs (a few dozen nodes, four levels), far
+// below what hurts.
+inline constexpr bounds k_config_bounds{1u << 20, 100'000, 32, "the configuration"};
 
 // "file:line:col: " for a node.
 std::string place(const std::string& file, const YAML::Node& n);

@@ -33,3 +33,10 @@ TEST_CASE("valid_utf8: valid text unchanged, every stray byte escaped as \\xHH")
         CHECK(valid_utf8(valid_utf8(s)) == valid_utf8(s));
     }
 }
+
+TEST_CASE("join: pieces with a separator between them") {
+    CHECK(mrct::core::join({}) == "");
+    CHECK(mrct::core::join({"a"}) == "a");
+    CHECK(mrct::core::join({"a", "b", "c"}) == "a, b, c");
+    CHECK(mrct::core::join({"x", "y"}, "`, `") == "x`, `y");
+}
