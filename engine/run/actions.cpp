@@ -4,12 +4,15 @@
 
 namespace mrct::run {
 
-void filter_set::add(const filter_op& op, int step) {
+void filter_set::add(const filter_op& op, int step, const plan::loc& at) {
     filter f{op.k, op.d, op.match, op.count};
     f.skip = op.skip;
     f.by = op.by;
     if (op.for_) f.until = s_.now() + *op.for_;
     f.step = step;
+    f.wanted = op.count;
+    f.what = describe(op);
+    f.at = at;
     f_.push_back(std::move(f));
 }
 
@@ -25,7 +28,14 @@ void filter_set::add(const skew_op& op, int step) {
 
 void filter_set::lift(int step) {
     for (auto& f : f_)
-        if (f.step == step) f.used_up = true;  // apply() passes it by
+        if (f.step == step) f.used_up = f.lifted = true;  // apply() passes it by
+}
+
+std::vector<filter_set::shortfall> filter_set::shortfalls() const {
+    std::vector<shortfall> out;
+    for (const auto& f : f_)
+        if (f.wanted > 0 && f.acted < f.wanted && !f.lifted) out.push_back({f.step, f.at, f.what, f.acted, f.wanted});
+    return out;
 }
 
 filter_set::fate filter_set::apply(const trace::record& r) {
@@ -39,6 +49,7 @@ filter_set::fate filter_set::apply(const trace::record& r) {
             continue;
         }
         if (f.remaining > 0 && --f.remaining == 0) f.used_up = true;  // count 0: unlimited
+        ++f.acted;
         // Steps by number; -1 the setup's filters, -2 the handshake's.
         const std::string by = f.step >= 0 ? "step " + std::to_string(f.step) : f.step == -2 ? "handshake" : "setup";
         const std::string kind(filter_name(f.k));

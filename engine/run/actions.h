@@ -26,12 +26,24 @@ public:
 
     // Installs a filter from step `step` (-1 the setup, -2 the handshake);
     // `for` counts from now.
-    void add(const filter_op& f, int step);
+    void add(const filter_op& f, int step, const plan::loc& at);
     // Every frame on a PathID, both directions, delayed: skew between paths.
     void add(const skew_op& s, int step);
     fate apply(const trace::record& r);
     // Ends every filter that step `step` installed (action `lift`).
     void lift(int step);
+
+    // A filter written with a count (`count: N`, not 0) that acted on fewer
+    // frames than that and was not lifted: the fault the case wrote did not
+    // happen in full (a DUT that sent fewer matching frames than the case
+    // expected, a `for:` window that closed first). D101.
+    struct shortfall {
+        int step;          // -1 the setup, -2 the handshake
+        plan::loc at;      // the action in the plan
+        std::string what;  // describe(filter_op)
+        std::uint32_t acted, wanted;
+    };
+    std::vector<shortfall> shortfalls() const;
 
 private:
     struct filter {
@@ -40,6 +52,10 @@ private:
         trace::field_map match;
         std::uint32_t remaining;  // 0 = unlimited
         bool used_up = false;
+        bool lifted = false;
+        std::uint32_t wanted = 0, acted = 0;  // the written count (0 = unlimited), frames acted on
+        std::string what;
+        plan::loc at;
         std::uint32_t skip = 0;   // matching frames let through first
         core::nanos by{0};
         core::nanos until = core::k_never;  // `for: 1ms` from the step

@@ -75,6 +75,7 @@ private:
     void collect();
     void note_timing();
     void evaluate(case_result& r);
+    void note_premise(case_result& r);
     // The connection did not open while `handshake:` filters were in force:
     // the DUT did not recover its handshake, a failure of the case's clauses.
     void fail_handshake(case_result& r, const std::string& why);

@@ -3,6 +3,7 @@
 // case's assertions over it, and the verdict.
 #include <algorithm>
 
+#include "core/text.h"
 #include "run/case_exec.h"
 
 namespace mrct::run::detail {
@@ -159,6 +160,39 @@ void case_exec::fail_handshake(case_result& r, const std::string& why) {
     r.reason = ar.name + ": " + ar.o.message;
 }
 
+// The case's own premise (D101): every fault it wrote with a count acted on
+// that many frames, and every step ran. When one did not (a DUT that sent
+// fewer matching frames than the case expected: a slow host spraying fewer
+// packets on a path, a trigger frame that never came), the scenario the
+// checks judge did not arise: their passes say nothing, and the case is
+// inconclusive with what fell short. A failure still stands: it is the
+// DUT's frames against the check.
+void case_exec::note_premise(case_result& r) {
+    std::vector<std::string> short_of;
+    std::vector<std::size_t> frames;
+    plan::loc at = c_.at;
+    for (const auto& f : tap_.filters().shortfalls()) {
+        const std::string by = f.step >= 0 ? "step " + std::to_string(f.step) : f.step == -2 ? "the handshake" : "the setup";
+        short_of.push_back(by + "'s " + f.what + " acted on " + std::to_string(f.acted) + " of " + std::to_string(f.wanted));
+        if (short_of.size() == 1) at = f.at;
+    }
+    for (auto& s : steps_.steps_not_run()) short_of.push_back(s + " did not run");
+    if (short_of.empty()) return;
+    assertion_result ar;
+    ar.name = "premise";
+    ar.clauses = c_.clauses;
+    ar.at = at;
+    ar.o.v = verdict::inconclusive;
+    ar.o.expected = "every fault the case writes with a count acts on that many frames, and every step runs";
+    ar.o.actual = core::join(short_of, "; ");
+    ar.o.message = "the case's premise did not arise: " + ar.o.actual;
+    // On a wire how a DUT sprays and when it resends follow the RTTs it
+    // measures, which the host's holds change: another attempt may meet the
+    // premise (the case runs again under --timing-retries, as window_limit's).
+    ar.o.timing_doubt = tr_->timing.realtime;
+    r.asserts.push_back(std::move(ar));
+}
+
 void case_exec::evaluate(case_result& r) {
     r.v = verdict::pass;
     for (const auto& e : c_.expect) {
@@ -176,6 +210,7 @@ void case_exec::evaluate(case_result& r) {
         }
         r.asserts.push_back(ar);
     }
+    note_premise(r);
     // Real time: frames of the DUT the engine's receive path dropped unread
     // (a full socket or capture buffer on a loaded host) are missing from the
     // trace: no verdict on it stands.

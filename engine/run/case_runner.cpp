@@ -150,7 +150,7 @@ core::status case_exec::setup() {
         return st;
     // `handshake:` filters act on the wire from before the connection opens
     // (a lost ACCEPT, a delayed CONNECT); the setup's filters start after it.
-    for (const auto& a : p_.handshake) tap_.filters().add(std::get<filter_op>(a.o), -2);
+    for (const auto& a : p_.handshake) tap_.filters().add(std::get<filter_op>(a.o), -2, a.at);
     if (auto st = connect(); !st) return st;
     wiring_.pin_peer_paths();
     wiring_.register_memory();

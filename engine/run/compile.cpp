@@ -140,6 +140,16 @@ std::string fields_text(const std::map<std::string, std::string>& fields) {
     return core::join(kv);
 }
 
+std::string describe(const filter_op& f) {
+    std::string s = std::string(filter_name(f.k)) + " frames " + (f.d == trace::dir::from_dut ? "from" : "to") + " the DUT" +
+                    (f.match.empty() ? "" : " matching " + fields_text(f.match)) + ": " +
+                    (f.count ? "the next " + std::to_string(f.count) : std::string("every one"));
+    if (f.skip) s += " after " + std::to_string(f.skip);
+    if (f.for_) s += ", for " + core::duration_text(f.for_->count());
+    if (f.k == filter_op::kind::delay) s += ", by " + core::duration_text(f.by.count());
+    return s;
+}
+
 std::string describe(const compiled_action& a) {
     struct visitor {
         std::string operator()(const post_op& p) const {
@@ -161,15 +171,7 @@ std::string describe(const compiled_action& a) {
             return std::string(p.fail ? "fail_path " : "restore_path ") + std::to_string(p.path) + ", " +
                    (p.to_peer && p.to_dut ? "both directions" : p.to_peer ? "towards the peer" : "towards the DUT");
         }
-        std::string operator()(const filter_op& f) const {
-            std::string s = std::string(filter_name(f.k)) + " frames " + (f.d == trace::dir::from_dut ? "from" : "to") +
-                            " the DUT" + (f.match.empty() ? "" : " matching " + fields_text(f.match)) + ": " +
-                            (f.count ? "the next " + std::to_string(f.count) : std::string("every one"));
-            if (f.skip) s += " after " + std::to_string(f.skip);
-            if (f.for_) s += ", for " + core::duration_text(f.for_->count());
-            if (f.k == filter_op::kind::delay) s += ", by " + core::duration_text(f.by.count());
-            return s;
-        }
+        std::string operator()(const filter_op& f) const { return describe(f); }
         std::string operator()(const skew_op& k) const {
             return "skew PathID " + std::to_string(k.path) + " by " + core::duration_text(k.add.count()) + ", both directions";
         }

@@ -149,6 +149,7 @@ std::string fields_text(const std::map<std::string, std::string>& fields);
 // What an operation does, every value written out (defaults included):
 // "post_send from the peer: 1 x 8192 bytes, stream 1, tag 8" (mrct explain).
 std::string describe(const compiled_action& a);
+std::string describe(const filter_op& f);
 
 // Compiles `c`. Every problem goes to `error` with its position; the program
 // is whole only when none was reported. `action_bytes`: the most one post or

@@ -52,6 +52,26 @@ void step_exec::on_record(const trace::record& r) {
     }
 }
 
+std::vector<std::string> step_exec::steps_not_run() const {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < p_.steps.size(); ++i) {
+        if (tr_.step_times.count(static_cast<int>(i))) continue;
+        const auto& st = p_.steps[i];
+        std::string s = "step " + std::to_string(i) + " (";
+        if (st.on) {
+            const auto n = st.on->nth;
+            const char* th = n % 100 / 10 == 1 ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+            s += "on the " + std::to_string(n) + th + " frame " + (st.on->d == trace::dir::from_dut ? "from" : "to") +
+                 " the DUT" + (st.on->match.empty() ? "" : " matching " + fields_text(st.on->match));
+            if (i < trigger_count_.size()) s += "; " + std::to_string(trigger_count_[i]) + " matched";
+        } else {
+            s += "at " + core::duration_text(st.time.value_or(nanos{0}).count());
+        }
+        out.push_back(s + ")");
+    }
+    return out;
+}
+
 // ------------------------------------------------------------ steps
 core::status step_exec::run_setup() {
     if (rt_) premake_setup_payloads();
@@ -233,6 +253,7 @@ core::status step_exec::act(const compiled_action& a, int step) {
     struct visitor {
         step_exec& x;
         int step;
+        const plan::loc& at;
         core::status operator()(const post_op& p) { return x.post(p); }
         core::status operator()(const memory_op&) { return core::ok_status(); }  // the regions were registered at set-up
         core::status operator()(const close_op& c) { return c.on_dut ? x.dut_.close(x.w_.dut_conn) : x.w_.peer->close(x.w_.peer_conn); }
@@ -244,7 +265,7 @@ core::status step_exec::act(const compiled_action& a, int step) {
             return core::ok_status();
         }
         core::status operator()(const filter_op& f) {
-            x.tap_.filters().add(f, step);
+            x.tap_.filters().add(f, step, at);
             return core::ok_status();
         }
         core::status operator()(const skew_op& s) {
@@ -271,7 +292,7 @@ core::status step_exec::act(const compiled_action& a, int step) {
             return core::ok_status();
         }
     };
-    return std::visit(visitor{*this, step}, a.o);
+    return std::visit(visitor{*this, step, a.at}, a.o);
 }
 
 }  // namespace mrct::run::detail

@@ -53,6 +53,11 @@ public:
     // Real time: steps that fell due during an agent call, in order.
     void run_deferred();
 
+    // Steps that did not run by the end of the case (a trigger that never
+    // fired, a time after the end), each described: "step 0 (on the 1st
+    // frame from the DUT matching opcode=DATA, path=1, retx=true)". D101.
+    std::vector<std::string> steps_not_run() const;
+
     // The bytes the posts expect in memory: WRITEs at their offsets, and
     // SENDs matched to the receives they consume (in post order per tag).
     std::vector<trace::memory_check> memory_expectations();

@@ -106,7 +106,7 @@ TEST_CASE("wire_tap: a DUT frame is recorded, then filtered; triggers see it fir
     });
     run::filter_op drop{run::filter_op::kind::drop};
     drop.match = {{"opcode", "ACK"}};
-    x.tap.filters().add(drop, -2);
+    x.tap.filters().add(drop, -2, {});
     x.tap.from_dut(ack(1), nanos{0});
     x.tap.from_dut(ack(2), nanos{0});  // the filter's count was 1: passed on
     REQUIRE(x.tr.frames.size() == 2);

@@ -175,7 +175,7 @@ TEST_CASE("filter_set: a count of 4294967295 is that many frames, not a filter u
     run::filter_set f(s);
     run::filter_op op{run::filter_op::kind::drop};
     op.count = 0xFFFFFFFF;
-    f.add(op, 0);
+    f.add(op, 0, {});
     trace::trace tr;
     auto& r = tr.add(nanos{0}, trace::dir::from_dut, wire::build(wire::ack_spec(wire::ackh{}, 1)));
     REQUIRE(r.ok());
@@ -183,6 +183,40 @@ TEST_CASE("filter_set: a count of 4294967295 is that many frames, not a filter u
     CHECK(f.apply(r).dropped);
     f.lift(0);
     CHECK_FALSE(f.apply(r).dropped);
+}
+
+TEST_CASE("filter_set: shortfalls are filters with a count that acted on fewer frames, not lifted (D101)") {
+    sim::scheduler s;
+    run::filter_set f(s);
+    run::filter_op three{run::filter_op::kind::drop};
+    three.count = 3;
+    three.skip = 1;
+    plan::loc at;
+    at.line = 12;
+    f.add(three, -1, at);
+    run::filter_op every{run::filter_op::kind::duplicate};
+    every.count = 0;
+    f.add(every, 0, {});
+    run::filter_op lifted{run::filter_op::kind::delay};
+    lifted.count = 9;
+    f.add(lifted, 1, {});
+    f.lift(1);
+    trace::trace tr;
+    auto& r = tr.add(nanos{0}, trace::dir::from_dut, wire::build(wire::ack_spec(wire::ackh{}, 1)));
+    REQUIRE(r.ok());
+    CHECK_FALSE(f.apply(r).dropped);  // skipped
+    CHECK(f.apply(r).dropped);
+    auto sf = f.shortfalls();
+    REQUIRE(sf.size() == 1);
+    CHECK(sf[0].step == -1);
+    CHECK(sf[0].at.line == 12);
+    CHECK(sf[0].acted == 1);
+    CHECK(sf[0].wanted == 3);
+    CHECK(sf[0].what == "drop frames from the DUT: the next 3 after 1");
+    CHECK(f.apply(r).dropped);
+    CHECK(f.apply(r).dropped);
+    CHECK(f.shortfalls().empty());
+    CHECK_FALSE(f.apply(r).dropped);  // used up
 }
 
 TEST_CASE("settings: declared once; each default reads back through config_set") {

@@ -299,7 +299,12 @@ TEST_CASE("handshake: filters act on the wire before the connection opens") {
     REQUIRE(r.size() == 2);
     INFO(r[0].reason);
     CHECK(r[0].v == verdict::pass);
-    CHECK(r[1].v == verdict::pass);
+    // The setup's drop found no ACCEPT to drop: its count checks pass, and
+    // the case says its premise did not arise (D101).
+    CHECK(r[1].v == verdict::inconclusive);
+    CHECK_THAT(r[1].reason, Catch::Contains("the setup's drop frames to the DUT matching ctrl=ACCEPT: the next 1 acted on 0 of 1"));
+    for (const auto& a : r[1].asserts)
+        if (a.name != "premise") CHECK(a.o.v == verdict::pass);
     bool labelled = false;
     for (const auto& f : r[0].tr->frames) labelled |= f.dropped && f.action == "dropped by handshake";
     CHECK(labelled);
@@ -409,6 +414,92 @@ TEST_CASE("lift: a step ends another step's filters") {
     CHECK_THAT(m, Catch::Contains("liftbad.yaml:9:27: lift: step must be another step of this case, 0..1, got '0'"));
     CHECK_THAT(m, Catch::Contains("liftbad.yaml:11:27: lift: step must be another step of this case, 0..1, got '5'"));
     CHECK_THAT(m, Catch::Contains("liftbad.yaml:11:31: lift: 'step' is required"));
+}
+
+TEST_CASE("premise (D101): a fault written with a count that did not act in full, or a step that never ran, leaves the case inconclusive") {
+    // 64 KiB over 8 paths is 2 packets a path: a 6th on path 1 never comes.
+    auto s = load("premise.yaml", R"(cases:
+  - id: ACTED
+    title: the drop acts and the trigger fires
+    clauses: [MR-SACK-3]
+    setup:
+      - drop: {match: {opcode: DATA, path: 1}, count: 1}
+      - post_write: {side: dut, size: 65536}
+    steps:
+      - on: {match: {opcode: DATA, path: 1, retx: true}}
+        do: [drop: {dir: to_dut, match: {opcode: ACK}, count: 0, for: 1us}]
+    expect:
+      - all_complete: {}
+  - id: NO-SIXTH
+    title: a drop of a 6th packet a path never carries
+    clauses: [MR-SACK-3]
+    setup:
+      - drop: {match: {opcode: DATA, path: 1}, skip: 5, count: 1}
+      - post_write: {side: dut, size: 65536}
+    expect:
+      - all_complete: {}
+      - data_integrity: {}
+  - id: NO-TRIGGER
+    title: a step waiting for a resend nobody needs
+    clauses: [MR-SACK-3]
+    setup: [post_write: {side: dut, size: 65536}]
+    steps:
+      - on: {match: {opcode: DATA, retx: true}, nth: 2}
+        do: [inject: {template: ack, path: 1}]
+    expect:
+      - all_complete: {}
+  - id: FAILS-ANYWAY
+    title: a check that fails is not excused by a premise not met
+    clauses: [MR-SACK-3]
+    setup:
+      - drop: {match: {opcode: DATA, path: 1}, skip: 5, count: 3}
+      - post_write: {side: dut, size: 65536}
+    expect:
+      - frame_count: {match: {opcode: ACK}, at_least: 1}
+  - id: COUNT-0
+    title: every one, and a lifted filter, ask for nothing
+    clauses: [MR-SACK-3]
+    setup:
+      - drop: {match: {opcode: DATA, path: 7, retx: true}, count: 0}
+      - post_write: {side: dut, size: 65536}
+    steps:
+      - at: 0us
+        do: [drop: {match: {opcode: DATA, path: 6, retx: true}, count: 5}]
+      - at: 1us
+        do: [lift: {step: 0}]
+    expect:
+      - all_complete: {}
+)");
+    REQUIRE(run::validate(s).ok());
+    auto r = run::run_suite(s, *run::parse_dut("sim"), {});
+    REQUIRE(r.size() == 5);
+    auto premise = [](const run::case_result& c) -> const run::assertion_result* {
+        for (const auto& a : c.asserts)
+            if (a.name == "premise") return &a;
+        return nullptr;
+    };
+    INFO(r[0].reason);
+    CHECK(r[0].v == verdict::pass);
+    CHECK(premise(r[0]) == nullptr);
+
+    CHECK(r[1].v == verdict::inconclusive);
+    REQUIRE(premise(r[1]));
+    CHECK(r[1].reason ==
+          "premise: the case's premise did not arise: the setup's drop frames from the DUT matching opcode=DATA, path=1: "
+          "the next 1 after 5 acted on 0 of 1");
+    CHECK(premise(r[1])->at.line == 17);  // the drop's place in the plan
+    for (const auto& a : r[1].asserts)
+        if (a.name != "premise") CHECK(a.o.v == verdict::pass);  // the checks themselves passed: nothing was tested
+
+    CHECK(r[2].v == verdict::inconclusive);
+    CHECK_THAT(r[2].reason, Catch::Contains("step 0 (on the 2nd frame from the DUT matching opcode=DATA, retx=true; 0 matched) did not run"));
+
+    CHECK(r[3].v == verdict::fail);  // frame_count from the DUT: ACKs are the peer's
+    REQUIRE(premise(r[3]));
+    CHECK(premise(r[3])->o.v == verdict::inconclusive);
+
+    INFO(r[4].reason);
+    CHECK(r[4].v == verdict::pass);
 }
 
 TEST_CASE("JUnit keeps failures, errors, skipped and inconclusive apart") {
