@@ -161,7 +161,8 @@ void case_exec::fail_handshake(case_result& r, const std::string& why) {
 }
 
 // The case's own premise (D101): every fault it wrote with a count acted on
-// that many frames, and every step ran. When one did not (a DUT that sent
+// that many frames, every step ran, and every impairment that acts on
+// chosen frames acted on one. When one did not (a DUT that sent
 // fewer matching frames than the case expected: a slow host spraying fewer
 // packets on a path, a trigger frame that never came), the scenario the
 // checks judge did not arise: their passes say nothing, and the case is
@@ -177,6 +178,24 @@ void case_exec::note_premise(case_result& r) {
         if (short_of.size() == 1) at = f.at;
     }
     for (auto& s : steps_.steps_not_run()) short_of.push_back(s + " did not run");
+    // An impairment that acts on chosen frames (loss, duplicate, corrupt,
+    // ecn_mark, reorder, match_drop, blackhole) must have acted on one: a
+    // case "under 2 % loss" that lost nothing tested no loss. A delay acts
+    // on every frame, and a queue only when its traffic asks (a case that
+    // needs its marks says so with a frame_count premise, D75).
+    for (std::size_t i = 0; i < p_.impair.size(); ++i) {
+        const auto& imp = p_.impair[i];
+        if (imp.spec.kind == "delay" || imp.spec.kind == "queue") continue;
+        const auto c = wiring_.impairment_counters(i);
+        const auto acted = c.dropped + c.duplicated + c.corrupted + c.marked + (imp.spec.kind == "reorder" ? c.delayed : 0);
+        if (acted) continue;
+        short_of.push_back("topology.impair " + imp.spec.kind + " (" +
+                           (imp.to_peer && imp.to_dut ? "both directions" : imp.to_peer ? "to_peer" : "to_dut") +
+                           (imp.path ? ", path " + std::to_string(*imp.path) : std::string()) +
+                           (imp.spec.params.empty() ? "" : ", " + fields_text(imp.spec.params)) + ") acted on none of the " +
+                           std::to_string(c.in) + " frames it saw");
+        if (short_of.size() == 1) at = imp.at;
+    }
     if (short_of.empty()) return;
     assertion_result ar;
     ar.name = "premise";

@@ -32,12 +32,21 @@ core::status case_wiring::make_fabric(std::function<void(core::bytes_view)> to_d
         fc_.path_stages_ab[p] = st;
         fc_.path_stages_ba[p] = st;
     }
-    for (const auto& imp : p_.impair)
+    impair_at_.assign(p_.impair.size(), {});
+    for (std::size_t i = 0; i < p_.impair.size(); ++i) {
+        const auto& imp = p_.impair[i];
         for (unsigned p = 0; p < fc_.paths; ++p) {
             if (imp.path && *imp.path != p) continue;
-            if (imp.to_peer) fc_.path_stages_ab[p].push_back(imp.spec);
-            if (imp.to_dut) fc_.path_stages_ba[p].push_back(imp.spec);
+            if (imp.to_peer) {
+                impair_at_[i].push_back({fabric::direction::a_to_b, p, fc_.path_stages_ab[p].size()});
+                fc_.path_stages_ab[p].push_back(imp.spec);
+            }
+            if (imp.to_dut) {
+                impair_at_[i].push_back({fabric::direction::b_to_a, p, fc_.path_stages_ba[p].size()});
+                fc_.path_stages_ba[p].push_back(imp.spec);
+            }
         }
+    }
     auto f = fabric::fabric::create(s_, fc_);
     if (!f) return core::error{"fabric: " + f.err().message};
     fab = std::move(*f);
@@ -45,6 +54,19 @@ core::status case_wiring::make_fabric(std::function<void(core::bytes_view)> to_d
     fab->set_receiver(fabric::direction::b_to_a,
                       [to_dut = std::move(to_dut)](core::bytes_view fr, const fabric::packet_meta&) { to_dut(fr); });
     return core::ok_status();
+}
+
+fabric::stage_counters case_wiring::impairment_counters(std::size_t i) const {
+    fabric::stage_counters sum;
+    std::vector<fabric::fabric*> fabs = {fab.get()};
+    for (const auto& x : extra) fabs.push_back(x.fab.get());  // built from the same stage lists
+    for (auto* f : fabs)
+        if (f)
+            for (const auto& at : impair_at_[i]) {
+                const auto& st = f->at(at.d, at.path).stages();
+                if (at.index < st.size()) sum += st[at.index]->counters();
+            }
+    return sum;
 }
 
 core::status case_wiring::make_peers(const std::function<void(core::bytes_view, fabric::fabric*)>& send,

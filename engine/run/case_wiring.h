@@ -53,6 +53,9 @@ public:
     fabric::fabric* fabric_to(const trace::record& r);
     // The DUT's data on PathID p (its first frame there) goes on fabric path p.
     void pin_dut_port(const trace::record& r);
+    // What impairment i (program::impair) did, summed over every path and
+    // direction it stands on, in every peer's fabric.
+    fabric::stage_counters impairment_counters(std::size_t i) const;
 
     // The engine's side of the case, set up.
     struct extra_peer {
@@ -76,6 +79,12 @@ private:
     std::uint64_t seed_;
     fabric::fabric_config fc_;
     std::map<unsigned, std::uint16_t> dut_pinned_;
+    struct stage_at {
+        fabric::direction d;
+        unsigned path;
+        std::size_t index;  // in the path's stages
+    };
+    std::vector<std::vector<stage_at>> impair_at_;  // per impairment
 };
 
 }  // namespace mrct::run::detail

@@ -243,7 +243,7 @@ void compiler::endpoints() {
 void compiler::impairments() {
     for (const auto& imp : c_.impair) {
         const std::string what = "impair '" + imp.name + "'";
-        impairment m{{imp.name, {}}, true, false, std::nullopt};
+        impairment m{{imp.name, {}}, true, false, std::nullopt, imp.at};
         if (const auto it = imp.a.find("dir"); it != imp.a.end() && check_dir(what, it->second, {"to_peer", "to_dut", "both"})) {
             m.to_peer = it->second.text != "to_dut";
             m.to_dut = it->second.text != "to_peer";

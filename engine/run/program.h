@@ -129,6 +129,7 @@ struct impairment {
     fabric::stage_spec spec;
     bool to_peer, to_dut;
     std::optional<unsigned> path;  // none: every path
+    plan::loc at;
 };
 struct program {
     case_topology topology;

@@ -469,10 +469,22 @@ TEST_CASE("premise (D101): a fault written with a count that did not act in full
         do: [lift: {step: 0}]
     expect:
       - all_complete: {}
+  - id: NO-LOSS
+    title: a case under loss that lost nothing; a queue and a delay ask for nothing
+    clauses: [MR-SACK-3]
+    topology:
+      impair:
+        - loss: {dir: to_peer, p: 0}
+        - queue: {rate: 1000Gbps}
+        - delay: {delay: 1us}
+        - duplicate: {dir: to_dut, path: 2, p: 1}
+    setup: [post_write: {side: dut, size: 65536}]
+    expect:
+      - all_complete: {}
 )");
     REQUIRE(run::validate(s).ok());
     auto r = run::run_suite(s, *run::parse_dut("sim"), {});
-    REQUIRE(r.size() == 5);
+    REQUIRE(r.size() == 6);
     auto premise = [](const run::case_result& c) -> const run::assertion_result* {
         for (const auto& a : c.asserts)
             if (a.name == "premise") return &a;
@@ -500,6 +512,14 @@ TEST_CASE("premise (D101): a fault written with a count that did not act in full
 
     INFO(r[4].reason);
     CHECK(r[4].v == verdict::pass);
+
+    // 64 KiB in 16 packets and the connection's own CTRL frames: the loss
+    // stage saw them all and dropped none. Only it is named.
+    CHECK(r[5].v == verdict::inconclusive);
+    CHECK_THAT(r[5].reason, Catch::Matches("premise: the case's premise did not arise: topology.impair loss \\(to_peer, p=0\\) "
+                                           "acted on none of the [0-9]+ frames it saw"));
+    REQUIRE(premise(r[5]));
+    CHECK(premise(r[5])->at.line > 0);
 }
 
 TEST_CASE("JUnit keeps failures, errors, skipped and inconclusive apart") {
