@@ -202,7 +202,8 @@ void case_exec::note_premise(case_result& r) {
     ar.clauses = c_.clauses;
     ar.at = at;
     ar.o.v = verdict::inconclusive;
-    ar.o.expected = "every fault the case writes with a count acts on that many frames, and every step runs";
+    ar.o.expected = "every fault the case writes acts: each filter with a count on that many frames, each impairment "
+                    "on at least one, and every step runs";
     ar.o.actual = core::join(short_of, "; ");
     ar.o.message = "the case's premise did not arise: " + ar.o.actual;
     // On a wire how a DUT sprays and when it resends follow the RTTs it
