@@ -361,6 +361,7 @@ int run_explain(const std::string& path, const std::string& id) {
             else {
                 std::printf("\n    on frame %u %s the DUT matching", st.on->nth, st.on->d == trace::dir::from_dut ? "from" : "to");
                 for (const auto& [k, x] : st.on->match) std::printf(" %s=%s", k.c_str(), x.c_str());
+                if (st.on->after.count()) std::printf(", %s after it", assertions::fmt_time(st.on->after).c_str());
                 std::printf(":");
             }
             acts(st.actions);

@@ -248,7 +248,7 @@ private:
                 st.at = at(x);
                 if (x["at"]) st.time = arg{subst(x["at"], v), at(x["at"])};
                 if (auto o = x["on"]) {
-                    only_keys(o, "on", {"dir", "match", "nth"});
+                    only_keys(o, "on", {"dir", "match", "nth", "after"});
                     trigger tg;
                     tg.at = at(o);
                     if (o["dir"]) tg.dir = subst(o["dir"], v);
@@ -259,6 +259,7 @@ private:
                         tg.nth = n ? static_cast<unsigned>(*n) : 0;
                         if (tg.nth == 0) err(o["nth"], "nth: expected a positive integer up to 4294967295");
                     }
+                    if (o["after"]) tg.after = arg{subst(o["after"], v), at(o["after"])};
                     st.on = tg;
                 }
                 if (st.time.has_value() == st.on.has_value()) err(x, "a step needs exactly one of 'at' and 'on'");

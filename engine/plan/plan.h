@@ -41,6 +41,7 @@ struct trigger {
     std::string dir = "from_dut";  // from_dut or to_dut
     args match;                   // field -> value
     unsigned nth = 1;
+    std::optional<arg> after;  // `after: 2ms`: the step runs this long after the frame
     loc at;
 };
 

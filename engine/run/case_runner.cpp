@@ -249,7 +249,7 @@ core::status case_exec::execute() {
         drain();
         if (!error_.what.empty()) return core::error{error_.what};
         if (auto f = dut_->fault(); !f.empty()) return core::error{"DUT: " + f};
-        const bool done = s_.now() >= last_timed && all_done() && !ctrl_pending();
+        const bool done = s_.now() >= last_timed && all_done() && !ctrl_pending() && !steps_.pending();
         if (done && !quiet_since) quiet_since = s_.now();
         if (!done) quiet_since.reset();
         if (quiet_since && s_.now() >= *quiet_since + settle) break;

@@ -518,6 +518,11 @@ program compiler::run() {
         }
         if (st.on) {
             compiled_trigger t{st.on->dir == "to_dut" ? trace::dir::to_dut : trace::dir::from_dut, {}, st.on->nth};
+            if (st.on->after) {
+                const auto a = core::parse_duration_ns(st.on->after->text);
+                if (!a) e_(st.on->after->at, "after: expects a duration such as 2ms, got '" + st.on->after->text + "'");
+                else t.after = core::nanos{*a};
+            }
             for (const auto& [k, v] : st.on->match) t.match[k] = v.text;
             if (auto m = trace::check_match(t.match); !m)
                 e_(st.on->match.empty() ? st.on->at : st.on->match.begin()->second.at, m.err().message);

@@ -117,6 +117,7 @@ struct compiled_trigger {
     trace::dir d;
     trace::field_map match;
     unsigned nth;
+    core::nanos after{0};  // the step runs this long after the frame
 };
 struct compiled_step {
     plan::loc at;

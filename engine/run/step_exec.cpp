@@ -44,12 +44,20 @@ void step_exec::on_record(const trace::record& r) {
         if (!trace::matches(st.on->match, r)) continue;
         if (++trigger_count_[i] < st.on->nth) continue;
         fired_[i] = true;
-        // Actions run right after this frame is handled (same time); they
-        // may refer to it (inject template rnr).
+        // Actions run right after this frame is handled (same time), or
+        // `after` later; they may refer to it (inject template rnr).
         trigger_rec_[i] = r.index;
-        step_due_[static_cast<int>(i)] = r.t;
-        s_.after(0ns, [this, i] { run_step(static_cast<int>(i)); });
+        const nanos due = r.t + st.on->after;
+        step_due_[static_cast<int>(i)] = due;
+        s_.at(std::max(s_.now(), due), [this, i] { run_step(static_cast<int>(i)); });
     }
+}
+
+bool step_exec::pending() const {
+    if (!deferred_.empty()) return true;
+    for (std::size_t i = 0; i < fired_.size(); ++i)
+        if (fired_[i] && !tr_.step_times.count(static_cast<int>(i))) return true;
+    return false;
 }
 
 std::vector<std::string> step_exec::steps_not_run() const {
@@ -63,6 +71,7 @@ std::vector<std::string> step_exec::steps_not_run() const {
             const char* th = n % 100 / 10 == 1 ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
             s += "on the " + std::to_string(n) + th + " frame " + (st.on->d == trace::dir::from_dut ? "from" : "to") +
                  " the DUT" + (st.on->match.empty() ? "" : " matching " + fields_text(st.on->match));
+            if (st.on->after.count()) s += ", after " + core::duration_text(st.on->after.count());
             if (i < trigger_count_.size()) s += "; " + std::to_string(trigger_count_[i]) + " matched";
         } else {
             s += "at " + core::duration_text(st.time.value_or(nanos{0}).count());

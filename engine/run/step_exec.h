@@ -53,6 +53,9 @@ public:
     // Real time: steps that fell due during an agent call, in order.
     void run_deferred();
 
+    // A step whose trigger fired and that has not run yet (`after:`, or
+    // deferred in real time): the case does not end before it runs.
+    bool pending() const;
     // Steps that did not run by the end of the case (a trigger that never
     // fired, a time after the end), each described: "step 0 (on the 1st
     // frame from the DUT matching opcode=DATA, path=1, retx=true)". D101.

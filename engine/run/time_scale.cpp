@@ -250,6 +250,11 @@ core::result<plan::test_case> scale_case(const plan::test_case& in, unsigned k) 
             if (!t) return t.err();
             s.time->text = *t;
         }
+        if (s.on && s.on->after) {
+            auto t = scale_duration(*s.on->after, k, "after");
+            if (!t) return t.err();
+            s.on->after->text = *t;
+        }
         for (auto& a : s.actions)
             if (auto st = scale_action(a, k); !st) return st.err();
     }

@@ -12,6 +12,7 @@
 #include "run/mini_plan.h"
 #include "run/case_exec.h"
 #include "run/runner.h"
+#include "run/time_scale.h"
 
 using namespace mrct;
 using test::k_plan;
@@ -520,6 +521,54 @@ TEST_CASE("premise (D101): a fault written with a count that did not act in full
                                            "acted on none of the [0-9]+ frames it saw"));
     REQUIRE(premise(r[5]));
     CHECK(premise(r[5])->at.line > 0);
+}
+
+TEST_CASE("a trigger's after: the step runs that long after its frame; scaled with the case; a bad duration is a plan error") {
+    auto s = load("after.yaml", R"(cases:
+  - id: AFTER
+    title: a step 2 ms after the first DATA frame
+    clauses: [MR-SACK-3]
+    setup: [post_write: {side: dut, size: 8192}]
+    steps:
+      - on: {match: {opcode: DATA}, after: 2ms}
+        do: [post_write: {side: dut, size: 4096}]
+    expect:
+      - all_complete: {}
+)");
+    REQUIRE(run::validate(s).ok());
+    run::run_options o;
+    o.keep_traces = true;
+    auto r = run::run_suite(s, *run::parse_dut("sim"), o);
+    REQUIRE(r.size() == 1);
+    INFO(r[0].reason);
+    CHECK(r[0].v == verdict::pass);
+    const auto& tr = *r[0].tr;
+    core::nanos first_data{-1};
+    for (const auto& f : tr.frames)
+        if (f.d == trace::dir::from_dut && f.data()) {
+            first_data = f.t;
+            break;
+        }
+    REQUIRE(first_data.count() >= 0);
+    REQUIRE(tr.step_times.count(0));
+    CHECK(tr.step_times.at(0) - first_data == std::chrono::milliseconds(2));
+
+    auto scaled = run::scale_case(s.cases[0], 4);
+    REQUIRE(scaled.ok());
+    REQUIRE(scaled->steps[0].on->after);
+    CHECK(scaled->steps[0].on->after->text == "8000000ns");
+
+    const auto m = validation_error("afterbad.yaml", R"(cases:
+  - id: X
+    title: after what
+    clauses: [MR-SACK-1]
+    setup: [post_write: {side: dut, size: 8192}]
+    steps:
+      - on: {match: {opcode: DATA}, after: soon}
+        do: [post_write: {side: dut, size: 4096}]
+    expect: [all_complete: {}]
+)");
+    CHECK_THAT(m, Catch::Contains("afterbad.yaml:7:44: after: expects a duration such as 2ms, got 'soon'"));
 }
 
 TEST_CASE("JUnit keeps failures, errors, skipped and inconclusive apart") {
