@@ -41,6 +41,7 @@ const std::vector<bug_info>& bug_profiles() {
         {bug::rnr_kept, "rnr-kept", "MR-RNR-6", "keeps a rejection until its message completes: RNR_QUERY re-sends the RNR of a message already re-sent in full"},
         {bug::cross_stream_hol, "cross-stream-hol", "MR-STR-2", "completes messages in posting order across all streams: a loss or RNR on one stream holds every other stream's completions"},
         {bug::stale_ack_walks, "stale-ack-walks", "MR-SACK-3", "takes an ACK whose CumAck is behind the one it already took (a stale or reordered ACK) as acknowledging every PPSN up to it around the 24-bit space: everything in flight, a lost packet too, which is then never resent (the reference's own bug of 51db280, found by mrct interop)"},
+        {bug::rnr_ignores_pause, "rnr-ignores-pause", "MR-RNR-2", "keeps sending new packets of a tag an RNR paused (the rest of the rejected message, the tag's next messages); only the rejected message's re-send waits for the RNR time"},
     };
     return k_bugs;
 }

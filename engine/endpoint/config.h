@@ -57,6 +57,7 @@ enum class bug : std::uint8_t {
     connect_once,    // MR-CONN-1: sends CONNECT once; a lost CONNECT or ACCEPT leaves the connection opening for ever
     cross_stream_hol,// MR-STR-2: completes sends in posting order across all streams (one ordering domain)
     stale_ack_walks, // MR-SACK-3: a stale ACK (CumAck behind the base) walks the base around the PPSN space, acknowledging everything in flight
+    rnr_ignores_pause,// MR-RNR-2: keeps sending new packets of a tag an RNR paused; only the rejected message waits for the RNR time
 };
 
 struct bug_info {

@@ -514,7 +514,8 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
             for (it = cand->begin(); it != cand->end(); ++it) {
                 const auto& m = c.msgs[it->msg];
                 if (it->attempt != m.attempt || m.failed || m.done) continue;  // stale: dropped when reached
-                if (!it->retx && tag_paused(c, m, now)) continue;
+                // rnr-ignores-pause: new packets of the paused tag go on (bug profile).
+                if (!it->retx && tag_paused(c, m, now) && !has(e.cfg(), bug::rnr_ignores_pause)) continue;
                 q = cand;
                 break;
             }

@@ -597,6 +597,37 @@ TEST_CASE("bug stale-ack-walks: the older ACK walks the base around the PPSN spa
     CHECK_FALSE(std::equal(t.data.begin(), t.data.end(), mem.begin()));  // the lost packet's bytes never arrived
 }
 
+TEST_CASE("rnr-ignores-pause: the paused tag's next message leaves during the pause; the rejected one still waits (MR-RNR-2)") {
+    struct outcome {
+        std::size_t sent_in_pause = 0;  // packets of the second message (stream 2) before the pause ended
+        std::size_t completed = 0;
+    };
+    auto run = [](ep::bug b) {
+        pair_rig r({}, with(b), {});
+        auto rk = r.b->register_mr(1 << 16);
+        REQUIRE(r.a->post_send(r.conn_a, 1, 1, pattern(8192), 1).ok());  // tag 1 has no receive: RNR, 1.28 ms
+        r.run_for(100us);
+        REQUIRE(r.a->stats().rnrs_received == 1);
+        const auto posted = r.s.now();
+        REQUIRE(r.a->post_send(r.conn_a, 2, 1, pattern(4096, 7), 2).ok());  // the same tag, another stream
+        r.run_for(300us);
+        outcome o;
+        for (const auto& t : r.frames(direction::a_to_b, k_send))
+            if (t.t >= posted && t.f().mrh.stream_id == 2) ++o.sent_in_pause;
+        REQUIRE(r.b->post_recv(r.conn_b, 1, rk, 0, 8192, 100).ok());
+        REQUIRE(r.b->post_recv(r.conn_b, 1, rk, 8192, 8192, 101).ok());
+        r.run_for(5ms);
+        o.completed = r.a->poll().size();
+        return o;
+    };
+    const auto ref = run(ep::bug::none);
+    const auto bad = run(ep::bug::rnr_ignores_pause);
+    CHECK(ref.sent_in_pause == 0);
+    CHECK(bad.sent_in_pause >= 1);
+    CHECK(ref.completed == 2);
+    CHECK(bad.completed == 2);  // the rejected message is still re-sent after the pause
+}
+
 // accept-own-minor and rnr-kept are tested in receiver_test.cpp, which writes
 // the frames (a CONNECT of an older minor version; an RNR_QUERY) itself.
 TEST_CASE("every bug profile has a name, a clause and a test above") {
@@ -606,7 +637,7 @@ TEST_CASE("every bug profile has a name, a clause and a test above") {
         CHECK(b.clauses.starts_with("MR-"));
         CHECK(ep::bug_by_name(b.name).ok());
     }
-    CHECK(names.size() == 37);
+    CHECK(names.size() == 38);
     CHECK_FALSE(ep::bug_by_name("nonsense").ok());
     CHECK(ep::bug_by_name("none").ok());
     CHECK_FALSE(ep::bug_by_name("").ok());  // an unset variable, not the reference
