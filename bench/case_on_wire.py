@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+"""Cases of the plan, run N times on a real wire (on demand, not in CI).
+
+The engine over agent+udp against mrct-refnic (the reference, or a bug
+profile with --bug), in two network namespaces joined by a veth
+(tests/tools/wire_lab.py), a fresh mrct-refnic per run, its process named
+(pid=). Prints each run's verdict and reason, then the counts: how often a
+case passes the reference, and how often a profile is caught, on this host.
+Beside load, start it yourself (`stress-ng --cpu 2 --timeout 120s &`).
+
+    sudo /usr/bin/python3 bench/case_on_wire.py --case RNR-015 [--bug rnr-ignores-pause] [--n 10]
+"""
+import argparse
+import collections
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "tools"))
+from wire_lab import Netns, Refnic, as_root, dut_spec, run_mrct, with_pid  # noqa: E402
+
+
+def main():
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--case", required=True, help="a case ID or glob (mrct run --filter)")
+    ap.add_argument("--bug", default=None, help="a bug profile of mrct-refnic (default: the reference)")
+    ap.add_argument("--n", type=int, default=10, help="runs (default 10)")
+    ap.add_argument("--build", default=os.path.join(root, "build"))
+    ap.add_argument("--plan", default=os.path.join(root, "testplans", "metaroce-1.2", "plan.yaml"))
+    ap.add_argument("--workdir", default="/tmp/mrct-case-on-wire")
+    a = ap.parse_args()
+    if not as_root():
+        return 77
+    a.mrct = os.path.join(a.build, "mrct")
+    a.refnic = os.path.join(a.build, "mrct-refnic")
+    os.makedirs(a.workdir, exist_ok=True)
+    counts = collections.Counter()
+    with Netns() as ns:
+        for i in range(a.n):
+            nic = Refnic(a, ns, a.bug, log=os.path.join(a.workdir, f"{i}.refnic.log"))
+            try:
+                rc, res, out = run_mrct(a, os.path.join(a.workdir, str(i)), with_pid(dut_spec("udp", ns), nic.p.pid), ns,
+                                        ["--filter", a.case])
+            finally:
+                nic.stop()
+            if res is None:
+                print(f"{i}: no results (exit {rc}): {out[-300:]}")
+                counts["no results"] += 1
+                continue
+            for c in res["cases"]:
+                counts[c["verdict"]] += 1
+                print(f"{i}: {c['id']} {c['verdict']} {c.get('reason', '')[:200]}")
+    print(f"{a.bug or 'reference'}, {a.case} x {a.n}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
