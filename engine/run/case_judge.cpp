@@ -170,7 +170,6 @@ void case_exec::fail_handshake(case_result& r, const std::string& why) {
 // DUT's frames against the check.
 void case_exec::note_premise(case_result& r) {
     std::vector<std::string> short_of;
-    std::vector<std::size_t> frames;
     plan::loc at = c_.at;
     for (const auto& f : tap_.filters().shortfalls()) {
         const std::string by = f.step >= 0 ? "step " + std::to_string(f.step) : f.step == -2 ? "the handshake" : "the setup";
