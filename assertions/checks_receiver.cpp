@@ -124,6 +124,66 @@ std::optional<outcome> ce_count_wrong(const trace::trace& tr) {
     return std::nullopt;
 }
 
+// MR-SACK-1, MR-PATH-3: a path's CumAck never goes back; only a PATH_RESET
+// the DUT received restarts it (at the new INITIAL_PPSN, §4). Judged only
+// where the order of two of the DUT's ACKs is certain on any wire: every copy
+// of the later ACK's trigger packet that reached the DUT left the engine
+// after the earlier ACK had arrived, so the DUT sent the earlier one before
+// it even had the packet. (ACKs of one path leave by several source ports,
+// whose order a host may swap within a burst; the trigger rule never takes
+// such a pair.) A receiver that finds a path's state by source port, not by
+// PathID, shows here: a port move meets fresh state, and its ACK says
+// CumAck is back at the path's start. As ce_count_wrong, a trace with data
+// for more than one of the DUT's connections is not judged.
+std::optional<outcome> cum_ack_backwards(const trace::trace& tr) {
+    const auto& fr = tr.frames;
+    std::set<std::uint32_t> conns;
+    for (const auto& r : fr)
+        if (r.reached_dut() && r.data()) conns.insert(r.f().bth.dest_qp);
+    if (conns.size() != 1) return std::nullopt;
+    struct ack_seen {
+        nanos t;
+        std::uint32_t highest;  // the highest CumAck of the path's ACKs so far
+        std::size_t index;      // the ACK that carried it
+    };
+    std::map<unsigned, std::vector<ack_seen>> acks;                  // path -> its ACKs in arrival order
+    std::map<std::pair<unsigned, std::uint32_t>, nanos> first_copy;  // (path, PPSN) -> first copy sent
+    for (const auto& r : fr) {
+        if (auto id = path_reset_to_dut(r)) {
+            acks.erase(*id);
+            for (auto it = first_copy.begin(); it != first_copy.end();)
+                it = it->first.first == *id ? first_copy.erase(it) : std::next(it);
+            continue;
+        }
+        if (r.reached_dut() && r.data()) {
+            first_copy.emplace(std::make_pair(unsigned{r.f().mrh.path_id}, r.f().bth.psn), r.t);
+            continue;
+        }
+        if (r.d != trace::dir::from_dut || !r.is(opcode::ack)) continue;
+        const auto& a = r.f().ackh;
+        const std::uint32_t cum = r.f().bth.psn;
+        auto& seen = acks[a.path_id];
+        if (auto fc = first_copy.find({a.path_id, a.trig_ppsn.ppsn()}); fc != first_copy.end()) {
+            // The ACKs that had arrived before the trigger's first copy left.
+            auto before = std::lower_bound(seen.begin(), seen.end(), fc->second,
+                                           [](const ack_seen& s, nanos t) { return s.t < t; });
+            if (before != seen.begin()) {
+                const auto& e = *std::prev(before);
+                if (core::psn24::lt(cum, e.highest))
+                    return fail("CumAck went back on path " + std::to_string(a.path_id) + " with no PATH_RESET: an ACK of the DUT " +
+                                    "(frame #" + std::to_string(e.index) + ") said CumAck " + std::to_string(e.highest) +
+                                    " before PPSN " + std::to_string(a.trig_ppsn.ppsn()) +
+                                    " left the engine; the DUT's ACK for that packet says CumAck " + std::to_string(cum) +
+                                    " (MR-SACK-1, MR-PATH-3)",
+                                ">= " + std::to_string(e.highest), std::to_string(cum), {e.index, r.index});
+            }
+        }
+        const bool higher = seen.empty() || core::psn24::lt(seen.back().highest, cum);
+        seen.push_back({r.t, higher ? cum : seen.back().highest, higher ? r.index : seen.back().index});
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 // MR-SACK-1, MR-SACK-2, MR-CC-1, MR-GR-1
@@ -324,6 +384,7 @@ outcome acks_conform(const context& c) {
         }
     }
     if (auto wrong = ce_count_wrong(c.tr())) return *wrong;
+    if (auto wrong = cum_ack_backwards(c.tr())) return *wrong;
     if (!checked) return inconclusive("the DUT received no data");
     if (busy + unresolved == checked && busy)
         return inconclusive("every late answer came while the DUT was behind its wire by at least " +

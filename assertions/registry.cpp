@@ -201,10 +201,11 @@ const std::vector<assertion_def>& builtin() {
           {"keep", T::number, "0.5", "fraction of the earlier inflight required after"}},
          k::rnr_keeps_window, need_of("span", "a quarter of the window around the RNR: a hold of half of it moves the windows compared", false, 4)},
         {"close_after_ack", {"MR-CONN-3"}, "CLOSE leaves only when nothing is unacknowledged.", {}, k::close_after_ack},
-        {"acks_conform", {"MR-SACK-1", "MR-SACK-2", "MR-CC-1", "MR-GR-1"},
+        {"acks_conform", {"MR-SACK-1", "MR-SACK-2", "MR-CC-1", "MR-GR-1", "MR-PATH-3"},
          "The DUT acknowledges at once on AckReq, a new gap or CE (with ECE), every packet within the ACK interval; "
          "CE_Count counts the CE-marked packets that arrived (duplicates included, from 0 at each PATH_RESET; D84); "
-         "GrantRate is never 0.",
+         "GrantRate is never 0; a path's CumAck never goes back without a PATH_RESET, judged where the wire cannot "
+         "have swapped the two ACKs (D102).",
          {{"within", T::duration, "5us", "processing time allowed for an immediate ACK"}}, k::acks_conform},
         {"naks", {"MR-HDR-5", "MR-OOO-4", "MR-SACK-5", "MR-CONN-2", "MR-CONN-3", "MR-CONN-4"},
          "The DUT sends NAKs with a given code (at least / at most a count).",

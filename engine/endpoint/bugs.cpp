@@ -42,6 +42,16 @@ const std::vector<bug_info>& bug_profiles() {
         {bug::cross_stream_hol, "cross-stream-hol", "MR-STR-2", "completes messages in posting order across all streams: a loss or RNR on one stream holds every other stream's completions"},
         {bug::stale_ack_walks, "stale-ack-walks", "MR-SACK-3", "takes an ACK whose CumAck is behind the one it already took (a stale or reordered ACK) as acknowledging every PPSN up to it around the 24-bit space: everything in flight, a lost packet too, which is then never resent (the reference's own bug of 51db280, found by mrct interop)"},
         {bug::rnr_ignores_pause, "rnr-ignores-pause", "MR-RNR-2", "keeps sending new packets of a tag an RNR paused (the rest of the rejected message, the tag's next messages); only the rejected message's re-send waits for the RNR time"},
+        {bug::write_arrival_order, "write-arrival-order", "MR-OOO-1", "places a WRITE's packets one after another in the order they arrive, from the message's first VA, not each at its own RETH.VA (a reorder buffer's placement without the buffer)"},
+        {bug::send_arrival_order, "send-arrival-order", "MR-OOO-2", "places a SEND's packets one after another in the order they arrive, from the receive's address, not each at its MsgOffset"},
+        {bug::oob_write_silent, "oob-write-silent", "MR-OOO-4", "acknowledges and discards a WRITE outside its R_Key's bounds, or with an unknown R_Key, without NAK 0x02"},
+        {bug::unknown_conn_silent, "unknown-conn-silent", "MR-CONN-2", "discards data to an unknown connection silently instead of NAK 0x0E"},
+        {bug::no_sack, "no-sack", "MR-SACK-1", "ACKs carry CumAck with an empty SACK: packets received above a gap are never reported"},
+        {bug::grant_zero_first, "grant-zero-first", "MR-GR-1", "the first ACK of each connection carries GrantRate 0 (reserved): the grant is filled in only from the second ACK on"},
+        {bug::path_by_port, "path-by-port", "MR-PATH-3", "keeps receive state per UDP source port: a packet from a port new to its path meets fresh state expecting the PPSN the path started at, or was last reset to (CumAck back there, the SACK cleared)"},
+        {bug::nak_bad_version, "nak-bad-version", "MR-HDR-3", "answers a data packet with an unknown MRH version with NAK 0x0F (header mismatch) instead of dropping it silently; still counts it"},
+        {bug::rto_resends_newest, "rto-resends-newest", "MR-RTO-4", "an RTO resends the path's newest unacknowledged PPSN, not its oldest"},
+        {bug::reserved_bits_set, "reserved-bits-set", "MR-HDR-1", "sends data packets with the lowest BTH reserved bit (after AckReq) set"},
     };
     return k_bugs;
 }

@@ -58,6 +58,16 @@ enum class bug : std::uint8_t {
     cross_stream_hol,// MR-STR-2: completes sends in posting order across all streams (one ordering domain)
     stale_ack_walks, // MR-SACK-3: a stale ACK (CumAck behind the base) walks the base around the PPSN space, acknowledging everything in flight
     rnr_ignores_pause,// MR-RNR-2: keeps sending new packets of a tag an RNR paused; only the rejected message waits for the RNR time
+    write_arrival_order,// MR-OOO-1: places a WRITE's packets one after another in arrival order, not at each RETH.VA
+    send_arrival_order, // MR-OOO-2: places a SEND's packets one after another in arrival order, not at MsgOffset
+    oob_write_silent,   // MR-OOO-4: acknowledges and drops a WRITE outside its R_Key's bounds: no NAK 0x02
+    unknown_conn_silent,// MR-CONN-2: drops data to an unknown connection silently: no NAK 0x0E
+    no_sack,            // MR-SACK-1: ACKs carry CumAck with an empty SACK
+    grant_zero_first,   // MR-GR-1: the first ACK of a connection carries GrantRate 0 (reserved)
+    path_by_port,       // MR-PATH-3: receive state per UDP source port: a new port of a path starts it afresh
+    nak_bad_version,    // MR-HDR-3: answers a data packet with an unknown MRH version with NAK 0x0F
+    rto_resends_newest, // MR-RTO-4: an RTO resends the path's newest unacknowledged PPSN, not its oldest
+    reserved_bits_set,  // MR-HDR-1: sends data packets with a BTH reserved bit set
 };
 
 struct bug_info {

@@ -124,6 +124,8 @@ struct path_rx {
     std::uint16_t last_sport = 0;
     std::uint8_t last_epoch = 0;
     std::uint32_t last_ppsn = 0;
+    std::uint32_t start_ppsn = 0;  // the PPSN the state (re)started at
+    std::uint16_t port = 0;        // bug path-by-port: the source port the state belongs to (0: none yet)
     // INITIAL_PPSNs of the PATH_RESETs applied to this path, the latest few:
     // a repeat of one of them (a late or duplicated copy) changes nothing (§4).
     std::vector<std::uint32_t> resets_applied;
@@ -213,6 +215,7 @@ struct connection {
     std::map<std::pair<std::uint16_t, std::uint32_t>, rejection> rejections;
     std::uint16_t rnr_count = 0;
     nanos last_data{-1'000'000'000'000};
+    std::uint64_t acks_sent = 0;  // bug grant-zero-first
 
     // Installed units (endpoint::set_units), or none: the endpoint's own code.
     std::unique_ptr<units> hw;

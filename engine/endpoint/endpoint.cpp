@@ -363,6 +363,10 @@ void endpoint::receive(core::bytes_view bytes, std::optional<nanos> arrived) {
                                      .symbolic_payload = cfg_.symbolic_payload});
     if (!d.ok()) {
         ++c_.drops[static_cast<int>(d.dropped->reason)];  // MR-HDR-2/3: silent drop, counted
+        if (cfg_.bug_profile == bug::nak_bad_version && d.dropped->reason == wire::drop_reason::bad_version &&
+            d.f.has(wire::has_mrh))
+            if (auto it = conns_.find(d.f.bth.dest_qp); it != conns_.end())
+                impl::send_nak(*this, it->second->remote_id, d.f, static_cast<std::uint8_t>(wire::nak_code::header_mismatch));
         return;
     }
     const frame& f = d.f;

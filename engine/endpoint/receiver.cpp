@@ -97,6 +97,7 @@ void endpoint::impl::restart_rx(connection& c, unsigned p, std::uint32_t ppsn) {
     auto& r = c.rx[p];
     if (c.hw) c.hw->rx_restart(p, ppsn);
     r.cum_ack = ppsn;
+    r.start_ppsn = ppsn;
     r.highest = psn24::add(ppsn, 0xFFFFFF);  // ppsn - 1: the next packet is no gap
     r.got.reset();
     r.ce_count = 0;  // CE accounting restarts with PATH_RESET
@@ -127,9 +128,11 @@ void send_ack(endpoint& e, connection& c, unsigned p, std::uint32_t trig, bool e
     a.flags = ece && !has(e.cfg(), bug::no_ece) ? k_ack_flag_ece : 0;
     a.path_id = static_cast<std::uint8_t>(p);
     a.trig_ppsn = ppsn32::of(trig);
-    a.sack = r.got;  // bit 0 is CumAck itself: never set
+    if (!has(e.cfg(), bug::no_sack)) a.sack = r.got;  // bit 0 is CumAck itself: never set
     a.ce_count = r.ce_count;
     a.grant_rate = has(e.cfg(), bug::grant_unlimited) ? k_grant_unlimited : grant_for(e, conns, e.active_mut());
+    if (has(e.cfg(), bug::grant_zero_first) && c.acks_sent == 0) a.grant_rate = 0;
+    ++c.acks_sent;
     a.rnr_count = c.rnr_count;
     s.ackh = a;
     impl::send(e, s);
@@ -213,7 +216,10 @@ void endpoint::impl::ack_timer_due(endpoint& e, connection& c, unsigned p) {
 void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
     const config& cfg = e.cfg();
     auto& k = e.c_;
-    if (!cp) return send_nak(e, f.bth.dest_qp, f, static_cast<std::uint8_t>(nak_code::unknown_connection));
+    if (!cp) {
+        if (has(cfg, bug::unknown_conn_silent)) return;
+        return send_nak(e, f.bth.dest_qp, f, static_cast<std::uint8_t>(nak_code::unknown_connection));
+    }
     connection& c = *cp;
     if (c.state == conn_state::connecting) {
         ++k.data_before_accept;  // dropped and counted; retransmission recovers it
@@ -228,6 +234,11 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
     }
     const unsigned p = m.path_id;
     auto& r = c.rx[p];
+    if (has(cfg, bug::path_by_port) && !c.hw) {
+        // The bug: state found by source port; a port new to the path meets fresh state.
+        if (r.port && r.port != f.udp.sport) restart_rx(c, p, r.start_ppsn);
+        r.port = f.udp.sport;
+    }
     const std::uint32_t ppsn = f.bth.psn;
     const std::uint32_t d = psn24::diff(ppsn, r.cum_ack);
     const auto cls = c.hw ? c.hw->rx_classify(p, ppsn)
@@ -319,6 +330,11 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
     }
     if (mismatch && !has(cfg, bug::accept_mismatch)) return fail_with(nak_code::header_mismatch);
 
+    // The arrival-order bugs place each packet at the message's next free byte.
+    auto arrival_offset = [&]() -> std::uint32_t {
+        auto it = c.inbox.find(key);
+        return it == c.inbox.end() ? 0 : it->second.placed_bytes;
+    };
     std::uint8_t* dst = nullptr;
     if (send_op) {
         auto& list = c.recvs[m.tag];
@@ -339,14 +355,22 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
         if (total > rv.len) return fail_with(nak_code::invalid_request);
         auto mr = e.mrs_.find(rv.rkey);
         // Never write outside the receive (reachable only when a bug profile skips the mismatch checks).
-        if (static_cast<std::uint64_t>(m.msg_offset) + len > rv.len) return;
-        dst = mr->second.bytes.data() + rv.offset + m.msg_offset;
+        const std::uint32_t at = has(cfg, bug::send_arrival_order) ? arrival_offset() : m.msg_offset;
+        if (static_cast<std::uint64_t>(at) + len > rv.len) return;
+        dst = mr->second.bytes.data() + rv.offset + at;
     } else {
         auto mr = e.mrs_.find(f.reth.r_key);
         const std::uint64_t va = f.reth.va;
-        if (mr == e.mrs_.end() || va < mr->second.va || va + len > mr->second.va + mr->second.bytes.size())
+        if (mr == e.mrs_.end() || va < mr->second.va || va + len > mr->second.va + mr->second.bytes.size()) {
+            if (has(cfg, bug::oob_write_silent)) return ack_policy(mark_received());  // discarded, nobody told
             return fail_with(nak_code::remote_access);  // MR-OOO-4
-        dst = mr->second.bytes.data() + (va - mr->second.va);
+        }
+        std::uint64_t at = va - mr->second.va;
+        if (has(cfg, bug::write_arrival_order)) {
+            at = at - m.msg_offset + arrival_offset();
+            if (at + len > mr->second.bytes.size()) return;  // never outside the region
+        }
+        dst = mr->second.bytes.data() + at;
     }
     // MR-OOO-1/2: place at the packet's own address; no reorder buffer.
     if (!f.payload.empty()) std::memcpy(dst, f.payload.data(), f.payload.size());  // a described payload writes nothing

@@ -90,6 +90,7 @@ void send_data(endpoint& e, connection& c, unsigned p, std::uint32_t ppsn, const
     s.ipv4.ecn = s.ipv6.ecn = has(cfg, bug::ecn_not_ect) ? k_ecn_not_ect : k_ecn_ect0;  // MR-HDR-4
     s.bth.psn = ppsn;
     s.bth.ack_req = last || retx;
+    if (has(cfg, bug::reserved_bits_set)) s.bth.resv7 = 0x01;  // MR-HDR-1 broken
     std::uint8_t flags = 0;
     if (pkt.unit.index == 0) flags |= k_flag_som;
     if (last) flags |= k_flag_eom;
@@ -232,8 +233,9 @@ void carry_out_expiry(endpoint& e, connection& c, unsigned p, bool move) {
 enum class resent { sent, queued, none, ended };
 resent resend_oldest(endpoint& e, connection& c, unsigned p, bool restart, bool move = false) {
     auto& t = c.tx[p];
-    for (std::size_t i = 0; i < t.window.size(); ++i)
-        if (!t.window[i].acked) {
+    const bool newest = restart && has(e.cfg(), bug::rto_resends_newest);
+    for (std::size_t k = 0; k < t.window.size(); ++k)
+        if (const std::size_t i = newest ? t.window.size() - 1 - k : k; !t.window[i].acked) {
             if (!paced(e, c)) {
                 if (restart) carry_out_expiry(e, c, p, move);
                 return resend_same(e, c, p, i) ? resent::sent : resent::ended;

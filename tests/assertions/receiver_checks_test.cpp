@@ -80,6 +80,44 @@ TEST_CASE("acks_conform: CE_Count counts every CE-marked packet (MR-CC-1)") {
     }
 }
 
+TEST_CASE("acks_conform: a path's CumAck never goes back without a PATH_RESET (MR-SACK-1, MR-PATH-3)") {
+    // PPSN 100 and 101 on path 0, each answered; 102 leaves after the ACK
+    // saying CumAck 102 arrived, and comes from a new source port.
+    auto run = [](std::uint32_t cum_after_move, bool reset = false) {
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100, .ack_req = true});
+        b.ack(1us, D::from_dut, 0, 101, {}, 100, false, 4000);
+        b.data(2us, D::to_dut, {.ppsn = 101, .ack_req = true});
+        b.ack(3us, D::from_dut, 0, 102, {}, 101, false, 4000);
+        if (reset) b.ctrl(3500ns, D::to_dut, wire::ctrl_type::path_reset, {wire::tlv::path_id(0), wire::tlv::initial_ppsn({100})});
+        b.data(4us, D::to_dut, {.ppsn = 102, .sport = 0xFEED, .ack_req = true});
+        b.ack(5us, D::from_dut, 0, cum_after_move, cum_after_move == 103 ? std::vector<std::uint32_t>{} : std::vector<std::uint32_t>{102},
+              102, false, 4000);
+        return b.check("acks_conform");
+    };
+    CHECK(run(103).v == verdict::pass);
+    SECTION("the new port met fresh state: CumAck back at the path's start") {
+        const auto o = run(100);
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("CumAck went back on path 0"));
+        CHECK_THAT(o.message, Catch::Contains("said CumAck 102"));
+    }
+    SECTION("after a PATH_RESET the path restarts: not judged across it") {
+        const auto o = run(100, true);
+        INFO(o.message);
+        CHECK_FALSE(Catch::Contains("CumAck went back").match(o.message));
+    }
+    SECTION("two ACKs whose order the wire may have swapped are not taken") {
+        // 102 left before the higher ACK arrived: the lower one may be older.
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100, .ack_req = true});
+        b.data(500ns, D::to_dut, {.ppsn = 101, .ack_req = true});
+        b.ack(1us, D::from_dut, 0, 102, {}, 101, false, 4000);
+        b.ack(1500ns, D::from_dut, 0, 101, {}, 100, false, 4000);
+        CHECK(b.check("acks_conform").v == verdict::pass);
+    }
+}
+
 TEST_CASE("grant_advertised") {
     trace_builder b;
     b.ack(1us, D::from_dut, 0, 101, {}, 100, false, 1000);

@@ -628,8 +628,50 @@ TEST_CASE("rnr-ignores-pause: the paused tag's next message leaves during the pa
     CHECK(bad.completed == 2);  // the rejected message is still re-sent after the pause
 }
 
-// accept-own-minor and rnr-kept are tested in receiver_test.cpp, which writes
-// the frames (a CONNECT of an older minor version; an RNR_QUERY) itself.
+TEST_CASE("rto-resends-newest: an RTO resends the path's newest unacknowledged PPSN, not its oldest (MR-RTO-4)") {
+    // One path; its route fails while a 4-packet WRITE is in flight, then
+    // comes back: the first expiry's resend names the PPSN.
+    auto first_resend = [](ep::bug b) {
+        pair_rig r({}, with(b, 1), with(ep::bug::none, 1));
+        auto rk = r.b->register_mr(1 << 16);
+        r.fab->at(direction::a_to_b, 0).set_failed(true);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(4 * 4096), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(200us);
+        r.fab->at(direction::a_to_b, 0).set_failed(false);
+        r.run_for(5ms);
+        REQUIRE(r.a->poll().size() == 1);  // recovered either way
+        std::vector<std::uint32_t> first, retx;
+        for (const auto& t : r.frames(direction::a_to_b, k_write))
+            ((t.f().mrh.flags & wire::k_flag_retx) ? retx : first).push_back(t.f().bth.psn);
+        REQUIRE(first.size() == 4);
+        REQUIRE(!retx.empty());
+        return std::pair{retx[0], first};
+    };
+    const auto [ref, ref_first] = first_resend(ep::bug::none);
+    const auto [bad, bad_first] = first_resend(ep::bug::rto_resends_newest);
+    CHECK(ref == ref_first.front());
+    CHECK(bad == bad_first.back());
+}
+
+TEST_CASE("reserved-bits-set: data leaves with a BTH reserved bit set (MR-HDR-1)") {
+    for (auto b : {ep::bug::none, ep::bug::reserved_bits_set}) {
+        pair_rig r({}, with(b), {});
+        auto rk = r.b->register_mr(1 << 16);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(10000), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(1ms);
+        CHECK(r.a->poll().size() == 1);  // the reference receiver ignores reserved bits
+        auto w = r.frames(direction::a_to_b, k_write);
+        REQUIRE(!w.empty());
+        for (const auto& t : w) CHECK(t.f().bth.resv7 == (b == ep::bug::none ? 0 : 1));
+    }
+}
+
+// accept-own-minor, rnr-kept and the receiver profiles of the ten below
+// (write-arrival-order, send-arrival-order, oob-write-silent,
+// unknown-conn-silent, no-sack, grant-zero-first, path-by-port,
+// nak-bad-version) are tested in receiver_test.cpp, which writes the frames
+// (a CONNECT of an older minor version, an RNR_QUERY, packets out of order,
+// from a new port, of an unknown version) itself.
 TEST_CASE("every bug profile has a name, a clause and a test above") {
     std::set<std::string_view> names;
     for (const auto& b : ep::bug_profiles()) {
@@ -637,7 +679,7 @@ TEST_CASE("every bug profile has a name, a clause and a test above") {
         CHECK(b.clauses.starts_with("MR-"));
         CHECK(ep::bug_by_name(b.name).ok());
     }
-    CHECK(names.size() == 38);
+    CHECK(names.size() == 48);
     CHECK_FALSE(ep::bug_by_name("nonsense").ok());
     CHECK(ep::bug_by_name("none").ok());
     CHECK_FALSE(ep::bug_by_name("").ok());  // an unset variable, not the reference

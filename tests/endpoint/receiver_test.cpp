@@ -243,18 +243,27 @@ TEST_CASE("ACK policy: every 8 packets, at once on AckReq, a new gap or CE, else
     CHECK(r.take(opcode::ack).size() == 1);
 }
 
-TEST_CASE("paths are identified by PathID, never by source port (MR-PATH-3)") {
-    raw_rig r;
+namespace {
+// CumAck of the ACKs for PPSN 1000 on path 0, then 1001 from a new source
+// port (the same path after a port move).
+std::vector<std::uint32_t> port_move_cum_acks(ep::config cfg = {}) {
+    raw_rig r(cfg);
+    r.take_all();
     auto a = r.write(0, 1000, 256, 0, 0, 0);
     a.bth.ack_req = true;
     r.inject(a);
     auto b = r.write(0, 1001, 256, 256, 0, 1);
-    b.udp.sport = 0xFEED;  // the same path after a port change
+    b.udp.sport = 0xFEED;
     b.bth.ack_req = true;
     r.inject(b);
-    auto acks = r.take(opcode::ack);
-    REQUIRE(acks.size() == 2);
-    CHECK(acks[1].bth.psn == 1002);  // one sequence across both ports
+    std::vector<std::uint32_t> cum;
+    for (const auto& k : r.take(opcode::ack)) cum.push_back(k.bth.psn);
+    return cum;
+}
+}  // namespace
+
+TEST_CASE("paths are identified by PathID, never by source port (MR-PATH-3)") {
+    CHECK(port_move_cum_acks() == std::vector<std::uint32_t>{1001, 1002});  // one sequence across both ports
 }
 
 TEST_CASE("NAK codes: 0x0E unknown connection (MR-CONN-2), 0x20 invalid PathID (MR-CONN-4), 0x0B outside the window, 0x0F mismatch (MR-HDR-5), 0x02 bounds (MR-OOO-4)") {
@@ -560,4 +569,127 @@ TEST_CASE("CLOSE is answered with CLOSE_ACK; data after close gets NAK 0x10 (MR-
     auto naks = r.take(opcode::nak);
     REQUIRE(naks.size() == 1);
     CHECK(naks[0].nakh.code == 0x10);
+}
+
+// ---- receiver bug profiles: each scenario run on the reference and on the
+// mutant, the observable compared (docs/bug-profiles.md).
+
+namespace {
+ep::config bugged(ep::bug b) {
+    ep::config c;
+    c.bug_profile = b;
+    return c;
+}
+// Packet `i` of a 2-packet (8 KiB) message, `fill` bytes: a WRITE at the
+// region's start, or a SEND to receive 0 of tag 3.
+frame_spec half(const raw_rig& r, bool send, unsigned i, std::uint32_t ppsn, std::uint8_t fill) {
+    auto f = r.write(0, ppsn, 4096, i * 4096u);
+    f.mrh->flags = i == 0 ? k_flag_som : k_flag_eom;
+    f.mrh->msg_offset = i * 4096u;
+    f.reth->dma_len = 8192;
+    if (send) {
+        f.bth.opcode = static_cast<std::uint8_t>(opcode::send);
+        f.reth.reset();
+        f.seth = seth{0, 8192};
+        f.mrh->tag = 3;
+    }
+    f.payload.assign(4096, fill);
+    return f;
+}
+// The first byte of each 4 KiB half of the message's 8 KiB, after its two
+// packets arrived in reverse order.
+std::pair<std::uint8_t, std::uint8_t> reversed_halves(ep::bug b, bool send) {
+    raw_rig r(bugged(b));
+    if (send) REQUIRE(r.b->post_recv(r.conn, 3, r.rkey, 0, 8192, 7).ok());
+    r.inject(half(r, send, 1, 1001, 0x22));
+    r.inject(half(r, send, 0, 1000, 0x11));
+    const auto mem = r.b->mr_bytes(r.rkey);
+    return {mem[0], mem[4096]};
+}
+}  // namespace
+
+TEST_CASE("write-arrival-order: WRITE packets land in arrival order, not at their RETH.VA (MR-OOO-1)") {
+    CHECK(reversed_halves(ep::bug::none, false) == std::pair<std::uint8_t, std::uint8_t>{0x11, 0x22});
+    CHECK(reversed_halves(ep::bug::write_arrival_order, false) == std::pair<std::uint8_t, std::uint8_t>{0x22, 0x11});
+    CHECK(reversed_halves(ep::bug::write_arrival_order, true) == std::pair<std::uint8_t, std::uint8_t>{0x11, 0x22});  // SENDs untouched
+}
+
+TEST_CASE("send-arrival-order: SEND packets land in arrival order, not at MsgOffset (MR-OOO-2)") {
+    CHECK(reversed_halves(ep::bug::none, true) == std::pair<std::uint8_t, std::uint8_t>{0x11, 0x22});
+    CHECK(reversed_halves(ep::bug::send_arrival_order, true) == std::pair<std::uint8_t, std::uint8_t>{0x22, 0x11});
+    CHECK(reversed_halves(ep::bug::send_arrival_order, false) == std::pair<std::uint8_t, std::uint8_t>{0x11, 0x22});  // WRITEs untouched
+}
+
+TEST_CASE("oob-write-silent and unknown-conn-silent: no NAK 0x02, no NAK 0x0E (MR-OOO-4, MR-CONN-2)") {
+    auto answers = [](ep::bug b) {
+        raw_rig r(bugged(b));
+        r.take_all();
+        auto oob = r.write(1, 2000, 256, (1 << 20) - 100);  // runs past the region
+        oob.bth.ack_req = true;
+        r.inject(oob);
+        auto unknown = r.write(0, 1000);
+        unknown.bth.dest_qp = 0x123456;
+        r.inject(unknown);
+        std::vector<unsigned> codes;
+        for (const auto& n : r.take(opcode::nak)) codes.push_back(n.nakh.code);
+        CHECK(std::all_of(r.b->mr_bytes(r.rkey).end() - 100, r.b->mr_bytes(r.rkey).end(), [](auto x) { return x == 0; }));
+        return codes;
+    };
+    CHECK(answers(ep::bug::none) == std::vector<unsigned>{0x02, 0x0E});
+    CHECK(answers(ep::bug::oob_write_silent) == std::vector<unsigned>{0x0E});
+    CHECK(answers(ep::bug::unknown_conn_silent) == std::vector<unsigned>{0x02});
+}
+
+TEST_CASE("no-sack: an ACK after a gap reports CumAck only (MR-SACK-1)") {
+    auto ack_after_gap = [](ep::bug b) {
+        raw_rig r(bugged(b));
+        r.take_all();
+        r.inject(r.write(0, 1000, 256, 0, 0, 0));
+        r.inject(r.write(0, 1002, 256, 512, 0, 2));  // 1001 missing: a new gap, answered at once
+        auto acks = r.take(opcode::ack);
+        REQUIRE(acks.size() == 1);
+        CHECK(acks[0].bth.psn == 1001);
+        return acks[0].ackh.sack.test(1);
+    };
+    CHECK(ack_after_gap(ep::bug::none));
+    CHECK_FALSE(ack_after_gap(ep::bug::no_sack));
+}
+
+TEST_CASE("grant-zero-first: the connection's first ACK carries GrantRate 0 (MR-GR-1)") {
+    auto grants = [](ep::bug b) {
+        raw_rig r(bugged(b));
+        r.take_all();
+        std::vector<unsigned> g;
+        for (std::uint32_t i = 0; i < 2; ++i) {
+            auto w = r.write(0, 1000 + i, 256, i * 256, 0, i);
+            w.bth.ack_req = true;
+            r.inject(w);
+            for (const auto& a : r.take(opcode::ack)) g.push_back(a.ackh.grant_rate);
+        }
+        return g;
+    };
+    CHECK(grants(ep::bug::none) == std::vector<unsigned>{4000, 4000});
+    CHECK(grants(ep::bug::grant_zero_first) == std::vector<unsigned>{0, 4000});
+}
+
+TEST_CASE("path-by-port: a port new to the path meets fresh state; CumAck goes back (MR-PATH-3)") {
+    CHECK(port_move_cum_acks(bugged(ep::bug::path_by_port)) ==
+          std::vector<std::uint32_t>{1001, 1000});  // back at the path's start, 1001 SACKed
+}
+
+TEST_CASE("nak-bad-version: an unknown MRH version is NAKed 0x0F, not dropped silently; still counted (MR-HDR-3)") {
+    auto answers = [](ep::bug b) {
+        raw_rig r(bugged(b));
+        r.take_all();
+        auto v2 = r.write(0, 1000);
+        v2.mrh->ver = 2;
+        r.inject(v2);
+        CHECK(r.b->stats().drops[static_cast<int>(drop_reason::bad_version)] == 1);
+        r.d.run_until(r.s.now() + 100us);
+        std::vector<unsigned> codes;
+        for (const auto& n : r.take(opcode::nak)) codes.push_back(n.nakh.code);
+        return codes;
+    };
+    CHECK(answers(ep::bug::none).empty());
+    CHECK(answers(ep::bug::nak_bad_version) == std::vector<unsigned>{0x0F});
 }
