@@ -52,6 +52,8 @@ const std::vector<bug_info>& bug_profiles() {
         {bug::nak_bad_version, "nak-bad-version", "MR-HDR-3", "answers a data packet with an unknown MRH version with NAK 0x0F (header mismatch) instead of dropping it silently; still counts it"},
         {bug::rto_resends_newest, "rto-resends-newest", "MR-RTO-4", "an RTO resends the path's newest unacknowledged PPSN, not its oldest"},
         {bug::reserved_bits_set, "reserved-bits-set", "MR-HDR-1", "sends data packets with the lowest BTH reserved bit (after AckReq) set"},
+        {bug::df_clear, "df-clear", "MR-HDR-6", "sends IPv4 packets with DF clear and a running Identification (1, 2, 3 ...), as a host stack does for fragmentable datagrams"},
+        {bug::pause_frames, "pause-frames", "MR-CC-5", "answers every ACK with ECE with an 802.3x PAUSE frame (quanta 0xFFFF) to its neighbour: congestion pushed down to the link, as a PFC-minded NIC does"},
     };
     return k_bugs;
 }

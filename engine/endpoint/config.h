@@ -68,6 +68,8 @@ enum class bug : std::uint8_t {
     nak_bad_version,    // MR-HDR-3: answers a data packet with an unknown MRH version with NAK 0x0F
     rto_resends_newest, // MR-RTO-4: an RTO resends the path's newest unacknowledged PPSN, not its oldest
     reserved_bits_set,  // MR-HDR-1: sends data packets with a BTH reserved bit set
+    df_clear,           // MR-HDR-6: sends IPv4 with DF clear and a running Identification
+    pause_frames,       // MR-CC-5: answers an ECE with an 802.3x PAUSE frame
 };
 
 struct bug_info {

@@ -51,9 +51,33 @@ frame_spec endpoint::impl::base(endpoint& e, const connection& c, opcode op, std
 }
 
 void endpoint::impl::send(endpoint& e, const frame_spec& s) {
-    build_into(s, e.scratch_);
+    if (e.cfg_.bug_profile == bug::df_clear && s.ip_version == 4) {
+        frame_spec t = s;  // MR-HDR-6 broken: DF clear, the Identification a host stack would give
+        t.ipv4.df = false;
+        if (++e.ip_id_ == 0) e.ip_id_ = 1;
+        t.ipv4.identification = e.ip_id_;
+        build_into(t, e.scratch_);
+    } else {
+        build_into(s, e.scratch_);
+    }
     ++e.c_.frames_out;
     e.last_frame_size_ = e.scratch_.size() + s.symbolic_payload;  // on the wire: a described payload counts
+    if (e.tx_owned_) e.tx_owned_(e.scratch_);
+    else e.tx_(e.scratch_);
+}
+
+// An 802.3x PAUSE frame (MAC control opcode 1, quanta 0xFFFF) to the
+// reserved multicast address, padded to the 60-byte minimum.
+void endpoint::impl::send_pause(endpoint& e) {
+    e.scratch_.assign(60, 0);
+    const std::uint8_t dst[6] = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
+    std::copy(dst, dst + 6, e.scratch_.begin());
+    std::copy(e.self_.mac.begin(), e.self_.mac.end(), e.scratch_.begin() + 6);
+    e.scratch_[12] = 0x88;
+    e.scratch_[13] = 0x08;
+    e.scratch_[15] = 0x01;  // PAUSE
+    e.scratch_[16] = e.scratch_[17] = 0xFF;
+    ++e.c_.frames_out;
     if (e.tx_owned_) e.tx_owned_(e.scratch_);
     else e.tx_(e.scratch_);
 }

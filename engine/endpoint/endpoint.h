@@ -237,6 +237,7 @@ private:
     counters c_;
     core::byte_buffer scratch_;
     std::size_t last_frame_size_ = 0;
+    std::uint16_t ip_id_ = 0;  // bug df-clear: the last IPv4 Identification sent
     active_count active_;
     bool batching_ = false;
     std::optional<nanos> arrived_;  // while receive() runs: the frame's arrival

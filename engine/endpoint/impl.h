@@ -11,6 +11,7 @@ struct endpoint::impl {
     // framing
     static wire::frame_spec base(endpoint& e, const connection& c, wire::opcode op, std::uint16_t sport);
     static void send(endpoint& e, const wire::frame_spec& s);
+    static void send_pause(endpoint& e);  // bug pause-frames
     static std::uint16_t new_port(endpoint& e, const connection& c, std::uint16_t avoid);
     static std::uint16_t ctrl_port(const connection& c);
     // control (endpoint.cpp)

@@ -558,6 +558,7 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
         ++k.acks_ignored;
         return;
     }
+    if (a.ece() && has(cfg, bug::pause_frames)) impl::send_pause(e);
     const std::uint32_t cum = f.bth.psn;
     // An ACK older than what we already took as acknowledged (CumAck below our
     // base: ACKs reordered, or an earlier ACK covered more) still carries SACK

@@ -25,7 +25,9 @@ namespace {
 
 namespace asio = boost::asio;
 
-core::result<wire::mac_addr> iface_mac(const std::string& iface) {
+}  // namespace
+
+core::result<wire::mac_addr> interface_mac(const std::string& iface) {
     const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
     if (fd < 0) return core::error{std::string("socket: ") + std::strerror(errno)};
     ifreq r{};
@@ -38,8 +40,7 @@ core::result<wire::mac_addr> iface_mac(const std::string& iface) {
     return m;
 }
 
-// The neighbour table's entry for `ip` (/proc/net/arp), if complete.
-std::optional<wire::mac_addr> arp_lookup(const wire::ipv4_addr& ip) {
+std::optional<wire::mac_addr> neighbour_mac(const wire::ipv4_addr& ip) {
     std::ifstream in("/proc/net/arp");
     std::string line;
     std::getline(in, line);  // header
@@ -57,6 +58,8 @@ std::optional<wire::mac_addr> arp_lookup(const wire::ipv4_addr& ip) {
     }
     return std::nullopt;
 }
+
+namespace {
 
 // Reads at most `batch` frames that are ready, each with its capture stamp.
 void read_batch(pcap_t* p, std::size_t batch, bool nano, port_stats& stats, const port::rx& cb) {
@@ -149,7 +152,7 @@ public:
     ~pcap_port() override { stop(); }
 
     core::status open() {
-        auto mac = iface_mac(o_.iface);
+        auto mac = interface_mac(o_.iface);
         if (!mac) return mac.err();
         local_mac_ = *mac;
         if (o_.remote_mac) {
@@ -159,7 +162,7 @@ public:
             if (o_.remote.version == 6)
                 return core::error{"agent+pcap over IPv6: pass dut_mac= (the neighbour table is read for IPv4 only)"};
             for (int i = 0; i < 20; ++i) {
-                if (auto m = arp_lookup(o_.remote.v4)) {
+                if (auto m = neighbour_mac(o_.remote.v4)) {
                     remote_mac_ = *m;
                     break;
                 }
@@ -172,8 +175,13 @@ public:
             if (remote_mac_ == wire::mac_addr{})
                 return core::error{"no neighbour entry for " + ip_text(o_.remote) + " on " + o_.iface + "; pass dut_mac="};
         }
-        const std::string filter =
-            "udp dst port 4791 and src host " + ip_text(o_.remote) + " and dst host " + ip_text(o_.local);
+        // The DUT's MetaRoCE frames, and any PAUSE/PFC frame it sends
+        // (MR-CC-5: wire_format fails a DUT that sends one).
+        char dut_mac[18];
+        std::snprintf(dut_mac, sizeof dut_mac, "%02x:%02x:%02x:%02x:%02x:%02x", remote_mac_[0], remote_mac_[1], remote_mac_[2],
+                      remote_mac_[3], remote_mac_[4], remote_mac_[5]);
+        const std::string filter = "(udp dst port 4791 and src host " + ip_text(o_.remote) + " and dst host " +
+                                   ip_text(o_.local) + ") or (ether proto 0x8808 and ether src " + dut_mac + ")";
         auto st = cap_.open(
             o_.iface, [](pcap_t* p) { pcap_set_buffer_size(p, 16 << 20); },
             [&](pcap_t* p) -> core::status {

@@ -84,6 +84,12 @@ struct udp_options {
     std::uint16_t listen_port = 4791;
     std::size_t max_tx_sockets = 512;  // send sockets kept open; beyond, the least recently used is closed
     std::size_t batch = 64;
+    // Frames a UDP socket cannot send exactly (datagram_of refuses them: an
+    // IPv4 header with DF clear, an Ethernet PAUSE frame) leave verbatim on
+    // this interface through libpcap, source MAC the interface's, an IPv4
+    // frame's destination MAC its neighbour's (mrct-refnic --raw-iface: bug
+    // profiles that break L2/L3 rules; root). Empty: such frames are refused.
+    std::string raw_iface;
 };
 core::result<std::unique_ptr<port>> make_udp_port(boost::asio::io_context& io, const udp_options& o);
 
@@ -152,6 +158,11 @@ std::optional<std::pair<ip_address, ip_address>> frame_addresses(core::bytes_vie
 // A UDP socket on `local`:4791 whose datagrams are discarded: raw ports use it
 // so that the kernel does not answer the DUT's frames with ICMP unreachable.
 core::status bind_sink(boost::asio::ip::udp::socket& s, const ip_address& local);
+
+// An interface's MAC address; the kernel's neighbour entry (/proc/net/arp)
+// for an IPv4 address, if complete.
+core::result<wire::mac_addr> interface_mac(const std::string& iface);
+std::optional<wire::mac_addr> neighbour_mac(const wire::ipv4_addr& ip);
 
 core::result<wire::ipv4_addr> parse_ipv4(const std::string& s);
 std::string ipv4_text(const wire::ipv4_addr& a);

@@ -50,6 +50,35 @@ public:
         const int buf = 8 << 20;
         ::setsockopt(rx_.native_handle(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
         rx_.non_blocking(true, ec);
+        if (!o_.raw_iface.empty()) {
+            auto mac = interface_mac(o_.raw_iface);
+            if (!mac) return mac.err();
+            raw_mac_ = *mac;
+            auto t = make_tap_port(io_, tap_options{o_.raw_iface, 1, 1u << 20});  // sends only: never started
+            if (!t) return core::error{"--raw-iface " + o_.raw_iface + ": " + t.err().message};
+            raw_ = std::move(*t);
+        }
+        return core::ok_status();
+    }
+
+    // A frame no socket can reproduce, verbatim on the raw interface: from
+    // this interface's MAC; an IP frame from this port's address, to its
+    // destination's neighbour (IPv4); any other frame (PAUSE) to the
+    // destination it names.
+    core::status send_raw(core::bytes_view frame) {
+        if (frame.size() < 14) return core::error{"raw send: a frame shorter than its Ethernet header"};
+        raw_out_.assign(frame.begin(), frame.end());
+        if (auto a = frame_addresses(frame)) {
+            if (a->first != o_.local) return core::error{"frame source " + ip_text(a->first) + " is not this port's address"};
+            if (a->second.version != 4) return core::error{"raw send over IPv6: no neighbour lookup (IPv4 only)"};
+            auto n = neighbour_mac(a->second.v4);
+            if (!n) return core::error{"raw send: no neighbour entry for " + ip_text(a->second)};
+            std::memcpy(raw_out_.data(), n->data(), 6);
+        }
+        std::memcpy(raw_out_.data() + 6, raw_mac_.data(), 6);
+        flush();  // what the sockets queued leaves first
+        if (auto st = raw_->send(raw_out_); !st) return st;
+        ++stats_.frames_out;
         return core::ok_status();
     }
 
@@ -60,6 +89,7 @@ public:
 
     core::status send(core::bytes_view frame) override {
         auto d = datagram_of(frame);
+        if (!d && raw_) return send_raw(frame);
         if (!d) return core::error{"a UDP socket cannot send this frame exactly (" + d.err().message + "); it needs raw_frames"};
         if (d->src != o_.local) return core::error{"frame source " + ip_text(d->src) + " is not this port's address"};
         if (!o_.remote.unspecified() && d->dst != o_.remote)
@@ -108,6 +138,7 @@ public:
 
     void stop() override {
         flush();
+        if (raw_) raw_->stop();
         boost::system::error_code ec;
         rx_.close(ec);
         for (auto& [p, s] : tx_) s->s.close(ec);
@@ -328,6 +359,9 @@ private:
 
     asio::io_context& io_;
     udp_options o_;
+    std::unique_ptr<port> raw_;  // udp_options::raw_iface: frames no socket can reproduce
+    wire::mac_addr raw_mac_{};
+    core::byte_buffer raw_out_;
     udp::socket rx_;
     std::map<std::uint16_t, std::unique_ptr<tx_sock>> tx_;
     rx cb_;

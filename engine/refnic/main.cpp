@@ -74,7 +74,7 @@ bool is_loopback(const std::string& host) {
 int main(int argc, char** argv) {
     CLI::App app{"mrct-refnic: the MetaRoCE reference endpoint as a device under test.\n"
                  "Serves the agent protocol on TCP (docs/agent-protocol.md) and MetaRoCE on UDP 4791 at --addr."};
-    std::string listen = "127.0.0.1:7700", addr, bug, token, level = "info", eal, dpdk_port;
+    std::string listen = "127.0.0.1:7700", addr, bug, token, level = "info", eal, dpdk_port, raw_iface;
     bool busy_poll = false;
     std::string peers = "subnet";
     std::uint64_t max_mr = 1ull << 30, max_memory = 4ull << 30;
@@ -90,6 +90,10 @@ int main(int argc, char** argv) {
                    "\"--no-huge --no-pci -l 1 --file-prefix=refnic --vdev=net_af_packet0,iface=veth1\" "
                    "(frames to --addr from any address are taken; replies go to the MAC each sender used)");
     app.add_option("--dpdk-port", dpdk_port, "With --dpdk: the port, by index or device name (default 0)");
+    app.add_option("--raw-iface", raw_iface,
+                   "Over UDP sockets: frames a socket cannot send exactly (bug profiles df-clear and pause-frames: IPv4\n"
+                   "with DF clear, Ethernet PAUSE) leave verbatim on this interface through libpcap (root); without it\n"
+                   "they are refused and logged");
     app.add_flag("--busy-poll", busy_poll, "With --dpdk: spin on the port instead of polling it every 10 us");
     app.add_option("--peers", peers,
                    "Wire peers an agent client may make this DUT connect to: subnet (the /24 or /64 of --addr),\n"
@@ -122,6 +126,10 @@ int main(int argc, char** argv) {
         std::cerr << "mrct-refnic: " << allowed.err().message << "\n";
         return 2;
     }
+    if (!raw_iface.empty() && !eal.empty()) {
+        std::cerr << "mrct-refnic: --raw-iface is for UDP sockets; a DPDK port (--dpdk) sends frames as they are\n";
+        return 2;
+    }
     if (max_mr == 0 || max_memory < max_mr) {
         std::cerr << "mrct-refnic: --max-mr must be at least 1 and at most --max-memory\n";
         return 2;
@@ -148,6 +156,7 @@ int main(int argc, char** argv) {
     if (eal.empty()) {
         netio::udp_options uo;
         uo.local = *ip;
+        uo.raw_iface = raw_iface;
         wire = netio::make_udp_port(drv.io(), uo);
     } else {
         netio::dpdk_options dop;

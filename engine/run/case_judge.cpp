@@ -125,7 +125,10 @@ case_exec::handshake_evidence case_exec::handshake_seen() const {
     std::map<std::string, unsigned> from_dut, to_dut;
     handshake_evidence h;
     std::optional<nanos> first_out, first_in;
+    std::map<std::string, unsigned> undecoded;  // the DUT's frames that did not decode, by why
     for (const auto& rec : tr_->frames) {
+        if (rec.d == trace::dir::from_dut && !rec.ok() && rec.dec.dropped)
+            ++undecoded[std::string(wire::drop_reason_name(rec.dec.dropped->reason))];
         if (!rec.ok() || rec.f().bth.opcode != static_cast<std::uint8_t>(wire::opcode::ctrl)) continue;
         const bool out = rec.d == trace::dir::from_dut;
         ++(out ? from_dut : to_dut)[std::string(wire::ctrl_type_name(rec.f().ctrlh.type))];
@@ -139,6 +142,16 @@ case_exec::handshake_evidence case_exec::handshake_seen() const {
         return s.empty() ? std::string("no CTRL frame") : s;
     };
     h.text = "from the DUT: " + list(from_dut) + "; to the DUT: " + list(to_dut);
+    if (!undecoded.empty()) {
+        std::string s;
+        for (const auto& [why, n] : undecoded) s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + why;
+        h.text += "; frames from the DUT that did not decode: " + s;
+        // Over agent+udp the header is rebuilt as a socket implies (D42).
+        if (undecoded.count("bad_icrc"))
+            h.text += " (a UDP socket does not show the IP header: the ICRC is checked over IPv4 DF=1 and "
+                      "Identification 0 (D42), so a DUT that sends another, MR-HDR-6, fails it there; agent+pcap "
+                      "decodes the header it sent)";
+    }
     if (first_out && first_in && *first_in > *first_out)
         h.text += " (the first answer " + assertions::fmt_time(*first_in - *first_out) + " after the first request)";
     return h;

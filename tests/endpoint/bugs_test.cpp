@@ -23,6 +23,13 @@ ep::config with(ep::bug b, unsigned paths = 8) {
     return c;
 }
 
+// Every packet of path 0 from A to B CE-marked, 2 us of delay.
+fabric::fabric_config ce_on_path0() {
+    fabric::fabric_config fc;
+    fc.path_stages_ab[0] = {{"delay", {{"delay", "2us"}}}, {"ecn_mark", {{"p", "1"}}}};
+    return fc;
+}
+
 // RNR on tag 1 (no receive posted), receive posted 100 us later.
 struct rnr_run {
     std::vector<ep::completion> rx;
@@ -177,9 +184,7 @@ TEST_CASE("no-epoch-bump and no-port-move (MR-PATH-2, MR-PATH-4)") {
 
 TEST_CASE("ignore-ecn and shared-cwnd (MR-CC-2, MR-CC-3)") {
     auto run = [](ep::bug b) {
-        fabric::fabric_config fc;
-        fc.path_stages_ab[0] = {{"delay", {{"delay", "2us"}}}, {"ecn_mark", {{"p", "1"}}}};
-        pair_rig r(fc, with(b), {});
+        pair_rig r(ce_on_path0(), with(b), {});
         auto rk = r.b->register_mr(8 << 20);
         REQUIRE(r.a->post_write(r.conn_a, 0, pattern(8 << 20), r.b->mr_va(rk), rk, 1).ok());
         r.run_for(20ms);
@@ -666,6 +671,43 @@ TEST_CASE("reserved-bits-set: data leaves with a BTH reserved bit set (MR-HDR-1)
     }
 }
 
+TEST_CASE("df-clear: IPv4 leaves with DF clear and a running Identification (MR-HDR-6)") {
+    for (auto b : {ep::bug::none, ep::bug::df_clear}) {
+        pair_rig r({}, with(b), {});
+        auto rk = r.b->register_mr(1 << 16);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(3 * 4096), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(1ms);
+        CHECK(r.a->poll().size() == 1);  // the ICRC covers the header it was sent with: still delivered
+        std::set<std::uint16_t> ids;
+        for (const auto& t : r.frames(direction::a_to_b, k_write)) {
+            CHECK(t.f().ipv4.df == (b == ep::bug::none));
+            ids.insert(t.f().ipv4.identification);
+        }
+        if (b == ep::bug::none) CHECK(ids == std::set<std::uint16_t>{0});
+        else CHECK((ids.size() == 3 && !ids.count(0)));
+    }
+}
+
+TEST_CASE("pause-frames: every ECE draws an 802.3x PAUSE frame (MR-CC-5)") {
+    auto pauses = [](ep::bug b) {
+        pair_rig r(ce_on_path0(), with(b), {});
+        auto rk = r.b->register_mr(1 << 20);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(1 << 20), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(5ms);
+        CHECK(r.a->poll().size() == 1);
+        std::size_t n = 0;
+        for (const auto& t : r.tap)
+            if (t.dir == direction::a_to_b && t.bytes.size() >= 18 && t.bytes[12] == 0x88 && t.bytes[13] == 0x08) {
+                ++n;
+                CHECK(t.bytes[0] == 0x01);  // to 01:80:C2:00:00:01
+                CHECK((t.bytes[15] == 0x01 && t.bytes[16] == 0xFF && t.bytes[17] == 0xFF));  // PAUSE, quanta 0xFFFF
+            }
+        return n;
+    };
+    CHECK(pauses(ep::bug::none) == 0);
+    CHECK(pauses(ep::bug::pause_frames) >= 1);
+}
+
 // accept-own-minor, rnr-kept and the receiver profiles of the ten below
 // (write-arrival-order, send-arrival-order, oob-write-silent,
 // unknown-conn-silent, no-sack, grant-zero-first, path-by-port,
@@ -679,7 +721,7 @@ TEST_CASE("every bug profile has a name, a clause and a test above") {
         CHECK(b.clauses.starts_with("MR-"));
         CHECK(ep::bug_by_name(b.name).ok());
     }
-    CHECK(names.size() == 48);
+    CHECK(names.size() == 50);
     CHECK_FALSE(ep::bug_by_name("nonsense").ok());
     CHECK(ep::bug_by_name("none").ok());
     CHECK_FALSE(ep::bug_by_name("").ok());  // an unset variable, not the reference

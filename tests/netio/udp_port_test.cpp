@@ -88,3 +88,23 @@ TEST_CASE("udp port: send sockets stay within max_tx_sockets, the least recently
     a->stop();
     b->stop();
 }
+
+TEST_CASE("udp port: a frame no socket can send is refused, or leaves raw on --raw-iface's interface (which must exist)") {
+    boost::asio::io_context io;
+    auto [a, b] = loopback_pair(io, "127.0.0.1", "127.0.0.2");
+    if (!a || !b) return;
+    auto spec = test::write_spec({127, 0, 0, 1}, {127, 0, 0, 2});
+    spec.ipv4.df = false;  // what the bug profile df-clear sends
+    spec.ipv4.identification = 7;
+    const auto st = a->send(wire::build(spec));
+    REQUIRE_FALSE(st.ok());
+    CHECK_THAT(st.err().message, Catch::Contains("needs raw_frames"));
+    a->stop();
+    b->stop();
+    netio::udp_options o;
+    o.local = *netio::parse_ip("127.0.0.3");
+    o.raw_iface = "no-such-iface0";
+    auto p = netio::make_udp_port(io, o);
+    REQUIRE_FALSE(p.ok());
+    CHECK_THAT(p.err().message, Catch::Contains("no-such-iface0"));
+}

@@ -211,6 +211,21 @@ def main():
                 problems.append(f"wrong token: exit {rc}, verdicts {v}, {res and res['cases'][0]['reason']}")
         finally:
             nic.stop()
+        # A DUT sending IPv4 with DF clear (df-clear through --raw-iface) over
+        # agent+udp: its ICRC fails over the header a socket implies, the
+        # case is an error, and the reason says what the frames were.
+        nic = Refnic(args, ns, "df-clear", raw=True)
+        try:
+            rc, res, out = run_mrct(args, os.path.join(work, "df-clear-udp"), dut_spec("udp", ns, timeout="500ms"), ns,
+                                    ["--filter", "HDR-001"])
+            v = [c["verdict"] for c in res["cases"]] if res else []
+            why = res["cases"][0]["reason"] if res and res["cases"] else ""
+            if rc != 3 or v != ["error"] or "bad_icrc" not in why or "MR-HDR-6" not in why:
+                problems.append(f"df-clear over agent+udp: exit {rc}, verdicts {v}, {why[:300]}")
+            else:
+                print(f"df-clear over agent+udp: error, {why[:160]}...")
+        finally:
+            nic.stop()
         # Nobody listening: every case is an error with the reason; the run ends.
         rc, res, out = run_mrct(args, os.path.join(work, "gone"), dut_spec("udp", ns), ns, few)
         v = [c["verdict"] for c in res["cases"]] if res else []

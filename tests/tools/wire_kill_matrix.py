@@ -1,5 +1,9 @@
 """The kill matrix on a real wire (issue 19): every built-in bug profile in
 mrct-refnic, driven over agent+udp on a veth between two network namespaces.
+A profile that breaks a clause only real L2/L3 headers show (MR-HDR-6's DF
+and Identification, MR-CC-5's PAUSE frames: the `wire_headers` capability)
+runs over agent+pcap instead, mrct-refnic sending the frames its sockets
+cannot through --raw-iface.
 
 For each profile the cases citing a clause it breaks run against
 mrct-refnic --bug PROFILE; the profile is caught when one of them fails. A
@@ -26,6 +30,9 @@ import sys
 
 from wire_lab import Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct, with_pid
 
+# Clauses only a raw port sees: their profiles run over agent+pcap.
+RAW_CLAUSES = {"MR-HDR-6", "MR-CC-5"}
+
 # Runs of a profile beyond the first when it was not caught only because its
 # cases were inconclusive (a host stall the engine measured).
 RETRIES = 2
@@ -43,6 +50,10 @@ def profiles(args):
     if not rows:
         raise RuntimeError("`mrct docs bugs` listed no bug profile")
     return rows
+
+
+def transport(clauses):
+    return "pcap" if RAW_CLAUSES & set(clauses) else "udp"
 
 
 def main():
@@ -64,10 +75,11 @@ def main():
     rows = {}
     with Netns() as ns:
         def run(bug, clauses, name):
-            nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"))
+            wire = transport(clauses)
+            nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"), raw=wire == "pcap")
             try:
                 extra = [x for c in clauses for x in ("--clause", c)]
-                spec = dut_spec("udp", ns)
+                spec = dut_spec(wire, ns)
                 return run_mrct(args, os.path.join(work, name), with_pid(spec, nic.p.pid) if args.pid else spec, ns, extra)
             finally:
                 nic.stop()
@@ -89,6 +101,7 @@ def main():
             failed = [c["id"] for c in cases if c["verdict"] == "fail"]
             rows[bug] = {
                 "clauses": clauses,
+                "wire": transport(clauses),
                 "caught": bool(failed),
                 "failing_cases": failed,
                 "ran": sum(c["verdict"] != "skipped" for c in cases),
@@ -100,12 +113,12 @@ def main():
                 rows[bug]["errors"].append(f"no results (exit {rc}): {out[-300:]}")
     json.dump(rows, open(os.path.join(args.workdir, "wire-kill-matrix.json"), "w"), indent=2)
 
-    print("wire kill matrix (agent+udp; bug profile -> failing cases citing its clauses)")
+    print("wire kill matrix (agent+udp, or agent+pcap where marked; bug profile -> failing cases citing its clauses)")
     problems = []
     for bug, r in rows.items():
-        state = "caught" if r["caught"] else "ESCAPED"
+        state = ("caught" if r["caught"] else "ESCAPED") + (" (pcap)" if r["wire"] == "pcap" else "")
         cases = " ".join(r["failing_cases"][:6]) + (f" (+{len(r['failing_cases']) - 6})" if len(r["failing_cases"]) > 6 else "")
-        print(f"  {bug:<18} {', '.join(r['clauses']):<34} {state:<8} ran {r['ran']:>2}, skipped {r['skipped']:>2}  {cases}")
+        print(f"  {bug:<18} {', '.join(r['clauses']):<34} {state:<15} ran {r['ran']:>2}, skipped {r['skipped']:>2}  {cases}")
         for e in r["errors"]:
             problems.append(f"{bug}: error {e}")
         if not r["caught"] and bug not in known:
