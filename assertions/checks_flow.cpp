@@ -702,6 +702,24 @@ outcome rnr_keeps_window(const context& c) {
 // MR-CONN-3: CLOSE only once everything is acknowledged.
 outcome close_after_ack(const context& c) {
     const auto& sv = c.sender();
+    // The premise: data was unacknowledged when the DUT surely had the close
+    // request (the plan's close call had returned). Otherwise a DUT that
+    // closes at once and one that waits send the same CLOSE: nothing is
+    // tested (on a wire, a call held 70 ms by a busy host came after the
+    // last ACK, and close-early passed CONN-030).
+    if (const auto& asked = c.tr().dut.close_done) {
+        unsigned in_flight = 0;
+        for (const auto& [p, _] : sv.paths) in_flight += sv.inflight_at(p, *asked);
+        if (!in_flight) {
+            auto o = inconclusive("the case's premise did not arise: the DUT had every packet acknowledged by " +
+                                  fmt_time(*asked) + ", when its close call had returned; a CLOSE then says nothing "
+                                  "about waiting for ACKs");
+            // In real time the call's round trip (a host busy elsewhere)
+            // decides it: another attempt may find data in flight (D66).
+            o.timing_doubt = c.tr().timing.realtime;
+            return o;
+        }
+    }
     for (const auto& r : c.tr().frames) {
         if (r.d != trace::dir::from_dut || !r.is(opcode::ctrl) ||
             r.f().ctrlh.type != static_cast<std::uint8_t>(ctrl_type::close))

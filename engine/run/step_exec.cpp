@@ -265,7 +265,12 @@ core::status step_exec::act(const compiled_action& a, int step) {
         const plan::loc& at;
         core::status operator()(const post_op& p) { return x.post(p); }
         core::status operator()(const memory_op&) { return core::ok_status(); }  // the regions were registered at set-up
-        core::status operator()(const close_op& c) { return c.on_dut ? x.dut_.close(x.w_.dut_conn) : x.w_.peer->close(x.w_.peer_conn); }
+        core::status operator()(const close_op& c) {
+            auto st = c.on_dut ? x.dut_.close(x.w_.dut_conn) : x.w_.peer->close(x.w_.peer_conn);
+            auto& obs = c.on_dut ? x.tr_.dut : x.tr_.peer;
+            if (st && !obs.close_done) obs.close_done = x.s_.now();
+            return st;
+        }
         core::status operator()(const path_op& p) {
             auto& fab = *x.w_.fab;
             if (p.path >= fab.size()) return core::error{"no fabric path " + std::to_string(p.path)};

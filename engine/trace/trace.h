@@ -87,6 +87,9 @@ struct side_obs {
     std::map<std::string, std::uint64_t> counters;
     bool conn_error = false;
     bool established = false;
+    // When the plan's close call on this side returned: the side had the
+    // request by then at the latest (close_after_ack's premise).
+    std::optional<nanos> close_done;
 };
 
 // Protocol parameters in force (spec §5, as configured), for tolerances.

@@ -806,6 +806,14 @@ TEST_CASE("close_after_ack") {
     g.ack(4us, D::to_dut, 0, 101);
     g.ctrl(5us, D::from_dut, wire::ctrl_type::close);
     CHECK(g.check("close_after_ack").v == verdict::pass);
+    SECTION("the premise: data unacknowledged when the close call had returned") {
+        b.tr.dut.close_done = 2us;  // PPSN 100 in flight then: judged
+        CHECK(b.check("close_after_ack").v == verdict::fail);
+        g.tr.dut.close_done = 4500ns;  // everything acknowledged by then: an early closer looks the same
+        const auto o = g.check("close_after_ack");
+        CHECK(o.v == verdict::inconclusive);
+        CHECK_THAT(o.message, Catch::Contains("premise did not arise: the DUT had every packet acknowledged"));
+    }
 }
 
 TEST_CASE("ctrl_repeat: unanswered CTRL repeated by its interval, up to the retry limit (§4)") {
