@@ -38,6 +38,7 @@ outcome ctrl_repeat(const context& c);
 
 // DUT as receiver (checks_receiver.cpp)
 outcome acks_conform(const context& c);
+outcome sack_reports(const context& c);
 outcome naks(const context& c);
 outcome silent_drop(const context& c);
 outcome rnr_sent(const context& c);

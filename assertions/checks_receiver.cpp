@@ -124,6 +124,13 @@ std::optional<outcome> ce_count_wrong(const trace::trace& tr) {
     return std::nullopt;
 }
 
+// Drops a path's entries from a map keyed by (path, PPSN): a PATH_RESET
+// restarts the path's PPSNs.
+template <class V>
+void erase_path(std::map<std::pair<unsigned, std::uint32_t>, V>& m, unsigned path) {
+    for (auto it = m.begin(); it != m.end();) it = it->first.first == path ? m.erase(it) : std::next(it);
+}
+
 // MR-SACK-1, MR-PATH-3: a path's CumAck never goes back; only a PATH_RESET
 // the DUT received restarts it (at the new INITIAL_PPSN, §4). Judged only
 // where the order of two of the DUT's ACKs is certain on any wire: every copy
@@ -151,8 +158,7 @@ std::optional<outcome> cum_ack_backwards(const trace::trace& tr) {
     for (const auto& r : fr) {
         if (auto id = path_reset_to_dut(r)) {
             acks.erase(*id);
-            for (auto it = first_copy.begin(); it != first_copy.end();)
-                it = it->first.first == *id ? first_copy.erase(it) : std::next(it);
+            erase_path(first_copy, *id);
             continue;
         }
         if (r.reached_dut() && r.data()) {
@@ -184,7 +190,98 @@ std::optional<outcome> cum_ack_backwards(const trace::trace& tr) {
     return std::nullopt;
 }
 
+// MR-SACK-1: an ACK's SACK reports the path's packets the DUT had. Judged
+// only where that is certain on any wire: the packet x came on the path
+// from the same source port before the first copy of the ACK's trigger
+// packet (one flow's frames reach the DUT in order: a link, a NIC queue,
+// a socket), and a later ACK of the DUT reports x with no copy of x having
+// arrived since (so the copy was not lost in the DUT's host). An ACK whose
+// CumAck is below x, x within its 256 bits, and whose bit for x is clear
+// then left out a packet the DUT had. Packets the DUT answered with a NAK or
+// an RNR are not judged; a PATH_RESET the DUT received restarts the path. As
+// ce_count_wrong, a trace with data for more than one of the DUT's
+// connections is not judged.
+std::optional<outcome> sack_omits(const trace::trace& tr, std::size_t* judged = nullptr) {
+    const auto& fr = tr.frames;
+    std::set<std::uint32_t> conns;
+    std::set<std::pair<unsigned, std::uint32_t>> answered;  // (path, PPSN) NAKed or RNR'd
+    std::map<std::pair<unsigned, std::uint32_t>, std::vector<std::size_t>> copies;  // every good copy's record, whole trace
+    for (const auto& r : fr) {
+        if (r.reached_dut() && r.data()) conns.insert(r.f().bth.dest_qp);
+        if (r.reached_dut() && r.data() && r.f().icrc_ok()) copies[{r.f().mrh.path_id, r.f().bth.psn}].push_back(r.index);
+        if (r.d == trace::dir::from_dut && r.is(opcode::nak)) answered.insert({r.f().nakh.path_id, r.f().nakh.nak_ppsn.ppsn()});
+        if (r.d == trace::dir::from_dut && r.is(opcode::rnr)) answered.insert({r.f().rnrh.path_id, r.f().rnrh.ppsn.ppsn()});
+    }
+    if (conns.size() != 1) return std::nullopt;
+    struct arrival {
+        std::size_t index;
+        std::uint32_t ppsn;
+        std::uint16_t sport;
+    };
+    std::map<unsigned, std::vector<arrival>> got;                           // path -> good copies in order
+    std::map<std::pair<unsigned, std::uint32_t>, std::size_t> first_copy;   // (path, PPSN) -> its first good copy's record
+    for (const auto& r : fr) {
+        if (auto id = path_reset_to_dut(r)) {
+            got.erase(*id);
+            erase_path(first_copy, *id);
+            continue;
+        }
+        if (r.reached_dut() && r.data() && r.f().icrc_ok()) {
+            const unsigned p = r.f().mrh.path_id;
+            got[p].push_back({r.index, r.f().bth.psn, r.f().udp.sport});
+            first_copy.emplace(std::make_pair(p, r.f().bth.psn), r.index);
+            continue;
+        }
+        if (r.d != trace::dir::from_dut || !r.is(opcode::ack)) continue;
+        const auto& b = r.f();
+        const unsigned p = b.ackh.path_id;
+        auto fy = first_copy.find({p, b.ackh.trig_ppsn.ppsn()});
+        if (fy == first_copy.end()) continue;
+        const std::size_t y = fy->second;
+        const std::uint16_t port = fr[y].f().udp.sport;
+        const std::uint32_t cum = b.bth.psn;
+        const auto& list = got[p];
+        // The path's packets before y's first copy, latest first, from y's port.
+        auto end = std::lower_bound(list.begin(), list.end(), y, [](const arrival& a, std::size_t i) { return a.index < i; });
+        unsigned seen = 0;
+        for (auto it = end; it != list.begin() && seen < 512; ++seen) {
+            --it;
+            if (it->sport != port) continue;
+            const std::uint32_t d = (it->ppsn - cum) & 0xFFFFFF;
+            if (d == 0 || d >= 256 || answered.count({p, it->ppsn})) continue;
+            if (judged) ++*judged;  // a packet the ACK must report: above CumAck, within its bits
+            if (b.ackh.sack.test(d)) continue;
+            // A later ACK reports x with no copy of x after this one: the DUT had it.
+            const auto& xs = copies[{p, it->ppsn}];
+            for (std::size_t j = r.index + 1; j < fr.size(); ++j) {
+                const auto& q = fr[j];
+                if (auto rid = path_reset_to_dut(q); rid && *rid == p) break;
+                if (q.d != trace::dir::from_dut || !q.is(opcode::ack) || q.f().ackh.path_id != p || !covers(q.f(), it->ppsn))
+                    continue;
+                const bool later_copy = std::any_of(xs.begin(), xs.end(), [&](std::size_t k) { return k > it->index && k < q.index; });
+                if (later_copy) break;  // the DUT may have had only that one
+                return fail("an ACK on path " + std::to_string(p) + " (frame #" + std::to_string(r.index) + ", CumAck " +
+                                std::to_string(cum) + ") leaves out PPSN " + std::to_string(it->ppsn) +
+                                ", which reached the DUT before the packet it answers (frame #" + std::to_string(it->index) +
+                                " before #" + std::to_string(y) + ", one source port) and which a later ACK (#" +
+                                std::to_string(q.index) + ") reports with no copy since (MR-SACK-1)",
+                            "SACK bit " + std::to_string(d) + " set", "clear", {it->index, y, r.index, q.index});
+            }
+        }
+    }
+    return std::nullopt;
+}
+
 }  // namespace
+
+// MR-SACK-1 on its own, without timing (sack_omits): for cases that do not
+// need fine timing.
+outcome sack_reports(const context& c) {
+    std::size_t judged = 0;
+    if (auto wrong = sack_omits(c.tr(), &judged)) return *wrong;
+    if (!judged) return inconclusive("no ACK of the DUT had a packet above its CumAck to report (no gap or reordering it saw)");
+    return pass(std::to_string(judged) + " packets above an ACK's CumAck that the DUT had were reported in its SACK");
+}
 
 // MR-SACK-1, MR-SACK-2, MR-CC-1, MR-GR-1
 outcome acks_conform(const context& c) {
@@ -385,6 +482,7 @@ outcome acks_conform(const context& c) {
     }
     if (auto wrong = ce_count_wrong(c.tr())) return *wrong;
     if (auto wrong = cum_ack_backwards(c.tr())) return *wrong;
+    if (auto wrong = sack_omits(c.tr())) return *wrong;
     if (!checked) return inconclusive("the DUT received no data");
     if (busy + unresolved == checked && busy)
         return inconclusive("every late answer came while the DUT was behind its wire by at least " +

@@ -210,6 +210,11 @@ const std::vector<assertion_def>& builtin() {
          "GrantRate is never 0; a path's CumAck never goes back without a PATH_RESET, judged where the wire cannot "
          "have swapped the two ACKs (D102).",
          {{"within", T::duration, "5us", "processing time allowed for an immediate ACK"}}, k::acks_conform},
+        {"sack_reports", {"MR-SACK-1"},
+         "Each ACK's SACK reports the path's packets above its CumAck that the DUT surely had: those that came from the "
+         "same source port before the ACK's trigger packet, and that a later ACK reports with no copy since (no timing; "
+         "acks_conform includes it).",
+         {}, k::sack_reports},
         {"naks", {"MR-HDR-5", "MR-OOO-4", "MR-SACK-5", "MR-CONN-2", "MR-CONN-3", "MR-CONN-4"},
          "The DUT sends NAKs with a given code (at least / at most a count).",
          {{"code", T::integer, "", "NAK code (any if absent)", true},

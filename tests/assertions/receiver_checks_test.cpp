@@ -118,6 +118,40 @@ TEST_CASE("acks_conform: a path's CumAck never goes back without a PATH_RESET (M
     }
 }
 
+TEST_CASE("sack_reports: an ACK's SACK reports the packets the DUT surely had (MR-SACK-1)") {
+    // PPSN 101 lost on path 0: 102 and 103 come, the ACK for 103 must report
+    // 102 (same port, before 103); 101's resend fills the hole.
+    auto run = [](std::vector<std::uint32_t> sacked, bool copy_again = false) {
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100});
+        b.data(1us, D::to_dut, {.ppsn = 102});
+        b.data(2us, D::to_dut, {.ppsn = 103, .ack_req = true});
+        b.ack(3us, D::from_dut, 0, 101, sacked, 103, false, 4000);
+        if (copy_again) b.data(4us, D::to_dut, {.ppsn = 102});
+        b.data(5us, D::to_dut, {.ppsn = 101, .retx = true, .ack_req = true});
+        b.ack(6us, D::from_dut, 0, 104, {}, 101, false, 4000);
+        return std::pair{b.check("sack_reports"), b.check("acks_conform")};
+    };
+    const auto [ok, ok_all] = run({102, 103});
+    CHECK(ok.v == verdict::pass);
+    CHECK_THAT(ok.message, Catch::Contains("1 packets above"));
+    const auto [bad, bad_all] = run({103});
+    CHECK(bad.v == verdict::fail);
+    CHECK_THAT(bad.message, Catch::Contains("leaves out PPSN 102"));
+    CHECK(bad_all.v == verdict::fail);  // acks_conform includes the rule
+    // Another copy of 102 came before the later ACK: the first may have been
+    // lost in the DUT's host; not judged.
+    const auto again = run({103}, true).first;
+    INFO(again.message);
+    CHECK(again.v == verdict::pass);
+    SECTION("nothing above CumAck to report: inconclusive") {
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100, .ack_req = true});
+        b.ack(1us, D::from_dut, 0, 101, {}, 100, false, 4000);
+        CHECK(b.check("sack_reports").v == verdict::inconclusive);
+    }
+}
+
 TEST_CASE("grant_advertised") {
     trace_builder b;
     b.ack(1us, D::from_dut, 0, 101, {}, 100, false, 1000);

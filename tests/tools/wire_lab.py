@@ -156,6 +156,9 @@ def with_pid(spec, pid):
 
 
 def run_mrct(args, out, dut, ns=None, extra=()):
+    # A results.json left from an earlier run in `out` must not stand for
+    # this one's (a run that writes none: bad arguments, exit 2).
+    shutil.rmtree(out, ignore_errors=True)
     cmd = [args.mrct, "-q", "run", args.plan, "--dut", dut, "--out", out, *extra]
     if ns:
         cmd = ["ip", "netns", "exec", ns.e] + cmd
