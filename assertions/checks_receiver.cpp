@@ -47,6 +47,16 @@ std::optional<unsigned> path_reset_to_dut(const trace::record& r) {
     return std::nullopt;
 }
 
+// Whether the data that reached the DUT went to one of its connections
+// only: the per-path rules below key state by PathID, which several
+// connections would confuse, and do not judge such traces.
+bool one_dut_connection(const trace::trace& tr) {
+    std::set<std::uint32_t> conns;
+    for (const auto& r : tr.frames)
+        if (r.reached_dut() && r.data() && r.f().icrc_ok()) conns.insert(r.f().bth.dest_qp);
+    return conns.size() == 1;
+}
+
 // MR-CC-1, §5 "CE accounting": CE_Count counts every CE-marked packet the
 // DUT took in on the path, duplicates included, modulo 2^16, from 0 at the
 // connection and at each PATH_RESET. Frames reach the DUT in the order the
@@ -62,17 +72,13 @@ std::optional<unsigned> path_reset_to_dut(const trace::record& r) {
 // data for more than one of the DUT's connections (paths would be confused).
 std::optional<outcome> ce_count_wrong(const trace::trace& tr) {
     const auto& fr = tr.frames;
-    std::set<std::uint32_t> conns;
+    if (!one_dut_connection(tr)) return std::nullopt;
     std::set<std::pair<unsigned, std::uint32_t>> naked;  // (path, PPSN) the DUT NAKed
     std::map<std::pair<unsigned, std::uint32_t>, unsigned> copies;
     for (const auto& r : fr) {
-        if (r.reached_dut() && r.data() && r.f().icrc_ok()) {
-            conns.insert(r.f().bth.dest_qp);
-            ++copies[{r.f().mrh.path_id, r.f().bth.psn}];
-        }
+        if (r.reached_dut() && r.data() && r.f().icrc_ok()) ++copies[{r.f().mrh.path_id, r.f().bth.psn}];
         if (r.d == trace::dir::from_dut && r.is(opcode::nak)) naked.insert({r.f().nakh.path_id, r.f().nakh.nak_ppsn.ppsn()});
     }
-    if (conns.size() != 1) return std::nullopt;
     struct path_state {
         bool reset = false;
         std::uint32_t low = 0, high = 0;  // CE-marked copies: surely counted, possibly counted
@@ -144,10 +150,7 @@ void erase_path(std::map<std::pair<unsigned, std::uint32_t>, V>& m, unsigned pat
 // for more than one of the DUT's connections is not judged.
 std::optional<outcome> cum_ack_backwards(const trace::trace& tr) {
     const auto& fr = tr.frames;
-    std::set<std::uint32_t> conns;
-    for (const auto& r : fr)
-        if (r.reached_dut() && r.data()) conns.insert(r.f().bth.dest_qp);
-    if (conns.size() != 1) return std::nullopt;
+    if (!one_dut_connection(tr)) return std::nullopt;
     struct ack_seen {
         nanos t;
         std::uint32_t highest;  // the highest CumAck of the path's ACKs so far
@@ -203,16 +206,14 @@ std::optional<outcome> cum_ack_backwards(const trace::trace& tr) {
 // connections is not judged.
 std::optional<outcome> sack_omits(const trace::trace& tr, std::size_t* judged = nullptr) {
     const auto& fr = tr.frames;
-    std::set<std::uint32_t> conns;
+    if (!one_dut_connection(tr)) return std::nullopt;
     std::set<std::pair<unsigned, std::uint32_t>> answered;  // (path, PPSN) NAKed or RNR'd
     std::map<std::pair<unsigned, std::uint32_t>, std::vector<std::size_t>> copies;  // every good copy's record, whole trace
     for (const auto& r : fr) {
-        if (r.reached_dut() && r.data()) conns.insert(r.f().bth.dest_qp);
         if (r.reached_dut() && r.data() && r.f().icrc_ok()) copies[{r.f().mrh.path_id, r.f().bth.psn}].push_back(r.index);
         if (r.d == trace::dir::from_dut && r.is(opcode::nak)) answered.insert({r.f().nakh.path_id, r.f().nakh.nak_ppsn.ppsn()});
         if (r.d == trace::dir::from_dut && r.is(opcode::rnr)) answered.insert({r.f().rnrh.path_id, r.f().rnrh.ppsn.ppsn()});
     }
-    if (conns.size() != 1) return std::nullopt;
     struct arrival {
         std::size_t index;
         std::uint32_t ppsn;

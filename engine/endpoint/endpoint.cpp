@@ -60,8 +60,13 @@ void endpoint::impl::send(endpoint& e, const frame_spec& s) {
     } else {
         build_into(s, e.scratch_);
     }
-    ++e.c_.frames_out;
     e.last_frame_size_ = e.scratch_.size() + s.symbolic_payload;  // on the wire: a described payload counts
+    transmit(e);
+}
+
+// Hands the frame in scratch_ to the wire, counted.
+void endpoint::impl::transmit(endpoint& e) {
+    ++e.c_.frames_out;
     if (e.tx_owned_) e.tx_owned_(e.scratch_);
     else e.tx_(e.scratch_);
 }
@@ -77,9 +82,7 @@ void endpoint::impl::send_pause(endpoint& e) {
     e.scratch_[13] = 0x08;
     e.scratch_[15] = 0x01;  // PAUSE
     e.scratch_[16] = e.scratch_[17] = 0xFF;
-    ++e.c_.frames_out;
-    if (e.tx_owned_) e.tx_owned_(e.scratch_);
-    else e.tx_(e.scratch_);
+    transmit(e);
 }
 
 std::uint16_t endpoint::impl::new_port(endpoint& e, const connection& c, std::uint16_t avoid) {

@@ -12,6 +12,7 @@ struct endpoint::impl {
     static wire::frame_spec base(endpoint& e, const connection& c, wire::opcode op, std::uint16_t sport);
     static void send(endpoint& e, const wire::frame_spec& s);
     static void send_pause(endpoint& e);  // bug pause-frames
+    static void transmit(endpoint& e);    // the frame in e.scratch_, to the wire
     static std::uint16_t new_port(endpoint& e, const connection& c, std::uint16_t avoid);
     static std::uint16_t ctrl_port(const connection& c);
     // control (endpoint.cpp)

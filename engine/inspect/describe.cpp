@@ -14,9 +14,6 @@ namespace mrct::inspect {
 using nlohmann::ordered_json;
 using namespace mrct::wire;
 
-std::string mac_string(const mac_addr& m) {
-    return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5]);
-}
 std::string ipv4_string(const ipv4_addr& a) { return fmt::format("{}.{}.{}.{}", a[0], a[1], a[2], a[3]); }
 std::string ipv6_string(const ipv6_addr& a) {
     char buf[INET6_ADDRSTRLEN];
@@ -78,7 +75,7 @@ ordered_json tlv_json(const tlv_view& t) {
 std::string addresses(const frame& f) {
     if (f.has(has_ipv4)) return fmt::format("{} → {}", ipv4_string(f.ipv4.src), ipv4_string(f.ipv4.dst));
     if (f.has(has_ipv6)) return fmt::format("{} → {}", ipv6_string(f.ipv6.src), ipv6_string(f.ipv6.dst));
-    if (f.has(has_eth)) return fmt::format("{} → {}", mac_string(f.eth.src), mac_string(f.eth.dst));
+    if (f.has(has_eth)) return fmt::format("{} → {}", mac_text(f.eth.src), mac_text(f.eth.dst));
     return "? → ?";
 }
 
@@ -149,7 +146,7 @@ ordered_json to_json(const frame_meta& meta, const decode_result& d, const json_
                      {"offset", d.dropped->offset}};
     }
     if (f.has(has_eth)) {
-        j["eth"] = {{"dst", mac_string(f.eth.dst)}, {"src", mac_string(f.eth.src)}, {"type", f.eth.ethertype}};
+        j["eth"] = {{"dst", mac_text(f.eth.dst)}, {"src", mac_text(f.eth.src)}, {"type", f.eth.ethertype}};
         if (f.eth.has_vlan) j["vlan"] = {{"pcp", f.eth.vlan.pcp}, {"dei", f.eth.vlan.dei}, {"vid", f.eth.vlan.vid}};
     }
     if (f.has(has_ipv4)) {

@@ -28,7 +28,6 @@ struct json_options {
 };
 nlohmann::ordered_json to_json(const frame_meta& meta, const wire::decode_result& d, const json_options& opt = {});
 
-std::string mac_string(const wire::mac_addr& m);
 std::string ipv4_string(const wire::ipv4_addr& a);
 std::string ipv6_string(const wire::ipv6_addr& a);
 

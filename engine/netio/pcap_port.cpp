@@ -18,6 +18,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 
 #include "netio/port.h"
+#include "wire/frame.h"
 
 namespace mrct::netio {
 
@@ -177,11 +178,9 @@ public:
         }
         // The DUT's MetaRoCE frames, and any PAUSE/PFC frame it sends
         // (MR-CC-5: wire_format fails a DUT that sends one).
-        char dut_mac[18];
-        std::snprintf(dut_mac, sizeof dut_mac, "%02x:%02x:%02x:%02x:%02x:%02x", remote_mac_[0], remote_mac_[1], remote_mac_[2],
-                      remote_mac_[3], remote_mac_[4], remote_mac_[5]);
         const std::string filter = "(udp dst port 4791 and src host " + ip_text(o_.remote) + " and dst host " +
-                                   ip_text(o_.local) + ") or (ether proto 0x8808 and ether src " + dut_mac + ")";
+                                   ip_text(o_.local) + ") or (ether proto 0x8808 and ether src " +
+                                   wire::mac_text(remote_mac_) + ")";
         auto st = cap_.open(
             o_.iface, [](pcap_t* p) { pcap_set_buffer_size(p, 16 << 20); },
             [&](pcap_t* p) -> core::status {

@@ -143,9 +143,7 @@ case_exec::handshake_evidence case_exec::handshake_seen() const {
     };
     h.text = "from the DUT: " + list(from_dut) + "; to the DUT: " + list(to_dut);
     if (!undecoded.empty()) {
-        std::string s;
-        for (const auto& [why, n] : undecoded) s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + why;
-        h.text += "; frames from the DUT that did not decode: " + s;
+        h.text += "; frames from the DUT that did not decode: " + list(undecoded);
         // Over agent+udp the header is rebuilt as a socket implies (D42).
         if (undecoded.count("bad_icrc"))
             h.text += " (a UDP socket does not show the IP header: the ICRC is checked over IPv4 DF=1 and "

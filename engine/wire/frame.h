@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "core/bytes.h"
@@ -36,6 +37,8 @@ enum class drop_reason : std::uint8_t {
 };
 inline constexpr unsigned k_drop_reason_count = 16;
 std::string_view drop_reason_name(drop_reason r);
+// "02:4d:52:00:00:01": lower-case hex, colon-separated.
+std::string mac_text(const mac_addr& m);
 
 struct drop {
     drop_reason reason;

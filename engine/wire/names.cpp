@@ -1,5 +1,7 @@
 // Display names for the wire enums: used by the CLI, JSON and the Lua dissector
 // test, so they are kept identical to the spec model's spelling.
+#include <cstdio>
+
 #include "wire/frame.h"
 #include "wire/protocol.h"
 
@@ -65,6 +67,12 @@ std::string_view drop_reason_name(drop_reason r) {
         "tlv_overrun",
     };
     return k_names[static_cast<unsigned>(r)];
+}
+
+std::string mac_text(const mac_addr& m) {
+    char b[18];
+    std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+    return b;
 }
 
 }  // namespace mrct::wire

@@ -41,6 +41,13 @@ std::string validation_error(const std::string& name, const std::string& text) {
     return st.err().message;
 }
 
+// A valid plan's cases against the reference, their traces kept.
+std::vector<run::case_result> run_sim_with_traces(const plan::suite& s) {
+    REQUIRE(run::validate(s).ok());
+    run::run_options o;
+    o.keep_traces = true;
+    return run::run_suite(s, *run::parse_dut("sim"), o);
+}
 
 }  // namespace
 
@@ -293,10 +300,7 @@ TEST_CASE("handshake: filters act on the wire before the connection opens") {
     expect:
       - frame_count: {match: {ctrl: CONNECT}, at_least: 1, at_most: 1}
 )");
-    REQUIRE(run::validate(s).ok());
-    run::run_options o;
-    o.keep_traces = true;
-    auto r = run::run_suite(s, *run::parse_dut("sim"), o);
+    auto r = run_sim_with_traces(s);
     REQUIRE(r.size() == 2);
     INFO(r[0].reason);
     CHECK(r[0].v == verdict::pass);
@@ -535,10 +539,7 @@ TEST_CASE("a trigger's after: the step runs that long after its frame; scaled wi
     expect:
       - all_complete: {}
 )");
-    REQUIRE(run::validate(s).ok());
-    run::run_options o;
-    o.keep_traces = true;
-    auto r = run::run_suite(s, *run::parse_dut("sim"), o);
+    auto r = run_sim_with_traces(s);
     REQUIRE(r.size() == 1);
     INFO(r[0].reason);
     CHECK(r[0].v == verdict::pass);
