@@ -26,7 +26,7 @@ outcome wire_format(const context& c) {
         if (r.d != trace::dir::from_dut) continue;
         ++checked;
         std::string why;
-        if (r.bytes.size() >= 14 && r.bytes[12] == 0x88 && r.bytes[13] == 0x08) {
+        if (is_mac_control(r.bytes)) {
             why = "an Ethernet PAUSE/PFC frame (MR-CC-5)";
         } else if (!r.ok()) {
             why = "a frame that does not decode: " + std::string(drop_reason_name(r.dec.dropped->reason)) + " at " +

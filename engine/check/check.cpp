@@ -1,5 +1,6 @@
 #include "check/check.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -10,6 +11,7 @@
 #include "endpoint/config.h"
 #include "netio/port.h"
 #include "run/params.h"
+#include "wire/frame.h"
 #include "wire/protocol.h"
 
 namespace mrct::check {
@@ -99,6 +101,21 @@ core::result<std::shared_ptr<trace::trace>> trace_of(const std::string& capture,
     if (!rd) return rd.err();
     if ((*rd)->link() != capture::link_kind::ethernet)
         return core::error{capture + ": not an Ethernet capture (the checks read the L2 header too)"};
+    // The DUT's MAC addresses, from its own MetaRoCE frames: a PAUSE/PFC frame
+    // (no IP header) is the DUT's when it comes from one of them (MR-CC-5).
+    std::vector<wire::mac_addr> macs;
+    for (;;) {
+        auto rec = (*rd)->next();
+        if (!rec) return core::error{capture + ": " + rec.err().message};
+        if (!*rec) break;
+        const auto& r = **rec;
+        std::string src, dst;
+        if (!endpoints_of((*rd)->decode(r.data), src, dst) || src != dut) continue;
+        const auto mac = wire::ethernet_source(r.data);
+        if (std::find(macs.begin(), macs.end(), mac) == macs.end()) macs.push_back(mac);
+    }
+    rd = capture::pcap_reader::open(capture);
+    if (!rd) return rd.err();
     auto tr = std::make_shared<trace::trace>();
     std::optional<std::int64_t> t0;
     std::int64_t last = 0;  // the capture's last record of any kind: how long the wire was watched
@@ -109,8 +126,12 @@ core::result<std::shared_ptr<trace::trace>> trace_of(const std::string& capture,
         const auto& r = **rec;
         last = std::max(last, r.ts_ns);
         std::string src, dst;
-        if (!endpoints_of((*rd)->decode(r.data), src, dst)) continue;
-        if (src != dut && dst != dut) continue;
+        if (wire::is_mac_control(r.data)) {
+            if (std::find(macs.begin(), macs.end(), wire::ethernet_source(r.data)) == macs.end()) continue;
+            src = dut;
+        } else if (!endpoints_of((*rd)->decode(r.data), src, dst) || (src != dut && dst != dut)) {
+            continue;
+        }
         if (!t0) t0 = r.ts_ns;
         // A capture's clock may step back a little (two writers' stamps);
         // the trace keeps capture order and never goes back in time.

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "endpoint/impl.h"
+#include "wire/build.h"
 #include "wire/ctrl.h"
 #include "wire/frame.h"
 #include "wire/protocol.h"
@@ -74,14 +75,7 @@ void endpoint::impl::transmit(endpoint& e) {
 // An 802.3x PAUSE frame (MAC control opcode 1, quanta 0xFFFF) to the
 // reserved multicast address, padded to the 60-byte minimum.
 void endpoint::impl::send_pause(endpoint& e) {
-    e.scratch_.assign(60, 0);
-    const std::uint8_t dst[6] = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
-    std::copy(dst, dst + 6, e.scratch_.begin());
-    std::copy(e.self_.mac.begin(), e.self_.mac.end(), e.scratch_.begin() + 6);
-    e.scratch_[12] = 0x88;
-    e.scratch_[13] = 0x08;
-    e.scratch_[15] = 0x01;  // PAUSE
-    e.scratch_[16] = e.scratch_[17] = 0xFF;
+    wire::pause_frame_into(e.self_.mac, 0xFFFF, e.scratch_);
     transmit(e);
 }
 

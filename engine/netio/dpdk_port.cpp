@@ -25,6 +25,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "netio/port.h"
+#include "wire/frame.h"
 
 namespace mrct::netio {
 
@@ -301,11 +302,24 @@ private:
     }
     // A tap takes everything. A wire port only MetaRoCE to us, from the DUT
     // (or from anyone when `remote` is unspecified: the sender's MAC is then
-    // learned for the replies).
+    // learned for the replies), and the PAUSE/PFC frames a DUT sends, known
+    // by its MAC (MR-CC-5: wire_format fails a DUT that sends one; agent+pcap
+    // passes on the same).
     void deliver(core::bytes_view f, std::int64_t now_ns) {
         if (tap_) {
             ++stats_.frames_in;
             if (cb_) cb_(f, now_ns);
+            return;
+        }
+        if (wire::is_mac_control(f)) {
+            const auto src = wire::ethernet_source(f);
+            for (const auto& [ip, mac] : macs_)
+                if (mac == src) {
+                    ++stats_.frames_in;
+                    if (cb_) cb_(f, now_ns);
+                    return;
+                }
+            ++stats_.foreign_in;
             return;
         }
         auto a = frame_addresses(f);

@@ -293,6 +293,18 @@ core::byte_buffer build(const frame_spec& spec) {
     return out;
 }
 
+void pause_frame_into(const mac_addr& src, std::uint16_t quanta, core::byte_buffer& out) {
+    out.assign(60, 0);
+    constexpr mac_addr k_pause_dst{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
+    std::copy(k_pause_dst.begin(), k_pause_dst.end(), out.begin());
+    std::copy(src.begin(), src.end(), out.begin() + 6);
+    out[12] = k_ethertype_mac_control >> 8;
+    out[13] = k_ethertype_mac_control & 0xFF;
+    out[15] = 0x01;  // MAC Control opcode: PAUSE
+    out[16] = static_cast<std::uint8_t>(quanta >> 8);
+    out[17] = static_cast<std::uint8_t>(quanta);
+}
+
 frame_spec to_spec(const frame& f) {
     frame_spec s;
     s.with_ethernet = f.has(has_eth);

@@ -74,6 +74,11 @@ struct frame_spec {
 void build_into(const frame_spec& spec, core::byte_buffer& out);
 core::byte_buffer build(const frame_spec& spec);
 
+// An IEEE 802.3x PAUSE frame from SRC (MR-CC-5 forbids a MetaRoCE NIC to
+// send one): to 01:80:C2:00:00:01, EtherType 0x8808, opcode 1, QUANTA, zero
+// padded to 60 bytes (the FCS is the port's).
+void pause_frame_into(const mac_addr& src, std::uint16_t quanta, core::byte_buffer& out);
+
 // The spec that builds `f` again: header fields, reserved bits and non-zero
 // pad bytes are kept; computed fields are left to the builder. For any frame the
 // builder made without overrides, build(to_spec(decode(build(s)))) == build(s).

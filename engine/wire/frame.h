@@ -1,6 +1,7 @@
 // A decoded MetaRoCE frame (a view into the caller's bytes) or why it was dropped.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,6 +40,19 @@ inline constexpr unsigned k_drop_reason_count = 16;
 std::string_view drop_reason_name(drop_reason r);
 // "02:4d:52:00:00:01": lower-case hex, colon-separated.
 std::string mac_text(const mac_addr& m);
+
+// IEEE 802.3 MAC Control (PAUSE, PFC): not MetaRoCE, and a MetaRoCE NIC must
+// not send it (MR-CC-5). Such frames carry no VLAN tag.
+inline constexpr std::uint16_t k_ethertype_mac_control = 0x8808;
+inline bool is_mac_control(core::bytes_view f) {
+    return f.size() >= 14 && f[12] == (k_ethertype_mac_control >> 8) && f[13] == (k_ethertype_mac_control & 0xFF);
+}
+// The Ethernet source address of any frame of at least 14 bytes.
+inline mac_addr ethernet_source(core::bytes_view f) {
+    mac_addr m{};
+    if (f.size() >= 14) std::copy(f.begin() + 6, f.begin() + 12, m.begin());
+    return m;
+}
 
 struct drop {
     drop_reason reason;

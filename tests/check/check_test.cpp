@@ -119,6 +119,50 @@ TEST_CASE("trace_of: the DUT's frames are from_dut, its peer's to_dut, at captur
     CHECK_THAT(none.err().message, Catch::Contains("no MetaRoCE frame from or to 10.0.0.9"));
 }
 
+TEST_CASE("trace_of and judge: a PAUSE frame is the DUT's when it comes from the DUT's MAC (MR-CC-5)") {
+    // .1's PAUSE before its first MetaRoCE frame (the MAC is learned from the
+    // whole capture), and a PAUSE from a third MAC (a switch's): not .1's.
+    const auto cap = tmp("pause.pcap");
+    {
+        auto w = capture::pcap_writer::create(cap);
+        REQUIRE(w.ok());
+        core::byte_buffer pause;
+        wire::pause_frame_into({2, 0, 0, 0, 0, 1}, 0xFFFF, pause);
+        REQUIRE(wire::is_mac_control(pause));
+        core::byte_buffer other;
+        wire::pause_frame_into({2, 0, 0, 0, 0, 9}, 0x10, other);
+        (*w)->write(1'000'000'000, pause);
+        (*w)->write(1'000'001'000, other);
+        for (std::uint32_t p = 100; p < 104; ++p) (*w)->write(1'000'002'000 + p, write_from(1, p));
+        (*w)->write(1'000'010'000, ack_from(2, 104));
+        REQUIRE((*w)->close().ok());
+    }
+    auto p = check::params_of({});
+    REQUIRE(p.ok());
+    auto a = check::trace_of(cap, "10.0.0.1", *p, 0);
+    REQUIRE(a.ok());
+    REQUIRE((*a)->frames.size() == 6);  // its PAUSE, its 4 WRITEs, the ACK; not the switch's PAUSE
+    CHECK((*a)->frames[0].d == trace::dir::from_dut);
+    CHECK(wire::is_mac_control((*a)->frames[0].bytes));
+    CHECK((*a)->frames[0].t == 0ns);
+    auto b = check::trace_of(cap, "10.0.0.2", *p, 0);
+    REQUIRE(b.ok());
+    CHECK((*b)->frames.size() == 5);  // nobody's PAUSE is .2's
+
+    check::options o;
+    o.inputs.push_back({cap, {}});
+    auto r = check::judge(o);
+    REQUIRE(r.ok());
+    const auto& first = r->front();
+    REQUIRE(first.id == "10.0.0.1/wire_format");
+    CHECK(first.v == assertions::verdict::fail);
+    CHECK_THAT(first.reason, Catch::Contains("PAUSE") && Catch::Contains("MR-CC-5"));
+    CHECK(std::find(first.clauses.begin(), first.clauses.end(), "MR-CC-5") != first.clauses.end());
+    const auto& other = (*r)[check::profile().size()];
+    REQUIRE(other.id == "10.0.0.2/wire_format");
+    CHECK(other.v == assertions::verdict::pass);
+}
+
 TEST_CASE("params_of: the configure names, checked") {
     auto p = check::params_of({{"rto_min", "1ms"}, {"num_paths", "4"}});
     REQUIRE(p.ok());

@@ -79,6 +79,20 @@ TEST_CASE("dpdk port on net_ring0: sends, and passes on only the DUT's MetaRoCE 
     inject(0, wire::build(spec));
     settle();
     CHECK(got.size() == 1);
+
+    // A PAUSE frame from the DUT's MAC is passed on (MR-CC-5: wire_format
+    // judges it); one from another MAC is foreign.
+    core::byte_buffer pause;
+    wire::pause_frame_into(*o.remote_mac, 0xFFFF, pause);
+    inject(0, pause);
+    core::byte_buffer switch_pause;
+    wire::pause_frame_into({0x02, 0, 0, 0, 0, 0x99}, 0xFFFF, switch_pause);
+    inject(0, switch_pause);
+    settle();
+    REQUIRE(got.size() == 2);
+    CHECK(got[1] == pause);
+    CHECK((*p)->stats().frames_in == 2);
+    CHECK((*p)->stats().foreign_in == 2);
     (*p)->stop();
 
     // A second port on the same process must use the EAL's arguments.

@@ -6,6 +6,9 @@ two against each other; `mrct check` judges each from its port's capture.
   clean pair:             every message completes, intact; no check fails
   A with --bug frozen-rnr: messages stay incomplete; the check fails A at
                            MR-RNR-4 (rnr_resume) and nothing of B's fails
+  A with --bug pause-frames (its PAUSE frames on its veth through
+                           --raw-iface): the check fails A's wire_format at
+                           MR-CC-5 and nothing of B's fails
 
 Needs root and iproute2 (exit 77: skipped)."""
 import argparse
@@ -94,6 +97,8 @@ def one_run(args, lab, work, bug):
                    f"{lab.ip[side]}:7700"]
             if side == "a" and bug:
                 cmd += ["--bug", bug]
+                if bug == "pause-frames":  # frames its UDP sockets cannot send
+                    cmd += ["--raw-iface", lab.dev["a"]]
             procs.append(start(cmd, os.path.join(work, f"refnic-{side}.log")))
             wait_listen(lab, side)
         emu = start(["ip", "netns", "exec", lab.ns["e"], args.mrct, "emulate", "--port-a", lab.dev["ea"], "--port-b",
@@ -129,7 +134,7 @@ def main():
     shutil.rmtree(root, ignore_errors=True)
     failures = []
     with Lab() as lab:
-        for bug in (None, "frozen-rnr"):
+        for bug in (None, "frozen-rnr", "pause-frames"):
             work = os.path.join(root, bug or "clean")
             os.makedirs(work)
             io, summary, chk, results = one_run(args, lab, work, bug)
@@ -159,6 +164,14 @@ def main():
                 for must in ("wire_format", "acks_conform", "resend_identity"):
                     if must not in passed:
                         failures.append(f"clean: {must} did not pass for both DUTs")
+            elif bug == "pause-frames":
+                caught = [c for c in failed if c["id"] == f"{lab.ip['a']}/wire_format" and "MR-CC-5" in c["clauses"]
+                          and "PAUSE" in c["reason"]]
+                if chk.returncode != 1 or not caught:
+                    failures.append("pause-frames: the check did not fail A's wire_format for its PAUSE frames (MR-CC-5)")
+                wrong = [c["id"] for c in failed if not c["id"].startswith(lab.ip["a"] + "/")]
+                if wrong:
+                    failures.append(f"pause-frames: the conforming side B failed {wrong}")
             else:
                 if io.returncode != 1:
                     failures.append(f"frozen-rnr: interop exit {io.returncode}, expected 1 (messages incomplete)")
