@@ -1,8 +1,8 @@
 // mr_rnr (dut_adapters/rtl/hdl/mr_rnr.sv) under Verilator: every TimerCode
 // decodes as the codec's table does (wire::rnr_timer_duration, §4), a tag
 // is paused until its latest-ending timer, a stale Attempt's RNR changes
-// nothing, resumptions come due at their time, and the planted
-// MR_BUG_FROZEN_RNR never resumes.
+// nothing, resumptions come due at their time; the planted
+// MR_BUG_FROZEN_RNR never resumes, MR_BUG_RNR_PAUSES_ALL holds every tag.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -10,6 +10,7 @@
 #include <random>
 
 #include "Vmr_rnr.h"
+#include "Vmr_rnr_all.h"
 #include "Vmr_rnr_frozen.h"
 #include "rtl/clocked.h"
 #include "verilated.h"
@@ -166,4 +167,28 @@ TEST_CASE("mr_rnr planted bug frozen-rnr: the pause never ends (MR-RNR-4)") {
     clean.cmd(op_pause, 9, 1, 0, 0);
     clean.at(10'000);
     CHECK(clean.take() == std::vector<std::uint16_t>{9});
+}
+
+TEST_CASE("mr_rnr planted bug rnr-pauses-all: a pause on one tag holds every tag (MR-RNR-2, MR-RNR-3)") {
+    auto drive = [](auto& u) {
+        u.at(0);
+        u.cmd(op_pause, 4, 10, 0, 0);  // tag 4, 320 us
+        u.cmd(op_pause, 5, 14, 0, 0);  // tag 5, 1.28 ms
+    };
+    unit<Vmr_rnr_all> all;
+    drive(all);
+    CHECK(all.paused(7));  // a tag no RNR named
+    CHECK(all.until(7) == 1'280'000);  // until the latest pause ends
+    all.at(320'000);
+    CHECK(all.take() == std::vector<std::uint16_t>{4});
+    CHECK(all.paused(4));  // tag 5's pause still holds tag 4
+    all.at(1'280'000);
+    CHECK(all.take() == std::vector<std::uint16_t>{5});
+    CHECK_FALSE(all.paused(7));
+    unit<Vmr_rnr> clean;
+    drive(clean);
+    CHECK_FALSE(clean.paused(7));
+    clean.at(320'000);
+    CHECK(clean.take() == std::vector<std::uint16_t>{4});
+    CHECK_FALSE(clean.paused(4));
 }

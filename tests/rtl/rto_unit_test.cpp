@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "Vmr_rto.h"
+#include "Vmr_rto_karn.h"
 #include "Vmr_rto_no_backoff.h"
 #include "Vmr_rto_shared.h"
 #include "rtl/clocked.h"
@@ -59,10 +60,11 @@ struct unit : test::clocked<V> {
         v.cfg_rto_min = k_min;
         v.cfg_rto_max = k_max;
     }) {}
-    void cmd(op o, unsigned path, std::int64_t sent = 0, bool retx = false) {
+    // FIRST: the packet's first transmission, when it differs from SENT (its last).
+    void cmd(op o, unsigned path, std::int64_t sent = 0, bool retx = false, std::int64_t first = -1) {
         m->cmd_op = o;
         m->cmd_path = path;
-        m->cmd_sent_first = static_cast<std::uint64_t>(sent);
+        m->cmd_sent_first = static_cast<std::uint64_t>(first < 0 ? sent : first);
         m->cmd_sent_last = static_cast<std::uint64_t>(sent);
         m->cmd_retransmitted = retx;
         this->pulse();
@@ -201,4 +203,20 @@ TEST_CASE("mr_rto planted bugs: shared-rto restarts every path's timer from any 
         clean.cmd(expire, 0);
         CHECK(clean.rto(0) == 2 * before);
     }
+}
+
+TEST_CASE("mr_rto planted bug karn-violation: a resent packet's sample, from its first transmission, is taken (MR-RTO-3)") {
+    auto drive = [](auto& u) {
+        u.at(100'000);
+        u.cmd(sample, 0, 0);  // sent once at 0, acknowledged at 100 us
+        u.at(1'100'000);
+        u.cmd(sample, 0, 1'000'000, true, 0);  // first sent at 0, resent at 1 ms, acknowledged at 1.1 ms
+        u.m->rd_path = 0;
+        u.m->eval();
+        return static_cast<std::int64_t>(u.m->rd_srtt);
+    };
+    unit<Vmr_rto> clean;
+    CHECK(drive(clean) == 100'000);  // Karn's rule: no sample from the resent packet
+    unit<Vmr_rto_karn> karn;
+    CHECK(drive(karn) == (7 * 100'000 + 1'100'000) / 8);  // 1.1 ms taken as an RTT
 }

@@ -13,6 +13,8 @@
 
 #include "Vmr_rx_path.h"
 #include "Vmr_rx_path_ce.h"
+#include "Vmr_rx_path_lazy.h"
+#include "Vmr_rx_path_no_sack.h"
 #include "Vmr_rx_path_sack.h"
 #include "core/serial.h"
 #include "rtl/clocked.h"
@@ -201,4 +203,33 @@ TEST_CASE("mr_rx_path planted bugs: the SACK a word off (MR-SACK-1); the CE coun
     unit<Vmr_rx_path_ce> ce;
     drive(ce);
     CHECK(ce.m->rd_ce_count == 15);
+}
+
+TEST_CASE("mr_rx_path planted bugs: no SACK at all (MR-SACK-1); no ACK for AckReq or a new gap (MR-SACK-2)") {
+    auto gap = [](auto& u) {
+        u.at(0);
+        u.cmd(restart, 0, 100);
+        u.cmd(packet, 0, 100, false, false, true);
+        u.cmd(packet, 0, 102, false, false, true);  // 101 lost: a new gap
+        return static_cast<bool>(u.m->ack_now);
+    };
+    unit<Vmr_rx_path> clean;
+    CHECK(gap(clean));
+    CHECK(clean.m->rd_cum_ack == 101);
+    CHECK(clean.sack(0).test(1));
+    unit<Vmr_rx_path_no_sack> no_sack;
+    CHECK(gap(no_sack));
+    CHECK(no_sack.m->rd_cum_ack == 101);
+    CHECK(no_sack.sack(0).none());  // 102 never reported
+    unit<Vmr_rx_path_lazy> lazy;
+    CHECK_FALSE(gap(lazy));  // the new gap asks for no ACK
+    lazy.cmd(packet, 0, 103, false, true, true);  // nor does AckReq
+    CHECK_FALSE(lazy.m->ack_now);
+    lazy.cmd(packet, 0, 104, true, false, true);  // CE still does
+    CHECK(lazy.m->ack_now);
+    unit<Vmr_rx_path> clean2;
+    clean2.at(0);
+    clean2.cmd(restart, 0, 100);
+    clean2.cmd(packet, 0, 100, false, true, true);  // AckReq: at once
+    CHECK(clean2.m->ack_now);
 }

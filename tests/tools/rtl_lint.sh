@@ -25,11 +25,15 @@ lint mr_earliest
 lint mr_rto
 lint mr_rto -DMR_BUG_SHARED_RTO
 lint mr_rto -DMR_BUG_NO_BACKOFF
+lint mr_rto -DMR_BUG_KARN_VIOLATION
 lint mr_rnr
 lint mr_rnr -DMR_BUG_FROZEN_RNR
+lint mr_rnr -DMR_BUG_RNR_PAUSES_ALL
 lint mr_rx_path
 lint mr_rx_path -DMR_BUG_SACK_WORD
 lint mr_rx_path -DMR_BUG_CE_SATURATES
+lint mr_rx_path -DMR_BUG_NO_SACK
+lint mr_rx_path -DMR_BUG_LAZY_ACK
 lint mr_core
-for define in SHARED_RTO NO_BACKOFF FROZEN_RNR SACK_WORD CE_SATURATES; do lint mr_core -DMR_BUG_$define; done
+for define in SHARED_RTO NO_BACKOFF KARN_VIOLATION FROZEN_RNR RNR_PAUSES_ALL SACK_WORD CE_SATURATES NO_SACK LAZY_ACK; do lint mr_core -DMR_BUG_$define; done
 exit $status

@@ -19,8 +19,9 @@
 //   PAUSE   cmd_tag, cmd_code, cmd_rnr_attempt, cmd_msg_attempt
 //   RESUMED the shell took the resumption res_slot showed: the slot frees
 //
-// Planted bug (docs/rtl.md):
-//   MR_BUG_FROZEN_RNR  the pause never expires: the tag never resumes (MR-RNR-4)
+// Planted bugs (docs/rtl.md):
+//   MR_BUG_FROZEN_RNR      the pause never expires: the tag never resumes (MR-RNR-4)
+//   MR_BUG_RNR_PAUSES_ALL  a pause on one tag holds every tag (MR-RNR-2, MR-RNR-3)
 module mr_rnr #(
     parameter int unsigned NSLOTS = 16,
     parameter int unsigned TW = 48,
@@ -158,6 +159,20 @@ module mr_rnr #(
         .armed(timed), .at(ends), .now(now), .due_valid(res_valid), .due_index(res_slot), .next(next_deadline));
     assign res_tag = tag[res_slot];
 
+`ifdef MR_BUG_RNR_PAUSES_ALL
+    // Any paused slot holds every tag, until the latest pause ends.
+    always_comb begin
+        rd_paused = 1'b0;
+        rd_until = '0;
+        for (int unsigned i = 0; i < NSLOTS; i++)
+            if (valid[i]) begin
+                rd_paused = 1'b1;
+                if (ends[i] > rd_until) rd_until = ends[i];
+            end
+    end
+    logic all_unused;
+    assign all_unused = ^rd_tag;
+`else
     always_comb begin
         rd_paused = 1'b0;
         rd_until = '0;
@@ -167,6 +182,7 @@ module mr_rnr #(
                 rd_until = ends[i];
             end
     end
+`endif
 
     assign next_attempt = attempt + 4'd1;
 endmodule

@@ -28,6 +28,8 @@
 // Planted bugs (docs/rtl.md), one define each:
 //   MR_BUG_SHARED_RTO  one timer and estimator serve every path (MR-RTO-2)
 //   MR_BUG_NO_BACKOFF  the RTO is not doubled per expiry (MR-RTO-3)
+//   MR_BUG_KARN_VIOLATION  a retransmitted packet gives an RTT sample,
+//                      measured from its first transmission (MR-RTO-3)
 module mr_rto #(
     parameter int unsigned NPATHS = 256,
     parameter int unsigned TW = 48,
@@ -104,8 +106,16 @@ module mr_rto #(
     logic [TW-1:0] r_sample;
     logic          r_taken;
     always_comb begin
+`ifdef MR_BUG_KARN_VIOLATION
+        // A retransmitted packet measured from its first transmission, and
+        // taken: the ambiguity Karn's rule exists to avoid.
+        if (cmd_retransmitted) r_sample = now > cmd_sent_first ? now - cmd_sent_first : '0;
+        else r_sample = now > cmd_sent_last ? now - cmd_sent_last : '0;
+        r_taken = 1'b1;
+`else
         r_sample = now > cmd_sent_last ? now - cmd_sent_last : '0;
         r_taken = !cmd_retransmitted;
+`endif
     end
 
     // Estimator update of the commanded entry.
@@ -177,7 +187,7 @@ module mr_rto #(
     end
 
     // cmd_sent_first serves only a Karn violation (a sample measured from
-    // the first transmission); the clean unit ignores it.
+    // the first transmission, MR_BUG_KARN_VIOLATION); the clean unit ignores it.
     logic unused;
     assign unused = ^cmd_sent_first;
 endmodule

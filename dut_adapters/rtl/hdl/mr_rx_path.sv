@@ -30,6 +30,10 @@
 //                        (bit i + 32 shows PPSN CumAck + i): MR-SACK-1
 //   MR_BUG_CE_SATURATES  the CE count stops at 15 instead of wrapping at
 //                        65536: MR-CC-1 (the sender's ECE fraction)
+//   MR_BUG_NO_SACK       ACKs carry CumAck with an empty SACK: packets
+//                        received above a gap are never reported (MR-SACK-1)
+//   MR_BUG_LAZY_ACK      neither AckReq nor a new gap asks for an ACK: only
+//                        CE, ack_every packets or the ACK timer (MR-SACK-2)
 module mr_rx_path #(
     parameter int unsigned NPATHS = 256,
     parameter int unsigned TW = 48,
@@ -110,8 +114,16 @@ module mr_rx_path #(
         slid = marked >> run;
         new_gap = cmd_mark && lt24(highest[cmd_path] + 24'd1, cmd_ppsn);
         next_unacked = unacked[cmd_path] + 9'd1;
+`ifdef MR_BUG_LAZY_ACK
+        decide_now = cmd_ce || next_unacked >= cfg_ack_every;
+`else
         decide_now = cmd_ce || cmd_ack_req || new_gap || next_unacked >= cfg_ack_every;
+`endif
     end
+`ifdef MR_BUG_LAZY_ACK
+    logic lazy_unused;
+    assign lazy_unused = cmd_ack_req ^ new_gap;
+`endif
 
     // Control state: reset.
     always_ff @(posedge clk or negedge rst_n) begin
@@ -177,6 +189,8 @@ module mr_rx_path #(
         rd_cum_ack = cum_ack[rd_path];
 `ifdef MR_BUG_SACK_WORD
         rd_sack = got[rd_path] << 32;
+`elsif MR_BUG_NO_SACK
+        rd_sack = '0;
 `else
         rd_sack = got[rd_path];
 `endif

@@ -15,7 +15,11 @@
 #include "Vmr_core.h"
 #include "Vmr_core_ce_saturates.h"
 #include "Vmr_core_frozen_rnr.h"
+#include "Vmr_core_karn_violation.h"
+#include "Vmr_core_lazy_ack.h"
 #include "Vmr_core_no_backoff.h"
+#include "Vmr_core_no_sack.h"
+#include "Vmr_core_rnr_pauses_all.h"
 #include "Vmr_core_sack_word.h"
 #include "Vmr_core_shared_rto.h"
 #pragma GCC diagnostic pop
@@ -53,12 +57,22 @@ const std::vector<variant>& variants() {
          make_units<Vmr_core_shared_rto>},
         {{"no-backoff", "MR-RTO-3", "mr_rto with MR_BUG_NO_BACKOFF: the RTO is not doubled per expiry"},
          make_units<Vmr_core_no_backoff>},
+        {{"karn-violation", "MR-RTO-3",
+          "mr_rto with MR_BUG_KARN_VIOLATION: a retransmitted packet gives an RTT sample, measured from its first transmission"},
+         make_units<Vmr_core_karn_violation>},
         {{"frozen-rnr", "MR-RNR-4", "mr_rnr with MR_BUG_FROZEN_RNR: a paused tag's timer never expires, the tag never resumes"},
          make_units<Vmr_core_frozen_rnr>},
+        {{"rnr-pauses-all", "MR-RNR-2, MR-RNR-3", "mr_rnr with MR_BUG_RNR_PAUSES_ALL: a pause on one tag holds every tag"},
+         make_units<Vmr_core_rnr_pauses_all>},
         {{"sack-word", "MR-SACK-1", "mr_rx_path with MR_BUG_SACK_WORD: the SACK bitmap is reported one 32-bit word off"},
          make_units<Vmr_core_sack_word>},
         {{"ce-saturates", "MR-CC-1", "mr_rx_path with MR_BUG_CE_SATURATES: the CE count stops at 15 instead of wrapping at 65536"},
          make_units<Vmr_core_ce_saturates>},
+        {{"no-sack", "MR-SACK-1", "mr_rx_path with MR_BUG_NO_SACK: ACKs carry CumAck with an empty SACK"},
+         make_units<Vmr_core_no_sack>},
+        {{"lazy-ack", "MR-SACK-2",
+          "mr_rx_path with MR_BUG_LAZY_ACK: neither AckReq nor a new gap asks for an ACK (only CE, ack_every packets, the ACK timer)"},
+         make_units<Vmr_core_lazy_ack>},
     };
     return v;
 }
