@@ -38,6 +38,11 @@ impair:
 """
 
 
+# mrct-refnic's profiles whose frames its sockets cannot send (an IPv4 header
+# with DF clear, a PAUSE frame): they go out on its veth through --raw-iface.
+RAW_BUGS = {"df-clear", "pause-frames"}
+
+
 class Lab:
     """ia (DUT A) -- ea [ie: the emulator] eb -- ib (DUT B), one subnet."""
 
@@ -97,7 +102,7 @@ def one_run(args, lab, work, bug):
                    f"{lab.ip[side]}:7700"]
             if side == "a" and bug:
                 cmd += ["--bug", bug]
-                if bug == "pause-frames":  # frames its UDP sockets cannot send
+                if bug in RAW_BUGS:  # frames its UDP sockets cannot send
                     cmd += ["--raw-iface", lab.dev["a"]]
             procs.append(start(cmd, os.path.join(work, f"refnic-{side}.log")))
             wait_listen(lab, side)
