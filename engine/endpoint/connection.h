@@ -212,7 +212,11 @@ struct connection {
     std::map<std::pair<std::uint16_t, std::uint32_t>, in_message> inbox;
     std::map<std::uint16_t, std::uint32_t> next_deliver;  // stream -> next StreamSeq to complete
     std::map<std::uint16_t, std::vector<posted_recv>> recvs;  // tag -> by RecvIdx (posting order)
-    std::map<std::pair<std::uint16_t, std::uint32_t>, rejection> rejections;
+    // Per message (stream, StreamSeq): every rejection still kept, oldest
+    // first. A later Attempt's rejection does not end an earlier one: each is
+    // kept until the message arrives again in full or fails (§4), so an
+    // RNR_QUERY re-sends them all (D105).
+    std::map<std::pair<std::uint16_t, std::uint32_t>, std::vector<rejection>> rejections;
     std::uint16_t rnr_count = 0;
     nanos last_data{-1'000'000'000'000};
     std::uint64_t acks_sent = 0;  // bug grant-zero-first

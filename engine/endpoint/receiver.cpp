@@ -341,13 +341,12 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
         if (f.seth.recv_idx >= list.size()) {
             if (has(cfg, bug::no_rnr)) return ack_policy(mark_received());  // discarded, nobody told
             // MR-RNR-1/6: a new rejection per Attempt, counted before the ACK.
-            auto it = c.rejections.find(key);
-            if (it == c.rejections.end() || it->second.attempt != m.attempt) {
+            auto& kept = c.rejections[key];
+            if (kept.empty() || kept.back().attempt != m.attempt) {  // an Attempt other than the latest rejected
                 c.rnr_count = static_cast<std::uint16_t>(c.rnr_count + 1);
                 if (c.rnr_count == 0) c.rnr_count = 1;  // RnrSeq skips 0
-                rejection rj{m.attempt, c.rnr_count, ppsn, m.path_id, m.path_epoch, m.tag, f.udp.sport};
-                c.rejections[key] = rj;
-                send_rnr(e, c, m.stream_id, m.stream_seq, rj);
+                kept.push_back({m.attempt, c.rnr_count, ppsn, m.path_id, m.path_epoch, m.tag, f.udp.sport});
+                send_rnr(e, c, m.stream_id, m.stream_seq, kept.back());
             }
             return ack_policy(mark_received());  // acknowledged and discarded
         }
@@ -393,7 +392,8 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
 
 void endpoint::impl::on_rnr_query(endpoint& e, connection& c) {
     // Re-send, unchanged, the RNR of every kept rejection, then RNR_SYNC.
-    for (const auto& [key, rj] : c.rejections) send_rnr(e, c, key.first, key.second, rj);
+    for (const auto& [key, kept] : c.rejections)
+        for (const auto& rj : kept) send_rnr(e, c, key.first, key.second, rj);
     send_ctrl(e, c, ctrl_type::rnr_sync, {tlv::rnr_count(c.rnr_count)}, c.remote_id, ctrl_port(c));
 }
 

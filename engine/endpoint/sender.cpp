@@ -807,7 +807,13 @@ void endpoint::impl::send_rnr_query(endpoint& e, connection& c) {
 void endpoint::impl::on_rnr_sync(endpoint& e, connection& c, std::uint16_t count) {
     c.rnr_seqs.count(count);
     if (rnr_missing(c)) {
-        send_rnr_query(e, c);  // RNR_SYNC left one missing: query again
+        // RNR_SYNC left one missing: query again (§4), at the query timer
+        // already armed. The query was answered, so the retry count starts
+        // over (D106): the missing RNR may still be on its way on a slower
+        // path (the receiver sends it from its rejected packet's port, the
+        // RNR_SYNC from its CTRL port), and a query answered at once each
+        // time must not run out the retry limit.
+        c.rnr_query_tries = 0;
         return;
     }
     c.rnr_query_outstanding = false;

@@ -688,6 +688,33 @@ TEST_CASE("a lost RNR: RnrCount makes the sender hold the SEND and query; it nev
     CHECK(tx[0].time >= rx[0].time);  // the SEND completes only after it was received
 }
 
+TEST_CASE("an RNR_SYNC answers the query: a missing RnrSeq is queried again, past the retry limit in all (§4, D106)") {
+    // The first ten RNRs are lost (the rejection's and those re-sent on the
+    // queries): each query is answered by RNR_SYNC, which leaves RnrSeq 1
+    // missing. Each answer starts the retry count over, so the sender keeps
+    // querying, one query per CTRL interval, until the RNR gets through.
+    fabric::fabric_config fc;
+    fc.default_stages = {{"delay", {{"delay", "2us"}}}, {"match_drop", {{"opcode", "RNR"}, {"count", "10"}}}};
+    pair_rig r(fc);
+    auto rk = r.b->register_mr(1 << 16);
+    REQUIRE(r.a->post_send(r.conn_a, 0, 1, pattern(6000), 1).ok());  // no receive posted: rejected
+    r.run_for(2ms);
+    REQUIRE(r.b->post_recv(r.conn_b, 1, rk, 0, 8192, 100).ok());
+    r.run_for(100ms);
+    const ep::config defaults;
+    CHECK(r.a->stats().rnr_queries > defaults.retry_limit);
+    auto tx = r.a->poll();
+    REQUIRE(tx.size() == 1);
+    CHECK(tx[0].status == ep::wc_status::success);  // not connection_error
+    // One query per CTRL interval, not one per answer.
+    auto queries = r.frames(direction::a_to_b, static_cast<std::uint8_t>(wire::opcode::ctrl));
+    std::vector<core::nanos> at;
+    for (const auto& t : queries)
+        if (t.f().ctrlh.type == static_cast<std::uint8_t>(wire::ctrl_type::rnr_query)) at.push_back(t.t);
+    REQUIRE(at.size() >= 2);
+    for (std::size_t i = 1; i < at.size(); ++i) CHECK(at[i] - at[i - 1] >= defaults.rto_initial);
+}
+
 TEST_CASE("never more than 256 PPSNs outstanding from CumAck, even while SACKed packets wait on a loss (MR-SACK-5)") {
     ep::config c;
     c.num_paths = 1;

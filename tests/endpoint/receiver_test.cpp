@@ -402,13 +402,35 @@ TEST_CASE("RNR: one per rejected message and Attempt, counted in RnrCount before
     CHECK(acks[0].ackh.rnr_count == 1);
     CHECK(acks[1].ackh.rnr_count == 2);  // includes the rejection it acknowledges
     // RNR_QUERY: every kept rejection's RNR again, then RNR_SYNC with the count.
+    // Attempt 1's rejection does not end Attempt 0's: both are kept until the
+    // message arrives again in full (§4, D105). Had RNR 1 been lost, a sender
+    // would otherwise never get RnrSeq 1 and would query until its retry limit.
     auto q = r.base(opcode::ctrl);
     q.bth.dest_qp = r.conn;
     q.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(ctrl_type::rnr_query), 0};
     r.inject(q);
     auto again = r.take(opcode::rnr);
-    REQUIRE(again.size() == 1);
-    CHECK(again[0].rnrh.rnr_seq == 2);
+    REQUIRE(again.size() == 2);
+    CHECK(again[0].rnrh.rnr_seq == 1);
+    CHECK(again[0].rnrh.attempt == 0);
+    CHECK(again[0].rnrh.ppsn.ppsn() == 1000);  // unchanged: the packet that made it (D54)
+    CHECK(again[1].rnrh.rnr_seq == 2);
+    CHECK(again[1].rnrh.attempt == 1);
+    // A late packet of Attempt 0 (an Attempt other than the latest rejected)
+    // makes a third rejection; the query then re-sends all three.
+    send.bth.psn = 1003;
+    send.mrh->attempt = 0;
+    send.mrh->flags &= static_cast<std::uint8_t>(~k_flag_rnr_resend);
+    r.inject(send);
+    auto third = r.take(opcode::rnr);
+    REQUIRE(third.size() == 1);
+    CHECK(third[0].rnrh.rnr_seq == 3);
+    r.inject(q);
+    auto all = r.take(opcode::rnr);
+    REQUIRE(all.size() == 3);
+    CHECK(all[0].rnrh.rnr_seq == 1);
+    CHECK(all[1].rnrh.rnr_seq == 2);
+    CHECK(all[2].rnrh.rnr_seq == 3);
 }
 
 TEST_CASE("a rejection is kept until its message arrives again in full, even if its completion waits (§4)") {
