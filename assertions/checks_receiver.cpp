@@ -291,7 +291,20 @@ outcome acks_conform(const context& c) {
     const auto& fr = c.tr().frames;
     const nanos interval = c.tr().p.ack_delay;
     std::map<unsigned, std::uint32_t> highest;  // highest PPSN received per path
-    std::map<unsigned, std::uint16_t> last_ce;
+    // CE_Count never goes back on a path (but at a PATH_RESET), judged as
+    // cum_ack_backwards judges CumAck: only against the ACKs that had arrived
+    // before the later ACK's trigger packet first left the engine. A DUT's
+    // ACKs of one path leave by several source ports, whose order a host may
+    // swap within a burst (mrct-refnic flushes its sends socket by socket:
+    // an ACK from a moved path's new port, decided first, left after the old
+    // port's, and a conforming DUT failed the passive check).
+    struct ce_seen {
+        nanos t;
+        std::uint16_t highest;  // the highest CE_Count of the path's ACKs so far
+        std::size_t index;      // the ACK that carried it
+    };
+    std::map<unsigned, std::vector<ce_seen>> ces;
+    std::map<std::pair<unsigned, std::uint32_t>, nanos> first_copy;  // (path, PPSN) -> first copy sent
     // Copies of each (path, PPSN) that reached the DUT and no ACK triggered
     // by that PPSN has answered yet, one ACK answering one copy: a later ACK
     // may answer any of them. (Reset to 0 by any ACK, three copies read
@@ -336,21 +349,33 @@ outcome acks_conform(const context& c) {
     };
     for (const auto& r : fr) {
         if (auto id = path_reset_to_dut(r)) {
-            last_ce.erase(*id);  // the count restarts at 0 (§5)
+            ces.erase(*id);  // the count restarts at 0 (§5)
+            erase_path(first_copy, *id);
             continue;
         }
         if (r.d == trace::dir::from_dut && r.is(opcode::ack)) {
             const auto& a = r.f().ackh;
             if (a.grant_rate == 0)
                 return fail("a DUT ACK carries GrantRate 0 (reserved)", "GrantRate >= 1", "0", {r.index});
-            auto it = last_ce.find(a.path_id);
-            if (it != last_ce.end() && core::seq16::lt(a.ce_count, it->second))
-                return fail("CE_Count went backwards on path " + std::to_string(a.path_id), ">= " + std::to_string(it->second),
-                            std::to_string(a.ce_count), {r.index});
-            last_ce[a.path_id] = a.ce_count;
+            auto& seen = ces[a.path_id];
+            if (auto fc = first_copy.find({a.path_id, a.trig_ppsn.ppsn()}); fc != first_copy.end()) {
+                auto before = std::lower_bound(seen.begin(), seen.end(), fc->second,
+                                               [](const ce_seen& s, nanos t) { return s.t < t; });
+                if (before != seen.begin() && core::seq16::lt(a.ce_count, std::prev(before)->highest)) {
+                    const auto& e = *std::prev(before);
+                    return fail("CE_Count went backwards on path " + std::to_string(a.path_id) + ": an ACK of the DUT (frame #" +
+                                    std::to_string(e.index) + ") said " + std::to_string(e.highest) + " before PPSN " +
+                                    std::to_string(a.trig_ppsn.ppsn()) + " left the engine; the DUT's ACK for that packet says " +
+                                    std::to_string(a.ce_count) + " (MR-CC-1)",
+                                ">= " + std::to_string(e.highest), std::to_string(a.ce_count), {e.index, r.index});
+                }
+            }
+            const bool higher = seen.empty() || core::seq16::lt(seen.back().highest, a.ce_count);
+            seen.push_back({r.t, higher ? a.ce_count : seen.back().highest, higher ? r.index : seen.back().index});
             if (auto& n = unanswered[{a.path_id, a.trig_ppsn.ppsn()}]; n) --n;
             continue;
         }
+        if (r.reached_dut() && r.data()) first_copy.emplace(std::make_pair(unsigned{r.f().mrh.path_id}, r.f().bth.psn), r.t);
         if (!r.reached_dut() || !r.data() || !r.f().icrc_ok()) continue;
         const auto& f = r.f();
         const unsigned p = f.mrh.path_id;

@@ -80,6 +80,33 @@ TEST_CASE("acks_conform: CE_Count counts every CE-marked packet (MR-CC-1)") {
     }
 }
 
+TEST_CASE("acks_conform: a path's CE_Count never goes back, judged where the ACKs' order is certain (MR-CC-1)") {
+    SECTION("the ACK for a packet sent after the count said 1 says 0") {
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100, .ack_req = true, .ce = true});
+        b.ack(1us, D::from_dut, 0, 101, {}, 100, true, 4000, 0, 1);
+        b.data(2us, D::to_dut, {.ppsn = 101, .ack_req = true});
+        b.ack(3us, D::from_dut, 0, 102, {}, 101, false, 4000, 0, 0);
+        const auto o = b.check("acks_conform");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("CE_Count went backwards on path 0"));
+        CHECK_THAT(o.message, Catch::Contains("said 1 before PPSN 101 left the engine"));
+    }
+    SECTION("two ACKs whose order the wire may have swapped are not taken") {
+        // The DUT answered 100 (count 0), then 101 (CE, count 1); the two
+        // left by different ports and the wire shows the second first. 100
+        // left before the higher ACK arrived: its answer may be the older.
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100, .ack_req = true});
+        b.data(500ns, D::to_dut, {.ppsn = 101, .ack_req = true, .ce = true});
+        b.ack(1us, D::from_dut, 0, 102, {}, 101, true, 4000, 0, 1);
+        b.ack(1500ns, D::from_dut, 0, 101, {}, 100, false, 4000, 0, 0);
+        const auto o = b.check("acks_conform");
+        INFO(o.message);
+        CHECK_FALSE(Catch::Contains("CE_Count went backwards").match(o.message));
+    }
+}
+
 TEST_CASE("acks_conform: a path's CumAck never goes back without a PATH_RESET (MR-SACK-1, MR-PATH-3)") {
     // PPSN 100 and 101 on path 0, each answered; 102 leaves after the ACK
     // saying CumAck 102 arrived, and comes from a new source port.
