@@ -172,20 +172,23 @@ std::optional<outcome> cum_ack_backwards(const trace::trace& tr) {
         const auto& a = r.f().ackh;
         const std::uint32_t cum = r.f().bth.psn;
         auto& seen = acks[a.path_id];
-        if (auto fc = first_copy.find({a.path_id, a.trig_ppsn.ppsn()}); fc != first_copy.end()) {
-            // The ACKs that had arrived before the trigger's first copy left.
-            auto before = std::lower_bound(seen.begin(), seen.end(), fc->second,
-                                           [](const ack_seen& s, nanos t) { return s.t < t; });
-            if (before != seen.begin()) {
-                const auto& e = *std::prev(before);
-                if (core::psn24::lt(cum, e.highest))
-                    return fail("CumAck went back on path " + std::to_string(a.path_id) + " with no PATH_RESET: an ACK of the DUT " +
-                                    "(frame #" + std::to_string(e.index) + ") said CumAck " + std::to_string(e.highest) +
-                                    " before PPSN " + std::to_string(a.trig_ppsn.ppsn()) +
-                                    " left the engine; the DUT's ACK for that packet says CumAck " + std::to_string(cum) +
-                                    " (MR-SACK-1, MR-PATH-3)",
-                                ">= " + std::to_string(e.highest), std::to_string(cum), {e.index, r.index});
-            }
+        // Only an ACK whose trigger reached the DUT since the path's last
+        // PATH_RESET surely describes the restarted path: one decided before
+        // the DUT applied the reset may leave after the reset reached it.
+        const auto fc = first_copy.find({a.path_id, a.trig_ppsn.ppsn()});
+        if (fc == first_copy.end()) continue;
+        // The ACKs that had arrived before the trigger's first copy left.
+        auto before = std::lower_bound(seen.begin(), seen.end(), fc->second,
+                                       [](const ack_seen& s, nanos t) { return s.t < t; });
+        if (before != seen.begin()) {
+            const auto& e = *std::prev(before);
+            if (core::psn24::lt(cum, e.highest))
+                return fail("CumAck went back on path " + std::to_string(a.path_id) + " with no PATH_RESET: an ACK of the DUT " +
+                                "(frame #" + std::to_string(e.index) + ") said CumAck " + std::to_string(e.highest) +
+                                " before PPSN " + std::to_string(a.trig_ppsn.ppsn()) +
+                                " left the engine; the DUT's ACK for that packet says CumAck " + std::to_string(cum) +
+                                " (MR-SACK-1, MR-PATH-3)",
+                            ">= " + std::to_string(e.highest), std::to_string(cum), {e.index, r.index});
         }
         const bool higher = seen.empty() || core::psn24::lt(seen.back().highest, cum);
         seen.push_back({r.t, higher ? cum : seen.back().highest, higher ? r.index : seen.back().index});
@@ -357,8 +360,10 @@ outcome acks_conform(const context& c) {
             const auto& a = r.f().ackh;
             if (a.grant_rate == 0)
                 return fail("a DUT ACK carries GrantRate 0 (reserved)", "GrantRate >= 1", "0", {r.index});
-            auto& seen = ces[a.path_id];
+            // As for CumAck: only ACKs whose trigger reached the DUT since
+            // the path's last PATH_RESET (first_copy is cleared there).
             if (auto fc = first_copy.find({a.path_id, a.trig_ppsn.ppsn()}); fc != first_copy.end()) {
+                auto& seen = ces[a.path_id];
                 auto before = std::lower_bound(seen.begin(), seen.end(), fc->second,
                                                [](const ce_seen& s, nanos t) { return s.t < t; });
                 if (before != seen.begin() && core::seq16::lt(a.ce_count, std::prev(before)->highest)) {
@@ -369,9 +374,9 @@ outcome acks_conform(const context& c) {
                                     std::to_string(a.ce_count) + " (MR-CC-1)",
                                 ">= " + std::to_string(e.highest), std::to_string(a.ce_count), {e.index, r.index});
                 }
+                const bool higher = seen.empty() || core::seq16::lt(seen.back().highest, a.ce_count);
+                seen.push_back({r.t, higher ? a.ce_count : seen.back().highest, higher ? r.index : seen.back().index});
             }
-            const bool higher = seen.empty() || core::seq16::lt(seen.back().highest, a.ce_count);
-            seen.push_back({r.t, higher ? a.ce_count : seen.back().highest, higher ? r.index : seen.back().index});
             if (auto& n = unanswered[{a.path_id, a.trig_ppsn.ppsn()}]; n) --n;
             continue;
         }

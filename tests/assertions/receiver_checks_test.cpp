@@ -105,6 +105,18 @@ TEST_CASE("acks_conform: a path's CE_Count never goes back, judged where the ACK
         INFO(o.message);
         CHECK_FALSE(Catch::Contains("CE_Count went backwards").match(o.message));
     }
+    SECTION("an ACK decided before a PATH_RESET, sent after it reached the DUT, is not the restarted path's") {
+        trace_builder b;
+        b.data(0us, D::to_dut, {.ppsn = 100, .ack_req = true, .ce = true});
+        b.ctrl(1us, D::to_dut, wire::ctrl_type::path_reset, {wire::tlv::path_id(0), wire::tlv::initial_ppsn({500})});
+        b.ack(1500ns, D::from_dut, 0, 101, {}, 100, true, 4000, 0, 1);  // the old path's answer, left late
+        b.data(2us, D::to_dut, {.ppsn = 500, .ack_req = true});
+        b.ack(3us, D::from_dut, 0, 501, {}, 500, false, 4000, 0, 0);  // restarted: CumAck 501, count 0
+        const auto o = b.check("acks_conform");
+        INFO(o.message);
+        CHECK_FALSE(Catch::Contains("went back").match(o.message));
+        CHECK_FALSE(Catch::Contains("backwards").match(o.message));
+    }
 }
 
 TEST_CASE("acks_conform: a path's CumAck never goes back without a PATH_RESET (MR-SACK-1, MR-PATH-3)") {
