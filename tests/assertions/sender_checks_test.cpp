@@ -814,6 +814,24 @@ TEST_CASE("close_after_ack") {
         CHECK(o.v == verdict::inconclusive);
         CHECK_THAT(o.message, Catch::Contains("premise did not arise: the DUT had every packet acknowledged"));
     }
+    SECTION("a path the DUT failed is not judged: its packets moved to other paths") {
+        trace_builder f;
+        f.data(0us, D::from_dut, {.path = 1, .ppsn = 100});  // never acknowledged on path 1
+        f.ctrl(1ms, D::from_dut, wire::ctrl_type::path_reset, {wire::tlv::path_id(1), wire::tlv::initial_ppsn({500})});
+        f.data(1010us, D::from_dut, {.path = 0, .ppsn = 200, .offset = 0});  // the failover copy
+        f.ack(1020us, D::to_dut, 0, 201);
+        f.ctrl(1030us, D::from_dut, wire::ctrl_type::close);
+        CHECK(f.check("close_after_ack").v == verdict::pass);
+        // A path in service still in flight is judged as before.
+        trace_builder early;
+        early.data(0us, D::from_dut, {.path = 1, .ppsn = 100});
+        early.data(1us, D::from_dut, {.path = 0, .ppsn = 200});
+        early.ctrl(1ms, D::from_dut, wire::ctrl_type::path_reset, {wire::tlv::path_id(1), wire::tlv::initial_ppsn({500})});
+        early.ctrl(1030us, D::from_dut, wire::ctrl_type::close);
+        const auto o = early.check("close_after_ack");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("unacknowledged on path 0"));
+    }
 }
 
 TEST_CASE("ctrl_repeat: unanswered CTRL repeated by its interval, up to the retry limit (§4)") {
