@@ -137,61 +137,83 @@ void erase_path(std::map<std::pair<unsigned, std::uint32_t>, V>& m, unsigned pat
     for (auto it = m.begin(); it != m.end();) it = it->first.first == path ? m.erase(it) : std::next(it);
 }
 
+// D107: the order of two of the DUT's ACKs of one path is certain on any wire
+// only where every copy of the later ACK's trigger packet that reached the
+// DUT left the engine after the earlier ACK had arrived: the DUT sent the
+// earlier one before it even had the packet. (ACKs of one path leave by
+// several source ports, whose order a host may swap within a burst;
+// mrct-refnic flushes its sends socket by socket.) ack_order keeps, per
+// path, the running highest of a counter the DUT's ACKs carry (CumAck,
+// CE_Count) by arrival, and finds an ACK whose counter is below one an ACK
+// certainly sent before it carried. Only ACKs whose trigger reached the DUT
+// since the path's last PATH_RESET count: one decided before the DUT
+// applied the reset may leave after the reset reached it, and the counter
+// restarts there. Lt is the counter's serial order.
+template <bool (*Lt)(std::uint32_t, std::uint32_t)>
+class ack_order {
+public:
+    struct earlier {
+        std::uint32_t highest;  // the highest the path's ACKs had said
+        std::size_t index;      // the ACK that said it
+    };
+    // Every record but the DUT's ACKs, in trace order: PATH_RESETs and the
+    // data that reached the DUT.
+    void see(const trace::record& r) {
+        if (auto id = path_reset_to_dut(r)) {
+            acks_.erase(*id);
+            erase_path(first_copy_, *id);
+        } else if (r.reached_dut() && r.data()) {
+            first_copy_.emplace(std::make_pair(unsigned{r.f().mrh.path_id}, r.f().bth.psn), r.t);
+        }
+    }
+    // A DUT ACK of `path` triggered by `trig`, carrying `value`: the earlier
+    // ACK whose highest it went below, if any.
+    std::optional<earlier> ack(const trace::record& r, unsigned path, std::uint32_t trig, std::uint32_t value) {
+        const auto fc = first_copy_.find({path, trig});
+        if (fc == first_copy_.end()) return std::nullopt;
+        auto& seen = acks_[path];
+        auto before = std::lower_bound(seen.begin(), seen.end(), fc->second, [](const seen_ack& s, nanos t) { return s.t < t; });
+        if (before != seen.begin() && Lt(value, std::prev(before)->highest))
+            return earlier{std::prev(before)->highest, std::prev(before)->index};
+        const bool higher = seen.empty() || Lt(seen.back().highest, value);
+        seen.push_back({r.t, higher ? value : seen.back().highest, higher ? r.index : seen.back().index});
+        return std::nullopt;
+    }
+
+private:
+    struct seen_ack {
+        nanos t;
+        std::uint32_t highest;  // the highest of the path's ACKs so far
+        std::size_t index;      // the ACK that carried it
+    };
+    std::map<unsigned, std::vector<seen_ack>> acks_;                  // path -> its ACKs in arrival order
+    std::map<std::pair<unsigned, std::uint32_t>, nanos> first_copy_;  // (path, PPSN) -> first copy sent
+};
+
 // MR-SACK-1, MR-PATH-3: a path's CumAck never goes back; only a PATH_RESET
 // the DUT received restarts it (at the new INITIAL_PPSN, §4). Judged only
-// where the order of two of the DUT's ACKs is certain on any wire: every copy
-// of the later ACK's trigger packet that reached the DUT left the engine
-// after the earlier ACK had arrived, so the DUT sent the earlier one before
-// it even had the packet. (ACKs of one path leave by several source ports,
-// whose order a host may swap within a burst; the trigger rule never takes
-// such a pair.) A receiver that finds a path's state by source port, not by
+// where the order of two of the DUT's ACKs is certain on any wire
+// (ack_order). A receiver that finds a path's state by source port, not by
 // PathID, shows here: a port move meets fresh state, and its ACK says
 // CumAck is back at the path's start. As ce_count_wrong, a trace with data
 // for more than one of the DUT's connections is not judged.
 std::optional<outcome> cum_ack_backwards(const trace::trace& tr) {
-    const auto& fr = tr.frames;
     if (!one_dut_connection(tr)) return std::nullopt;
-    struct ack_seen {
-        nanos t;
-        std::uint32_t highest;  // the highest CumAck of the path's ACKs so far
-        std::size_t index;      // the ACK that carried it
-    };
-    std::map<unsigned, std::vector<ack_seen>> acks;                  // path -> its ACKs in arrival order
-    std::map<std::pair<unsigned, std::uint32_t>, nanos> first_copy;  // (path, PPSN) -> first copy sent
-    for (const auto& r : fr) {
-        if (auto id = path_reset_to_dut(r)) {
-            acks.erase(*id);
-            erase_path(first_copy, *id);
+    ack_order<core::psn24::lt> order;
+    for (const auto& r : tr.frames) {
+        if (r.d != trace::dir::from_dut || !r.is(opcode::ack)) {
+            order.see(r);
             continue;
         }
-        if (r.reached_dut() && r.data()) {
-            first_copy.emplace(std::make_pair(unsigned{r.f().mrh.path_id}, r.f().bth.psn), r.t);
-            continue;
-        }
-        if (r.d != trace::dir::from_dut || !r.is(opcode::ack)) continue;
         const auto& a = r.f().ackh;
         const std::uint32_t cum = r.f().bth.psn;
-        auto& seen = acks[a.path_id];
-        // Only an ACK whose trigger reached the DUT since the path's last
-        // PATH_RESET surely describes the restarted path: one decided before
-        // the DUT applied the reset may leave after the reset reached it.
-        const auto fc = first_copy.find({a.path_id, a.trig_ppsn.ppsn()});
-        if (fc == first_copy.end()) continue;
-        // The ACKs that had arrived before the trigger's first copy left.
-        auto before = std::lower_bound(seen.begin(), seen.end(), fc->second,
-                                       [](const ack_seen& s, nanos t) { return s.t < t; });
-        if (before != seen.begin()) {
-            const auto& e = *std::prev(before);
-            if (core::psn24::lt(cum, e.highest))
-                return fail("CumAck went back on path " + std::to_string(a.path_id) + " with no PATH_RESET: an ACK of the DUT " +
-                                "(frame #" + std::to_string(e.index) + ") said CumAck " + std::to_string(e.highest) +
-                                " before PPSN " + std::to_string(a.trig_ppsn.ppsn()) +
-                                " left the engine; the DUT's ACK for that packet says CumAck " + std::to_string(cum) +
-                                " (MR-SACK-1, MR-PATH-3)",
-                            ">= " + std::to_string(e.highest), std::to_string(cum), {e.index, r.index});
-        }
-        const bool higher = seen.empty() || core::psn24::lt(seen.back().highest, cum);
-        seen.push_back({r.t, higher ? cum : seen.back().highest, higher ? r.index : seen.back().index});
+        if (auto e = order.ack(r, a.path_id, a.trig_ppsn.ppsn(), cum))
+            return fail("CumAck went back on path " + std::to_string(a.path_id) + " with no PATH_RESET: an ACK of the DUT " +
+                            "(frame #" + std::to_string(e->index) + ") said CumAck " + std::to_string(e->highest) +
+                            " before PPSN " + std::to_string(a.trig_ppsn.ppsn()) +
+                            " left the engine; the DUT's ACK for that packet says CumAck " + std::to_string(cum) +
+                            " (MR-SACK-1, MR-PATH-3)",
+                        ">= " + std::to_string(e->highest), std::to_string(cum), {e->index, r.index});
     }
     return std::nullopt;
 }
@@ -294,20 +316,11 @@ outcome acks_conform(const context& c) {
     const auto& fr = c.tr().frames;
     const nanos interval = c.tr().p.ack_delay;
     std::map<unsigned, std::uint32_t> highest;  // highest PPSN received per path
-    // CE_Count never goes back on a path (but at a PATH_RESET), judged as
-    // cum_ack_backwards judges CumAck: only against the ACKs that had arrived
-    // before the later ACK's trigger packet first left the engine. A DUT's
-    // ACKs of one path leave by several source ports, whose order a host may
-    // swap within a burst (mrct-refnic flushes its sends socket by socket:
-    // an ACK from a moved path's new port, decided first, left after the old
-    // port's, and a conforming DUT failed the passive check).
-    struct ce_seen {
-        nanos t;
-        std::uint16_t highest;  // the highest CE_Count of the path's ACKs so far
-        std::size_t index;      // the ACK that carried it
-    };
-    std::map<unsigned, std::vector<ce_seen>> ces;
-    std::map<std::pair<unsigned, std::uint32_t>, nanos> first_copy;  // (path, PPSN) -> first copy sent
+    // CE_Count never goes back on a path (but at a PATH_RESET, where the
+    // count restarts at 0, §5), judged as cum_ack_backwards judges CumAck
+    // (ack_order: a conforming DUT's ACK from a moved path's new port,
+    // decided first, left after the old port's, and failed the passive check).
+    ack_order<core::seq16::lt> ce_order;
     // Copies of each (path, PPSN) that reached the DUT and no ACK triggered
     // by that PPSN has answered yet, one ACK answering one copy: a later ACK
     // may answer any of them. (Reset to 0 by any ACK, three copies read
@@ -351,36 +364,20 @@ outcome acks_conform(const context& c) {
         return std::nullopt;
     };
     for (const auto& r : fr) {
-        if (auto id = path_reset_to_dut(r)) {
-            ces.erase(*id);  // the count restarts at 0 (§5)
-            erase_path(first_copy, *id);
-            continue;
-        }
         if (r.d == trace::dir::from_dut && r.is(opcode::ack)) {
             const auto& a = r.f().ackh;
             if (a.grant_rate == 0)
                 return fail("a DUT ACK carries GrantRate 0 (reserved)", "GrantRate >= 1", "0", {r.index});
-            // As for CumAck: only ACKs whose trigger reached the DUT since
-            // the path's last PATH_RESET (first_copy is cleared there).
-            if (auto fc = first_copy.find({a.path_id, a.trig_ppsn.ppsn()}); fc != first_copy.end()) {
-                auto& seen = ces[a.path_id];
-                auto before = std::lower_bound(seen.begin(), seen.end(), fc->second,
-                                               [](const ce_seen& s, nanos t) { return s.t < t; });
-                if (before != seen.begin() && core::seq16::lt(a.ce_count, std::prev(before)->highest)) {
-                    const auto& e = *std::prev(before);
-                    return fail("CE_Count went backwards on path " + std::to_string(a.path_id) + ": an ACK of the DUT (frame #" +
-                                    std::to_string(e.index) + ") said " + std::to_string(e.highest) + " before PPSN " +
-                                    std::to_string(a.trig_ppsn.ppsn()) + " left the engine; the DUT's ACK for that packet says " +
-                                    std::to_string(a.ce_count) + " (MR-CC-1)",
-                                ">= " + std::to_string(e.highest), std::to_string(a.ce_count), {e.index, r.index});
-                }
-                const bool higher = seen.empty() || core::seq16::lt(seen.back().highest, a.ce_count);
-                seen.push_back({r.t, higher ? a.ce_count : seen.back().highest, higher ? r.index : seen.back().index});
-            }
+            if (auto e = ce_order.ack(r, a.path_id, a.trig_ppsn.ppsn(), a.ce_count))
+                return fail("CE_Count went backwards on path " + std::to_string(a.path_id) + ": an ACK of the DUT (frame #" +
+                                std::to_string(e->index) + ") said " + std::to_string(e->highest) + " before PPSN " +
+                                std::to_string(a.trig_ppsn.ppsn()) + " left the engine; the DUT's ACK for that packet says " +
+                                std::to_string(a.ce_count) + " (MR-CC-1)",
+                            ">= " + std::to_string(e->highest), std::to_string(a.ce_count), {e->index, r.index});
             if (auto& n = unanswered[{a.path_id, a.trig_ppsn.ppsn()}]; n) --n;
             continue;
         }
-        if (r.reached_dut() && r.data()) first_copy.emplace(std::make_pair(unsigned{r.f().mrh.path_id}, r.f().bth.psn), r.t);
+        ce_order.see(r);
         if (!r.reached_dut() || !r.data() || !r.f().icrc_ok()) continue;
         const auto& f = r.f();
         const unsigned p = f.mrh.path_id;
