@@ -720,23 +720,14 @@ outcome close_after_ack(const context& c) {
             return o;
         }
     }
-    // A path the DUT failed (its PATH_RESET for the path) had its packets
-    // moved to other paths with new PPSNs (§5, failed path): what stays
-    // unacknowledged on it is not in flight any more. Such a path is not
-    // judged (on a loaded wire the reference failed a path, moved its 8
-    // packets, closed once they were acknowledged elsewhere, and failed).
-    std::set<unsigned> failed;
+    // A path the DUT failed (its PATH_RESET) has nothing in flight from
+    // then on: its packets moved to other paths with new PPSNs (sender_view,
+    // D108). If it returned to service, its new packets count.
     for (const auto& r : c.tr().frames) {
-        if (r.d == trace::dir::from_dut && r.is(opcode::ctrl) &&
-            r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::path_reset)) {
-            if (auto p = read_ctrl_tlvs(r.f().tlvs).path_id) failed.insert(*p);
-            continue;
-        }
         if (r.d != trace::dir::from_dut || !r.is(opcode::ctrl) ||
             r.f().ctrlh.type != static_cast<std::uint8_t>(ctrl_type::close))
             continue;
         for (const auto& [p, _] : sv.paths) {
-            if (failed.count(p)) continue;
             const unsigned n = sv.inflight_at(p, r.t);
             if (n)
                 return fail("the DUT sent CLOSE with " + std::to_string(n) + " packets unacknowledged on path " + std::to_string(p),

@@ -272,7 +272,13 @@ sender_view::sender_view(const trace::trace& tr) {
         if (r.d == trace::dir::from_dut && op == static_cast<std::uint8_t>(wire::opcode::ctrl) &&
             f.ctrlh.type == static_cast<std::uint8_t>(wire::ctrl_type::path_reset)) {
             auto fields = wire::read_ctrl_tlvs(f.tlvs);
-            if (fields.path_id) st[*fields.path_id].reset();  // the path restarts as new (§5 failed path)
+            if (!fields.path_id) continue;
+            // The path restarts as new (§5 failed path): its unacknowledged
+            // packets move to other paths with new PPSNs, so from here none
+            // is in flight on it (D108).
+            const unsigned p = *fields.path_id;
+            st[p].reset();
+            if (paths.count(p)) note_inflight(r.t, p, st[p]);
             continue;
         }
         if (r.d == trace::dir::from_dut && wire::is_data_opcode(op)) {

@@ -831,6 +831,18 @@ TEST_CASE("close_after_ack") {
         const auto o = early.check("close_after_ack");
         CHECK(o.v == verdict::fail);
         CHECK_THAT(o.message, Catch::Contains("unacknowledged on path 0"));
+        // A failed path back in service (§5: restarted as new) is judged by
+        // its new packets.
+        trace_builder back;
+        back.data(0us, D::from_dut, {.path = 1, .ppsn = 100});
+        back.ctrl(1ms, D::from_dut, wire::ctrl_type::path_reset, {wire::tlv::path_id(1), wire::tlv::initial_ppsn({500})});
+        back.data(1010us, D::from_dut, {.path = 0, .ppsn = 200, .offset = 0});
+        back.ack(1020us, D::to_dut, 0, 201);
+        back.data(2ms, D::from_dut, {.path = 1, .ppsn = 500, .offset = 4096});  // path 1 restarted
+        back.ctrl(2010us, D::from_dut, wire::ctrl_type::close);
+        const auto b = back.check("close_after_ack");
+        CHECK(b.v == verdict::fail);
+        CHECK_THAT(b.message, Catch::Contains("1 packets unacknowledged on path 1"));
     }
 }
 
