@@ -196,15 +196,20 @@ core::status case_exec::connect() {
     // A case run slowed down gets its time scale times 20 ms at least.
     const nanos deadline = s_.now() + std::max(rt_ ? nanos{2s} : nanos{0}, nanos{20ms} * time_scale_);
     const nanos tick = rt_ ? nanos{1ms} : nanos{10us};
+    bool open = false;
     while (s_.now() < deadline) {
         advance(s_.now() + tick);
         if (auto f = dut_->fault(); !f.empty()) return core::error{"DUT: " + f};
         if (!wiring_.extras_up()) continue;
-        if (wiring_.opened()) break;
+        if ((open = wiring_.opened())) break;
     }
     if (!wiring_.extras_up()) return core::error{"not every peer connected to the DUT within " + std::string(rt_ ? "2 s" : "20 ms")};
     wiring_.pin_extra_paths();
-    if (!wiring_.dut_side_open()) {
+    // Both sides must be open: a DUT that accepted after the peer's CONNECTs
+    // ran out (its host held it longer than the retry limit's span) has a
+    // connection the peer does not (seen beside stress-ng: the steps then
+    // named no connection the DUT knew, and the case ended in error).
+    if (!open) {
         handshake_lost_ = !p_.handshake.empty();
         setup_failed_ = true;
         // The cause as far as the wire shows it: what each side sent, how long
@@ -213,6 +218,9 @@ core::status case_exec::connect() {
         if (p_.handshake.empty()) {
             why += ": " + handshake_seen().text;
             if (p_.dut_sends && dut_->in_error(wiring_.dut_conn)) why += "; the DUT gave up on its CONNECT (connection in error)";
+            if (!p_.dut_sends && wiring_.peer->in_error(wiring_.peer_conn))
+                why += "; the engine gave up on its CONNECT after " + std::to_string(wiring_.peer_cfg.retry_limit) +
+                       " transmissions (the retry limit)" + (wiring_.dut_side_open() ? ", before the DUT's ACCEPT came" : "");
             if (rt_) why += "; the engine ran up to " + assertions::fmt_time(rt_->lateness_since().max) + " late";
         }
         return core::error{why};
@@ -240,7 +248,8 @@ core::status case_exec::execute() {
     nanos limit = t0_ + lim.duration;
     if (rt_) limit = std::max(limit, t0_ + k_realtime_min_duration);
     const nanos settle = lim.settle;
-    std::optional<nanos> quiet_since;
+    constexpr nanos k_not_quiet{-1};
+    nanos quiet_since = k_not_quiet;  // since when the case's work is done (a plain value: GCC -O3 took the optional for uninitialized)
     // Real time: completions are polled over TCP every millisecond.
     const nanos slice = rt_ ? nanos{1ms} : nanos{50us};
     while (s_.now() < limit) {
@@ -250,9 +259,9 @@ core::status case_exec::execute() {
         if (!error_.what.empty()) return core::error{error_.what};
         if (auto f = dut_->fault(); !f.empty()) return core::error{"DUT: " + f};
         const bool done = s_.now() >= last_timed && all_done() && !ctrl_pending() && !steps_.pending();
-        if (done && !quiet_since) quiet_since = s_.now();
-        if (!done) quiet_since.reset();
-        if (quiet_since && s_.now() >= *quiet_since + settle) break;
+        if (!done) quiet_since = k_not_quiet;
+        else if (quiet_since == k_not_quiet) quiet_since = s_.now();
+        if (quiet_since != k_not_quiet && s_.now() >= quiet_since + settle) break;
         if (!rt_ && s_.size() == 0 && s_.now() >= last_timed) break;  // real time: the DUT may still send
     }
     drain();

@@ -370,6 +370,34 @@ TEST_CASE("handshake: a connection that does not open through the handshake's fi
     CHECK(ok[1].v == verdict::pass);
 }
 
+TEST_CASE("handshake: an ACCEPT that comes after the peer's CONNECTs ran out leaves the case unopened, with the cause") {
+    // The DUT accepts, but its ACCEPT arrives after the peer sent CONNECT
+    // retry-limit times and gave up (beside stress-ng a held DUT did this
+    // over agent+udp): the DUT has a connection the peer has not, and the
+    // case may not go on with it.
+    auto s = load("late.yaml", R"(cases:
+  - id: LATE-ACCEPT
+    title: every frame from the DUT takes 15 ms
+    clauses: [MR-CONN-1]
+    role: sender
+    topology:
+      impair:
+        - delay: {path: all, dir: to_peer, delay: 15ms}
+    setup:
+      - post_recv: {side: dut, tag: 1, size: 4096, count: 1}
+      - post_send: {side: peer, stream: 1, tag: 1, size: 4096, count: 1}
+    expect: [wire_format: {}]
+)");
+    REQUIRE(run::validate(s).ok());
+    auto r = run::run_suite(s, *run::parse_dut("sim"), {});
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].v == verdict::error);
+    CHECK_THAT(r[0].reason, Catch::StartsWith("the connection between DUT and peer was not established within 20 ms: "
+                                              "from the DUT: "));
+    CHECK_THAT(r[0].reason, Catch::EndsWith("; the engine gave up on its CONNECT after 7 transmissions (the retry limit), "
+                                            "before the DUT's ACCEPT came"));
+}
+
 TEST_CASE("lift: a step ends another step's filters") {
     auto s = load("lift.yaml", R"(cases:
   - id: LIFT
