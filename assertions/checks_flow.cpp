@@ -307,6 +307,16 @@ struct pause {
     std::size_t rec = 0;
 };
 
+// A check that judges pauses, without one: the RNRs that reached the DUT,
+// and how many named an Attempt the message had left.
+outcome no_pause(const context& c) {
+    std::size_t rnrs = 0;
+    for (const auto& r : c.tr().frames) rnrs += r.reached_dut() && r.is(opcode::rnr);
+    return inconclusive("the case's premise did not arise: the DUT received no RNR for a current Attempt (" +
+                        std::to_string(rnrs) + " RNR" + (rnrs == 1 ? "" : "s") + " reached it" +
+                        (rnrs ? ", each for an Attempt the message had left" : "") + ")");
+}
+
 std::vector<pause> pauses(const context& c) {
     const auto& sv = c.sender();
     // The message's current Attempt: the latest it was sent under, not
@@ -351,7 +361,7 @@ outcome rnr_pause(const context& c) {
     // tag the DUT sent while the RNR was still on its way crossed it (D50).
     *grace += c.tr().crossing;
     auto ps = pauses(c);
-    if (ps.empty()) return inconclusive("the DUT received no RNR for a current Attempt");
+    if (ps.empty()) return no_pause(c);
     // The tag stays paused until the latest-ending timer on it.
     for (const auto& p : ps) {
         nanos until = p.until;
@@ -376,7 +386,7 @@ outcome rnr_pause(const context& c) {
 outcome rnr_resume(const context& c) {
     const auto& sv = c.sender();
     auto ps = pauses(c);
-    if (ps.empty()) return inconclusive("the DUT received no RNR for a current Attempt");
+    if (ps.empty()) return no_pause(c);
     nanos worst{0};
     std::optional<outcome> first_late;  // a late resume holds of the host may explain
     std::vector<nanos> due;             // each pause's latest resume: its RNR's arrival + within
@@ -493,7 +503,7 @@ outcome other_tags_flow(const context& c) {
     const auto& sv = c.sender();
     const auto min_packets = static_cast<std::size_t>(c.integer("min_packets"));
     auto ps = pauses(c);
-    if (ps.empty()) return inconclusive("the DUT received no RNR for a current Attempt");
+    if (ps.empty()) return no_pause(c);
     // When the DUT had each message: its post returned (real time: a post
     // takes milliseconds, and a message posted after the pause could not
     // flow during it). The k-th message the plan posted on a stream is the
@@ -573,7 +583,7 @@ outcome rnr_keeps_window(const context& c) {
     if (!span) return error(span.err().message);
     const double keep = c.number("keep");
     auto ps = pauses(c);
-    if (ps.empty()) return inconclusive("the DUT received no RNR for a current Attempt");
+    if (ps.empty()) return no_pause(c);
     const auto& tm = c.tr().timing;
     const nanos need = *span / 4;
     std::size_t judged = 0, left_out = 0, lawful = 0;

@@ -513,7 +513,9 @@ outcome port_move_after_rtos(const context& c) {
                         "port " + std::to_string(x.sport_before), "port " + std::to_string(e.sport), {x.rec});
         }
     }
-    if (!moves) return inconclusive("no path had " + std::to_string(after) + " consecutive expiries");
+    if (!moves)
+        return inconclusive("the case's premise did not arise: no path had " + std::to_string(after) + " consecutive expiries (" +
+                            sv.expiry_figures() + ")");
     return pass(std::to_string(moves) + " port moves, each on the resend of the " + std::to_string(after) + "nd expiry");
 }
 

@@ -503,6 +503,13 @@ std::optional<nanos> sender_view::rtt(unsigned path) const {
     return v[v.size() / 2];
 }
 
+std::string sender_view::expiry_figures() const {
+    if (expiries.empty()) return "no timer expiry";
+    const auto most = std::max_element(expiries.begin(), expiries.end(), [](const expiry& a, const expiry& b) { return a.run < b.run; });
+    return std::to_string(expiries.size()) + " timer " + (expiries.size() == 1 ? "expiry" : "expiries") + ", at most " +
+           std::to_string(most->run) + " in a row (path " + std::to_string(most->path) + ")";
+}
+
 unsigned sender_view::inflight_at(unsigned path, nanos t) const {
     unsigned v = 0;
     for (const auto& p : inflight) {

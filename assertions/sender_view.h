@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "trace/trace.h"
@@ -120,6 +121,11 @@ public:
     // after the path's previous expiry, so are not counted as expiries (D50).
     std::vector<std::size_t> unexplained;
 
+    // The retransmission-timer expiries the DUT's resends reveal, in words:
+    // how many, and the longest run in a row on one path ("3 timer
+    // expiries, at most 1 in a row (path 2)"), for a premise that did not
+    // arise.
+    std::string expiry_figures() const;
     // Median Karn-valid RTT sample of a path, if any.
     std::optional<nanos> rtt(unsigned path) const;
     // Inflight of `path` at time t (after every event at t).
