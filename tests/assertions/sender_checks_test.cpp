@@ -128,7 +128,10 @@ TEST_CASE("a resend that crossed the ACK covering it on the wire is taken before
         auto o = b.check("no_go_back_n");
         CHECK(o.v == verdict::pass);
         CHECK_THAT(o.message, Catch::Contains("1 crossed on the wire"));
-        CHECK(b.check("port_move_after_rtos").v == verdict::inconclusive);  // one expiry only
+        const auto one = b.check("port_move_after_rtos");
+        CHECK(one.v == verdict::inconclusive);  // one expiry only
+        CHECK(one.message == "the case's premise did not arise: no path had 2 consecutive expiries (1 timer expiry, at most 1 "
+                             "in a row (path 1))");
         const assertions::sender_view sv(b.tr);
         CHECK(sv.crossed == std::vector<std::size_t>{5});
         REQUIRE(sv.expiries.size() == 1);
@@ -355,7 +358,10 @@ TEST_CASE("distinct_entropy and epoch_on_port_change") {
     b.data(0us, D::from_dut, {.path = 0, .ppsn = 100, .sport = 0xC001});
     b.data(0us, D::from_dut, {.path = 1, .ppsn = 200, .sport = 0xC002});
     CHECK(b.check("distinct_entropy").v == verdict::pass);
-    CHECK(b.check("epoch_on_port_change").v == verdict::inconclusive);
+    const auto none = b.check("epoch_on_port_change");
+    CHECK(none.v == verdict::inconclusive);
+    CHECK(none.message == "the case's premise did not arise: no path changed its source port (2 paths carried data; no "
+                          "timer expiry, a port moving after 2 in a row)");
     b.data(1us, D::from_dut, {.path = 0, .ppsn = 101, .epoch = 1, .sport = 0xC003});
     CHECK(b.check("epoch_on_port_change").v == verdict::pass);
     b.data(2us, D::from_dut, {.path = 0, .ppsn = 102, .epoch = 1, .sport = 0xC004});  // moved, epoch not bumped
@@ -425,6 +431,14 @@ TEST_CASE("rnr_pause and rnr_resume") {
         b.rnr(450us, D::to_dut, 4, 1, 0, 0, 10);
         CHECK(b.check("rnr_resume").v == verdict::pass);
         CHECK(b.check("rnr_pause").v == verdict::pass);
+        // Only RNRs for an Attempt the message had left: nothing to judge.
+        trace_builder left;
+        left.data(0us, D::from_dut, {.ppsn = 100, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
+        left.rnr(10us, D::to_dut, 4, 1, 0, 0, 10);
+        const auto o = left.check("rnr_pause");
+        CHECK(o.v == verdict::inconclusive);
+        CHECK(o.message == "the case's premise did not arise: the DUT received no RNR for a current Attempt (1 RNR reached it, "
+                           "each for an Attempt the message had left)");
     }
     SECTION("never resumed: in real time, a record that ended before the resume was due judges nothing") {
         auto b = base();
