@@ -186,7 +186,9 @@ const std::vector<assertion_def>& builtin() {
          "After an RNR for its current Attempt, no packet of that tag goes out for the first time before the RNR time.",
          {{"grace", T::duration, "5us", "processing time allowed after the RNR arrives (as acks_conform allows an ACK)"}}, k::rnr_pause, pause_need},
         {"rnr_resume", {"MR-RNR-4"},
-         "After the pause the DUT re-sends the rejected message unprompted: Attempt+1, RNR_RESEND, new PPSNs.",
+         "After the pause the DUT re-sends the rejected message unprompted: Attempt+1, RNR_RESEND, new PPSNs. A resume due after "
+         "the DUT's connection may have ended lawfully (a packet sent retry-limit times, or that many RNR_QUERYs with no "
+         "RNR_SYNC back) is not judged (D109).",
          {{"within", T::duration, "rnr_time + 10% + 50us", "latest resume, from the RNR's arrival"}}, k::rnr_resume,
          resume_need},
         {"other_tags_flow", {"MR-RNR-3"},

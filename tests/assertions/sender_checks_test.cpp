@@ -440,6 +440,35 @@ TEST_CASE("rnr_pause and rnr_resume") {
         CHECK(o.message == "the case's premise did not arise: the DUT received no RNR for a current Attempt (1 RNR reached it, "
                            "each for an Attempt the message had left)");
     }
+    SECTION("never resumed after the DUT's connection may have ended lawfully: not judged") {
+        // A packet sent for the 7th time (MR-SACK-6) before the resume was due.
+        auto b = base();
+        for (int i = 1; i < 7; ++i)
+            b.data(20us * i, D::from_dut, {.path = 1, .ppsn = 300, .retx = true, .opcode = 0xC2, .tag = 5, .stream = 2, .msg_len = 8192});
+        auto o = b.check("rnr_resume");
+        CHECK(o.v == verdict::inconclusive);
+        CHECK(o.message == "1 pauses, none judged: 1 never resumed, due after the connection may have ended: the DUT sent path 1's "
+                           "PPSN 300 for the 7th time at 120.000 us (MR-SACK-6)");
+        // Seven RNR_QUERYs with no RNR_SYNC back (§4).
+        auto q = base();
+        for (int i = 1; i <= 7; ++i) q.ctrl(20us * i, D::from_dut, wire::ctrl_type::rnr_query);
+        o = q.check("rnr_resume");
+        CHECK(o.v == verdict::inconclusive);
+        CHECK_THAT(o.message, Catch::EndsWith("the DUT sent its 7th RNR_QUERY with no RNR_SYNC back at 140.000 us (§4)"));
+        // An RNR_SYNC answered the third: the connection lives on, and the
+        // tag that never resumed fails.
+        auto s = base();
+        for (int i = 1; i <= 7; ++i) {
+            s.ctrl(20us * i, D::from_dut, wire::ctrl_type::rnr_query);
+            if (i == 3) s.ctrl(70us, D::to_dut, wire::ctrl_type::rnr_sync, {wire::tlv::rnr_count(1)});
+        }
+        CHECK(s.check("rnr_resume").v == verdict::fail);
+        // Six transmissions only: judged.
+        auto six = base();
+        for (int i = 1; i < 6; ++i)
+            six.data(20us * i, D::from_dut, {.path = 1, .ppsn = 300, .retx = true, .opcode = 0xC2, .tag = 5, .stream = 2, .msg_len = 8192});
+        CHECK(six.check("rnr_resume").v == verdict::fail);
+    }
     SECTION("never resumed: in real time, a record that ended before the resume was due judges nothing") {
         auto b = base();
         b.tr.end = 400us;  // due by 10 + 320 + 32 + 50 = 412 us
