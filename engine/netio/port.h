@@ -81,6 +81,10 @@ public:
 struct udp_options {
     ip_address local{};   // bind address (its version is the port's)
     ip_address remote{};  // the only address sent to and accepted from (unspecified: any, for refnic)
+    // More addresses of this side, one per further peer of a case
+    // (topology.peers): each has its own receive socket, and a frame leaves
+    // by a socket bound to its source address. Same IP version as local.
+    std::vector<ip_address> also_local;
     std::uint16_t listen_port = 4791;
     std::size_t max_tx_sockets = 512;  // send sockets kept open; beyond, the least recently used is closed
     std::size_t batch = 64;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,27 +30,22 @@ asio::ip::address addr(const ip_address& a) {
 
 class udp_port final : public port {
 public:
-    udp_port(asio::io_context& io, udp_options o) : io_(io), o_(o), rx_(io) {}
+    udp_port(asio::io_context& io, udp_options o) : io_(io), o_(o) {
+        locals_.push_back(o_.local);
+        locals_.insert(locals_.end(), o_.also_local.begin(), o_.also_local.end());
+    }
 
     core::status open() {
-        boost::system::error_code ec;
-        rx_.open(v6() ? udp::v6() : udp::v4(), ec);
-        const int one = 1;
-        if (!ec && v6()) ::setsockopt(rx_.native_handle(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-        if (!ec) rx_.bind(udp::endpoint(addr(o_.local), o_.listen_port), ec);
-        if (ec) return core::error{"UDP " + ip_text(o_.local) + " port " + std::to_string(o_.listen_port) + ": " + ec.message()};
-        if (v6()) {
-            ::setsockopt(rx_.native_handle(), IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof one);
-            ::setsockopt(rx_.native_handle(), IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof one);
-        } else {
-            ::setsockopt(rx_.native_handle(), IPPROTO_IP, IP_RECVTOS, &one, sizeof one);
-            ::setsockopt(rx_.native_handle(), IPPROTO_IP, IP_RECVTTL, &one, sizeof one);
+        for (const auto& a : locals_)
+            if (a.version != o_.local.version)
+                return core::error{"UDP: " + ip_text(a) + " is not of " + ip_text(o_.local) + "'s IP version"};
+        // One receive socket per local address: a frame's destination is the
+        // address whose socket it came in on.
+        for (const auto& a : locals_) {
+            auto r = std::make_unique<rx_sock>(io_, a);
+            if (auto st = open_rx(r->s, a); !st) return st;
+            rx_.push_back(std::move(r));
         }
-        ::setsockopt(rx_.native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);  // port::rx's wire_ns
-        ::setsockopt(rx_.native_handle(), SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one);     // port_stats::lost_in
-        const int buf = 8 << 20;
-        ::setsockopt(rx_.native_handle(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
-        rx_.non_blocking(true, ec);
         if (!o_.raw_iface.empty()) {
             auto mac = interface_mac(o_.raw_iface);
             if (!mac) return mac.err();
@@ -69,7 +65,7 @@ public:
         if (frame.size() < 14) return core::error{"raw send: a frame shorter than its Ethernet header"};
         raw_out_.assign(frame.begin(), frame.end());
         if (auto a = frame_addresses(frame)) {
-            if (a->first != o_.local) return core::error{"frame source " + ip_text(a->first) + " is not this port's address"};
+            if (!local_index(a->first)) return core::error{"frame source " + ip_text(a->first) + " is not this port's address"};
             if (a->second.version != 4) return core::error{"raw send over IPv6: no neighbour lookup (IPv4 only)"};
             auto n = neighbour_mac(a->second.v4);
             if (!n) return core::error{"raw send: no neighbour entry for " + ip_text(a->second)};
@@ -84,17 +80,18 @@ public:
 
     void start(rx cb) override {
         cb_ = std::move(cb);
-        arm();
+        for (auto& r : rx_) arm(*r);
     }
 
     core::status send(core::bytes_view frame) override {
         auto d = datagram_of(frame);
         if (!d && raw_) return send_raw(frame);
         if (!d) return core::error{"a UDP socket cannot send this frame exactly (" + d.err().message + "); it needs raw_frames"};
-        if (d->src != o_.local) return core::error{"frame source " + ip_text(d->src) + " is not this port's address"};
+        const auto from = local_index(d->src);
+        if (!from) return core::error{"frame source " + ip_text(d->src) + " is not this port's address"};
         if (!o_.remote.unspecified() && d->dst != o_.remote)
             return core::error{"frame destination " + ip_text(d->dst) + " is not the DUT's address"};
-        auto s = tx_socket(d->sport);
+        auto s = tx_socket(*from, d->sport);
         if (!s) return s.err();
         auto& sock = **s;
         // Queued, and sent together when the io_context next runs a handler
@@ -140,7 +137,7 @@ public:
         flush();
         if (raw_) raw_->stop();
         boost::system::error_code ec;
-        rx_.close(ec);
+        for (auto& r : rx_) r->s.close(ec);
         for (auto& [p, s] : tx_) s->s.close(ec);
     }
     ~udp_port() override { *alive_ = false; }
@@ -148,6 +145,38 @@ public:
 
 private:
     bool v6() const { return o_.local.version == 6; }
+    std::optional<std::size_t> local_index(const ip_address& a) const {
+        for (std::size_t i = 0; i < locals_.size(); ++i)
+            if (locals_[i] == a) return i;
+        return std::nullopt;
+    }
+    struct rx_sock {
+        rx_sock(asio::io_context& io, ip_address a) : s(io), local(a) {}
+        udp::socket s;
+        ip_address local;         // the frames' destination
+        std::uint64_t lost = 0;   // the socket's drops so far (SO_RXQ_OVFL)
+    };
+    core::status open_rx(udp::socket& s, const ip_address& local) {
+        boost::system::error_code ec;
+        s.open(v6() ? udp::v6() : udp::v4(), ec);
+        const int one = 1;
+        if (!ec && v6()) ::setsockopt(s.native_handle(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+        if (!ec) s.bind(udp::endpoint(addr(local), o_.listen_port), ec);
+        if (ec) return core::error{"UDP " + ip_text(local) + " port " + std::to_string(o_.listen_port) + ": " + ec.message()};
+        if (v6()) {
+            ::setsockopt(s.native_handle(), IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof one);
+            ::setsockopt(s.native_handle(), IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof one);
+        } else {
+            ::setsockopt(s.native_handle(), IPPROTO_IP, IP_RECVTOS, &one, sizeof one);
+            ::setsockopt(s.native_handle(), IPPROTO_IP, IP_RECVTTL, &one, sizeof one);
+        }
+        ::setsockopt(s.native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);  // port::rx's wire_ns
+        ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one);     // port_stats::lost_in
+        const int buf = 8 << 20;
+        ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+        s.non_blocking(true, ec);
+        return core::ok_status();
+    }
     struct tx_sock {
         explicit tx_sock(asio::io_context& io) : s(io) {}
         udp::socket s;
@@ -159,8 +188,8 @@ private:
     // long-lived port (mrct-refnic, connection after connection, each on new
     // random source ports) closes the one used least recently to open a new
     // one, after sending what is queued (queued frames point at their socket).
-    core::result<tx_sock*> tx_socket(std::uint16_t sport) {
-        if (auto it = tx_.find(sport); it != tx_.end()) {
+    core::result<tx_sock*> tx_socket(std::size_t from, std::uint16_t sport) {
+        if (auto it = tx_.find({from, sport}); it != tx_.end()) {
             it->second->used = ++use_clock_;
             return it->second.get();
         }
@@ -187,27 +216,28 @@ private:
                 const int pmtu = IP_PMTUDISC_DO;
                 ::setsockopt(t->s.native_handle(), IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
             }
-            t->s.bind(udp::endpoint(addr(o_.local), sport), ec);
+            t->s.bind(udp::endpoint(addr(locals_[from]), sport), ec);
         }
-        if (ec) return core::error{"UDP source port " + std::to_string(sport) + ": " + ec.message()};
+        if (ec) return core::error{"UDP source port " + std::to_string(sport) + (from ? " of " + ip_text(locals_[from]) : "") + ": " +
+                                   ec.message()};
         auto* p = t.get();
         p->used = ++use_clock_;
-        tx_.emplace(sport, std::move(t));
+        tx_.emplace(std::make_pair(from, sport), std::move(t));
         return p;
     }
 
-    void arm() {
-        rx_.async_wait(udp::socket::wait_read, [this](const boost::system::error_code& ec) {
+    void arm(rx_sock& r) {
+        r.s.async_wait(udp::socket::wait_read, [this, &r](const boost::system::error_code& ec) {
             if (ec) return;
-            read_batch();
-            arm();
+            read_batch(r);
+            arm(r);
         });
     }
 
     // One recvmmsg per wake: up to `batch` datagrams in one system call
     // (a call per datagram, and one more to find the socket drained, made
     // reads the engine's costliest syscalls on a busy wire; issue 24).
-    void read_batch() {
+    void read_batch(rx_sock& r) {
         const std::size_t n = std::min<std::size_t>(o_.batch, k_max_batch);
         for (std::size_t i = 0; i < n; ++i) {
             auto& m = msgs_[i].msg_hdr;
@@ -220,12 +250,12 @@ private:
             m.msg_control = control_[i].b;
             m.msg_controllen = sizeof control_[i].b;
         }
-        const int got = ::recvmmsg(rx_.native_handle(), msgs_.data(), static_cast<unsigned>(n), MSG_DONTWAIT, nullptr);
-        for (int i = 0; i < got; ++i) take(msgs_[static_cast<std::size_t>(i)].msg_hdr, msgs_[static_cast<std::size_t>(i)].msg_len,
+        const int got = ::recvmmsg(r.s.native_handle(), msgs_.data(), static_cast<unsigned>(n), MSG_DONTWAIT, nullptr);
+        for (int i = 0; i < got; ++i) take(r, msgs_[static_cast<std::size_t>(i)].msg_hdr, msgs_[static_cast<std::size_t>(i)].msg_len,
                                            from_[static_cast<std::size_t>(i)]);
     }
 
-    void take(msghdr& m, unsigned len, const sockaddr_storage& from) {
+    void take(rx_sock& r, msghdr& m, unsigned len, const sockaddr_storage& from) {
         std::uint8_t tos = 0, ttl = 64;
         std::int64_t wire_ns = 0;
         for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
@@ -237,7 +267,10 @@ private:
             if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
                 std::uint32_t dropped = 0;  // the socket's drops so far
                 std::memcpy(&dropped, CMSG_DATA(c), sizeof dropped);
-                stats_.lost_in = std::max<std::uint64_t>(stats_.lost_in, dropped);
+                if (dropped > r.lost) {
+                    stats_.lost_in += dropped - r.lost;
+                    r.lost = dropped;
+                }
             }
             if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
                 tos = *reinterpret_cast<const std::uint8_t*>(CMSG_DATA(c));
@@ -265,7 +298,7 @@ private:
             return;
         }
         ++stats_.frames_in;
-        auto f = frame_from_datagram(src, sport, o_.local, o_.listen_port, tos, ttl,
+        auto f = frame_from_datagram(src, sport, r.local, o_.listen_port, tos, ttl,
                                      core::bytes_view(static_cast<const std::uint8_t*>(m.msg_iov->iov_base), len));
         if (cb_) cb_(f, wire_ns);
     }
@@ -362,8 +395,9 @@ private:
     std::unique_ptr<port> raw_;  // udp_options::raw_iface: frames no socket can reproduce
     wire::mac_addr raw_mac_{};
     core::byte_buffer raw_out_;
-    udp::socket rx_;
-    std::map<std::uint16_t, std::unique_ptr<tx_sock>> tx_;
+    std::vector<ip_address> locals_;  // udp_options::local, then also_local
+    std::vector<std::unique_ptr<rx_sock>> rx_;
+    std::map<std::pair<std::size_t, std::uint16_t>, std::unique_ptr<tx_sock>> tx_;  // (local address, source port)
     rx cb_;
     port_stats stats_;
 };

@@ -108,3 +108,47 @@ TEST_CASE("udp port: a frame no socket can send is refused, or leaves raw on --r
     REQUIRE_FALSE(p.ok());
     CHECK_THAT(p.err().message, Catch::Contains("no-such-iface0"));
 }
+
+TEST_CASE("udp port with more local addresses: each peer's frames leave from its own address, the DUT's answers come back to it") {
+    // The engine on 127.0.0.5 and 127.0.0.6 (a case with two peers), the
+    // DUT on 127.0.0.7 answering each frame to where it came from.
+    boost::asio::io_context io;
+    netio::udp_options oe, od;
+    oe.local = *netio::parse_ip("127.0.0.5");
+    oe.also_local = {*netio::parse_ip("127.0.0.6")};
+    oe.remote = od.local = *netio::parse_ip("127.0.0.7");
+    auto e = netio::make_udp_port(io, oe);
+    auto d = netio::make_udp_port(io, od);
+    if (!e || !d) {
+        WARN("UDP 4791 on loopback unavailable here: " << (!e ? e.err().message : d.err().message));
+        return;
+    }
+    auto& eng = **e;
+    auto& dut = **d;
+    std::vector<std::pair<std::array<std::uint8_t, 4>, std::uint16_t>> at_dut;  // (source address, source port)
+    std::vector<std::array<std::uint8_t, 4>> back;                               // destination of each answer
+    dut.start([&](core::bytes_view f, std::int64_t) {
+        const auto h = wire::decode_ethernet(f);
+        REQUIRE(h.ok());
+        at_dut.push_back({h.f.ipv4.src, h.f.udp.sport});
+        auto answer = test::write_spec({127, 0, 0, 7}, h.f.ipv4.src);
+        REQUIRE(dut.send(wire::build(answer)).ok());
+    });
+    eng.start([&](core::bytes_view f, std::int64_t) { back.push_back(wire::decode_ethernet(f).f.ipv4.dst); });
+    for (std::array<std::uint8_t, 4> from : {std::array<std::uint8_t, 4>{127, 0, 0, 5}, {127, 0, 0, 6}}) {
+        auto spec = test::write_spec(from, {127, 0, 0, 7});
+        spec.udp.sport = 50100;  // the same source port on both addresses: two sockets
+        REQUIRE(eng.send(wire::build(spec)).ok());
+    }
+    for (int i = 0; i < 200 && back.size() < 2; ++i) io.run_for(std::chrono::milliseconds(5));
+    REQUIRE(at_dut.size() == 2);
+    CHECK(at_dut[0] == std::make_pair(std::array<std::uint8_t, 4>{127, 0, 0, 5}, std::uint16_t{50100}));
+    CHECK(at_dut[1] == std::make_pair(std::array<std::uint8_t, 4>{127, 0, 0, 6}, std::uint16_t{50100}));
+    REQUIRE(back.size() == 2);
+    std::sort(back.begin(), back.end());
+    CHECK(back == std::vector<std::array<std::uint8_t, 4>>{{127, 0, 0, 5}, {127, 0, 0, 6}});
+    // A source that is none of the port's addresses is refused.
+    CHECK_FALSE(eng.send(wire::build(test::write_spec({127, 0, 0, 8}, {127, 0, 0, 7}))).ok());
+    eng.stop();
+    dut.stop();
+}
