@@ -71,6 +71,10 @@ public:
     }
     endpoint::address address() const override { return agent::address_of({0x02, 0, 0, 0, 0, 0x01}, o_.dut_ip); }
     endpoint::address peer_address() const override { return agent::address_of({0x02, 0, 0, 0, 0, 0x02}, o_.local_ip); }
+    std::optional<endpoint::address> further_peer_address(unsigned k) const override {
+        if (k == 0 || k > o_.more_local.size()) return std::nullopt;
+        return agent::address_of({0x02, 0, 0, 0, 0, static_cast<std::uint8_t>(0x02 + k)}, o_.more_local[k - 1]);
+    }
     std::string fault() const override { return fault_; }
 
     core::status configure(const std::map<std::string, std::string>& params) override {
@@ -89,6 +93,7 @@ public:
         if (o_.wire == "udp") {
             netio::udp_options u;
             u.local = o_.local_ip;
+            u.also_local = o_.more_local;
             u.remote = o_.dut_ip;
             port = netio::make_udp_port(*io_, u);
         } else if (o_.wire == "dpdk") {
@@ -337,11 +342,28 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
                 if (p == 0 || p > 65535) return core::error{"agent=" + v + ": bad port"};
                 o.port = static_cast<std::uint16_t>(p);
             }
-        } else if (k == "dut" || k == "local") {
+        } else if (k == "dut") {
             auto ip = netio::parse_ip(v);
             if (!ip) return core::error{k + "=" + v + ": " + ip.err().message};
-            (k == "dut" ? o.dut_ip : o.local_ip) = *ip;
-            (k == "dut" ? have_dut : have_local) = true;
+            o.dut_ip = *ip;
+            have_dut = true;
+        } else if (k == "local") {
+            // IP[+IP...]: the peer's address, then one per further peer.
+            o.more_local.clear();
+            std::size_t at = 0;
+            for (bool first = true;; first = false) {
+                const auto plus = v.find('+', at);
+                const auto one = v.substr(at, plus == std::string::npos ? std::string::npos : plus - at);
+                auto ip = netio::parse_ip(one);
+                if (!ip) return core::error{"local=" + v + ": " + ip.err().message};
+                if (first) o.local_ip = *ip;
+                else if (*ip == o.local_ip || std::find(o.more_local.begin(), o.more_local.end(), *ip) != o.more_local.end())
+                    return core::error{"local=" + v + ": " + one + " is listed twice"};
+                else o.more_local.push_back(*ip);
+                if (plus == std::string::npos) break;
+                at = plus + 1;
+            }
+            have_local = true;
         } else if (k == "token") {
             o.token = v;
         } else if (k == "timeout") {
@@ -383,6 +405,10 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
     if (!have_dut) return core::error{"agent+" + wire + ": dut=IP is required (the DUT's wire address)"};
     if (!have_local) return core::error{"agent+" + wire + ": local=IP is required (the engine's wire address)"};
     if (o.dut_ip.version != o.local_ip.version) return core::error{"agent+" + wire + ": dut= and local= must both be IPv4 or both IPv6"};
+    for (const auto& a : o.more_local)
+        if (a.version != o.local_ip.version) return core::error{"agent+" + wire + ": local= addresses must all be IPv4 or all IPv6"};
+    if (!o.more_local.empty() && wire != "udp")
+        return core::error{"agent+" + wire + ": local=IP+IP... (further peers' addresses) is supported over agent+udp only"};
     if (wire == "pcap" && o.iface.empty()) return core::error{"agent+pcap: iface=NAME is required"};
     if (wire == "dpdk" && !o.dut_mac) return core::error{"agent+dpdk: dut_mac=MAC is required"};
     if (wire == "dpdk" && o.eal.empty()) return core::error{"agent+dpdk: eal=ARGS is required (last; e.g. eal=--no-huge --vdev=net_af_packet0,iface=eth1)"};

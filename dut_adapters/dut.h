@@ -61,6 +61,14 @@ public:
     // peer's. Simulated DUTs use fixed private ones.
     virtual endpoint::address address() const;
     virtual endpoint::address peer_address() const;
+    // The address of further peer k (1, 2, ...) of a case with several
+    // (topology.peers), where the DUT's wire fixes it: a real-time adapter
+    // has those it was given (agent+udp: local=IP+IP...), and a case needing
+    // more is skipped. nullopt: none (virtual time makes one up).
+    virtual std::optional<endpoint::address> further_peer_address(unsigned k) const {
+        (void)k;
+        return std::nullopt;
+    }
     // Why the DUT can no longer be trusted ("" while it can): an agent call
     // failed, or the wire refused a frame.
     virtual std::string fault() const { return {}; }
@@ -139,6 +147,9 @@ struct agent_options {
     // from 50 ms to 500 ms between tries; 0: one try.
     std::chrono::milliseconds reconnect{2000};
     netio::ip_address dut_ip{}, local_ip{};  // both IPv4 or both IPv6
+    // local=IP+IP+...: the engine's further addresses, one for each further
+    // peer of a case (topology.peers), in order; agent+udp only.
+    std::vector<netio::ip_address> more_local;
     std::string iface;                        // pcap
     std::optional<wire::mac_addr> dut_mac;    // pcap (else the neighbour table); dpdk (required)
     std::string eal;                          // dpdk: EAL arguments
@@ -147,7 +158,7 @@ struct agent_options {
     bool shares_host = true;                  // host=shared|separate: the DUT runs on the engine's host
     int pid = 0;                              // pid=PID: the DUT's process on this host (its CPU waits are read)
 };
-// Parses "agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=DUR][,reconnect=DUR][,iface=IF][,dut_mac=MAC]
+// Parses "agent=HOST:PORT,dut=IP,local=IP[+IP...][,token=T][,timeout=DUR][,reconnect=DUR][,iface=IF][,dut_mac=MAC]
 // [,port=P][,host=shared|separate][,pid=PID][,eal=EAL ARGS...]" (eal= takes the rest of the text, commas included).
 core::result<agent_options> parse_agent_options(const std::string& wire, const std::string& text);
 // Connects and says hello; an unreachable or refusing agent is an error.

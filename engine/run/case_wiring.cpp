@@ -80,9 +80,13 @@ core::status case_wiring::make_peers(const std::function<void(core::bytes_view, 
     extra.resize(npeers - 1);
     for (unsigned k = 0; k + 1 < npeers; ++k) {
         auto& x = extra[k];
-        x.addr = peer_addr;
-        x.addr.mac[5] = static_cast<std::uint8_t>(3 + k);
-        x.addr.ip[3] = static_cast<std::uint8_t>(3 + k);
+        if (auto a = dut_.further_peer_address(k + 1)) {  // a real wire: an address the engine has there
+            x.addr = *a;
+        } else {
+            x.addr = peer_addr;
+            x.addr.mac[5] = static_cast<std::uint8_t>(3 + k);
+            x.addr.ip[3] = static_cast<std::uint8_t>(3 + k);
+        }
         auto xfc = fc_;
         xfc.seed = core::rng::sub_seed(seed_, "fabric", k + 1);
         auto xf = fabric::fabric::create(s_, xfc);
@@ -150,9 +154,12 @@ void case_wiring::register_memory() {
 }
 
 fabric::fabric* case_wiring::fabric_to(const trace::record& r) {
-    if (!extra.empty() && r.ok() && r.f().has(wire::has_ipv4))
-        for (auto& x : extra)
-            if (r.f().ipv4.dst == x.addr.ip) return x.fab.get();
+    if (extra.empty() || !r.ok()) return fab.get();
+    const auto& f = r.f();
+    for (auto& x : extra) {
+        if (!x.addr.ip6 && f.has(wire::has_ipv4) && f.ipv4.dst == x.addr.ip) return x.fab.get();
+        if (x.addr.ip6 && f.has(wire::has_ipv6) && f.ipv6.dst == *x.addr.ip6) return x.fab.get();
+    }
     return fab.get();
 }
 

@@ -52,6 +52,10 @@ class Netns:
         octet = 1 + os.getpid() % 250
         self.e_ip, self.d_ip = f"10.213.{octet}.1", f"10.213.{octet}.2"
         self.e_ip6, self.d_ip6 = f"fd00:213:{octet:x}::1", f"fd00:213:{octet:x}::2"
+        # The engine's further addresses, one per further peer of a case
+        # (topology.peers: GR-005 has four); agent+udp's local=IP+IP+...
+        self.e_more = [f"10.213.{octet}.{n}" for n in (11, 12, 13)]
+        self.e_more6 = [f"fd00:213:{octet:x}::{n:x}" for n in (11, 12, 13)]
 
     def __enter__(self):
         sh("ip", "netns", "add", self.e)
@@ -65,6 +69,10 @@ class Netns:
             sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", dev)
             ip6 = self.e_ip6 if ns == self.e else self.d_ip6
             sh("ip", "-n", ns, "addr", "add", f"{ip6}/64", "dev", dev, "nodad")
+            if ns == self.e:
+                for a, a6 in zip(self.e_more, self.e_more6):
+                    sh("ip", "-n", ns, "addr", "add", f"{a}/24", "dev", dev)
+                    sh("ip", "-n", ns, "addr", "add", f"{a6}/64", "dev", dev, "nodad")
             sh("ip", "-n", ns, "link", "set", dev, "up")
             sh("ip", "-n", ns, "link", "set", "lo", "up")
         link = sh("ip", "-n", self.d, "-o", "link", "show", self.vd).stdout
@@ -133,10 +141,15 @@ def dpdk_eal(iface, lcore=0, prefix=None):
 
 
 def dut_spec(wire, ns, token="s3cret", timeout="2s", v6=False, busy=False):
+    # Over agent+udp the engine has an address for each further peer of a
+    # case (local=IP+IP+...); pcap and dpdk have one.
+    local = ns.e_ip6 if v6 else ns.e_ip
+    if wire == "udp":
+        local = "+".join([local] + (ns.e_more6 if v6 else ns.e_more))
     if v6:
-        spec = f"agent+{wire}:agent=[{ns.d_ip6}]:7700,dut={ns.d_ip6},local={ns.e_ip6},token={token},timeout={timeout}"
+        spec = f"agent+{wire}:agent=[{ns.d_ip6}]:7700,dut={ns.d_ip6},local={local},token={token},timeout={timeout}"
     else:
-        spec = f"agent+{wire}:agent={ns.d_ip}:7700,dut={ns.d_ip},local={ns.e_ip},token={token},timeout={timeout}"
+        spec = f"agent+{wire}:agent={ns.d_ip}:7700,dut={ns.d_ip},local={local},token={token},timeout={timeout}"
     if wire == "pcap":
         spec += f",iface={ns.ve}" + (f",dut_mac={ns.d_mac}" if v6 else "")
     if wire == "dpdk":
