@@ -229,6 +229,44 @@ TEST_CASE("fair_share: inbound / N for N active senders, transitions excused") {
     CHECK(one.check("fair_share").v == verdict::inconclusive);
 }
 
+TEST_CASE("fair_share in real time: judged against the sender counts the wire makes certain (D110)") {
+    // Senders .2 and .3 send a packet each every 10 us from 0 to 400 us; the
+    // DUT answers each `lag` after it arrived. Grant idle time 2 ms.
+    auto run = [](nanos lag, std::uint16_t grant_when_two) {
+        trace_builder b;
+        b.tr.timing.realtime = true;
+        b.tr.p.inbound_rate_bps = 100e9;  // 1000 units
+        b.tr.p.grant_idle = 2ms;
+        for (std::uint32_t i = 0; i < 40; ++i) {
+            const nanos t = i * 10us;
+            b.data(t, D::to_dut, {.ppsn = 100 + i, .src_host = 2});
+            b.data(t + 5us, D::to_dut, {.ppsn = 500 + i, .src_host = 3});
+        }
+        for (std::uint32_t i = 0; i < 40; ++i) {
+            const nanos t = i * 10us;
+            // The first answer has only its own sender for sure.
+            b.ack(t + lag, D::from_dut, 0, 101 + i, {}, 100 + i, false, i == 0 ? std::uint16_t{1000} : grant_when_two, 0, 0, 2);
+            b.ack(t + 5us + lag, D::from_dut, 0, 501 + i, {}, 500 + i, false, grant_when_two, 0, 0, 3);
+        }
+        return b;
+    };
+    auto ok = run(50us, 500).check("fair_share");
+    CHECK(ok.v == verdict::pass);
+    CHECK_THAT(ok.message, Catch::Contains("granted a share the wire allows"));
+    // Each sender granted the whole inbound rate with two surely active.
+    auto whole = run(50us, 1000).check("fair_share");
+    CHECK(whole.v == verdict::fail);
+    CHECK_THAT(whole.message, Catch::StartsWith("with at least 2 and at most 2 active senders the DUT granted 1000 x 100 Mb/s"));
+    // A grant for more senders than ever sent: failed too.
+    CHECK(run(50us, 250).check("fair_share").v == verdict::fail);
+    // A DUT 3 ms behind its wire never surely had both within the idle time
+    // when it decided: nothing judged, with the figures.
+    auto late = run(3ms, 1000).check("fair_share");
+    CHECK(late.v == verdict::inconclusive);
+    CHECK_THAT(late.message, Catch::Contains("up to 3.000 ms behind its wire; this check needs it to answer within the grant "
+                                             "idle time, 2.000 ms"));
+}
+
 TEST_CASE("naks counts codes") {
     trace_builder b;
     b.nak(1us, D::from_dut, 0x0F, 0, 100);

@@ -53,8 +53,9 @@ public:
     // An ACK on `path`: CumAck `cum`, SACK bits for the listed PPSNs.
     trace::record& ack(nanos t, trace::dir d, unsigned path, std::uint32_t cum, std::vector<std::uint32_t> sacked = {},
                        std::uint32_t trig = 0, bool ece = false, std::uint16_t grant = 0xFFFF, std::uint16_t rnr_count = 0,
-                       std::uint16_t ce_count = 0) {
+                       std::uint16_t ce_count = 0, std::uint8_t dst_host = 2) {
         wire::frame_spec s = base(static_cast<std::uint16_t>(0xC000 + path));
+        s.ipv4.dst[3] = dst_host;  // an ACK of the DUT goes to its sender (several senders: pkt::src_host)
         s.bth.opcode = 0xD0;
         s.bth.psn = cum;
         wire::ackh a;
