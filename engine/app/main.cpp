@@ -225,8 +225,9 @@ int main(int argc, char** argv) {
                     "dut_adapters/abi/mrct_dut.h, virtual time, a child process per case unless isolate=none; other options\n"
                     "go to the library, e.g. bug=NAME; docs/dut-abi.md), rtl[:bug=NAME][,waveform=F.fst] (the RTL DUT: the\n"
                     "Verilated core of dut_adapters/rtl behind the same ABI, clean or with a planted define; docs/rtl.md),\n"
-                    "agent+udp:agent=HOST:PORT,dut=IP,local=IP[,token=T][,timeout=2s][,host=shared|separate][,pid=PID]\n"
-                    "(an agent, e.g. mrct-refnic, and MetaRoCE over UDP sockets, in real time; host=separate: the DUT is on\n"
+                    "agent+udp:agent=HOST:PORT,dut=IP,local=IP[+IP...][,token=T][,timeout=2s][,host=shared|separate][,pid=PID]\n"
+                    "(an agent, e.g. mrct-refnic, and MetaRoCE over UDP sockets, in real time; local=IP+IP...: an address for\n"
+                    "each further peer of a case with several; host=separate: the DUT is on\n"
                     "other hardware; pid: the DUT's process on this host, whose waits for a CPU are read), agent+pcap:...,iface=IF[,dut_mac=MAC] (raw Ethernet\n"
                     "through libpcap on IF), agent+dpdk:...,dut_mac=MAC[,port=P],eal=EAL ARGS (a DPDK port; eal= last).\n"
                     "docs/adapters.md");

@@ -54,6 +54,7 @@ const std::vector<bug_info>& bug_profiles() {
         {bug::reserved_bits_set, "reserved-bits-set", "MR-HDR-1", "sends data packets with the lowest BTH reserved bit (after AckReq) set"},
         {bug::df_clear, "df-clear", "MR-HDR-6", "sends IPv4 packets with DF clear and a running Identification (1, 2, 3 ...), as a host stack does for fragmentable datagrams"},
         {bug::pause_frames, "pause-frames", "MR-CC-5", "answers every ACK with ECE with an 802.3x PAUSE frame (quanta 0xFFFF) to its neighbour: congestion pushed down to the link, as a PFC-minded NIC does"},
+        {bug::grant_not_shared, "grant-not-shared", "MR-GR-3", "grants every sender the whole inbound rate however many are active: a lone sender's grant is right, several together are granted N times the link"},
     };
     return k_bugs;
 }

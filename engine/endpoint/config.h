@@ -70,6 +70,7 @@ enum class bug : std::uint8_t {
     reserved_bits_set,  // MR-HDR-1: sends data packets with a BTH reserved bit set
     df_clear,           // MR-HDR-6: sends IPv4 with DF clear and a running Identification
     pause_frames,       // MR-CC-5: answers an ECE with an 802.3x PAUSE frame
+    grant_not_shared,   // MR-GR-3: grants every sender the whole inbound rate, however many are active
 };
 
 struct bug_info {

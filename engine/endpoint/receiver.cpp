@@ -32,7 +32,7 @@ std::uint16_t grant_for(endpoint& e, const std::map<std::uint32_t, std::unique_p
                 a.valid_until = std::min(a.valid_until, c->last_data + idle);
             }
     }
-    const unsigned active = std::max(a.n, 1u);
+    const unsigned active = has(e.cfg(), bug::grant_not_shared) ? 1u : std::max(a.n, 1u);
     const double units = e.cfg().inbound_rate_bps / active / static_cast<double>(k_grant_unit_bps);
     return static_cast<std::uint16_t>(std::clamp(units, 1.0, 65534.0));
 }

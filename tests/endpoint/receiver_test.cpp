@@ -502,17 +502,23 @@ TEST_CASE("CTRL naming an unknown connection is ignored and counted; PROBE is an
     CHECK(rep[0].udp.sport == 0xC555);
 }
 
-TEST_CASE("grants share the inbound rate among active senders (MR-GR-3)") {
-    ep::config cfg;
-    raw_rig r(cfg);
-    // A second connection from another peer address.
+namespace {
+// A second connection, from another peer address (10.0.0.9): its ID at the DUT.
+std::uint32_t connect_second(raw_rig& r) {
     auto c2 = r.connect_frame();
     c2.ipv4.src = {10, 0, 0, 9};
     c2.tlvs[2] = tlv::src_conn_id(0x00C0C0);
     r.inject(c2);
     auto acc = r.take(opcode::ctrl);
     REQUIRE(acc.size() == 1);
-    const auto conn2 = *read_ctrl_tlvs(acc[0].tlvs).src_conn_id;
+    return *read_ctrl_tlvs(acc[0].tlvs).src_conn_id;
+}
+}  // namespace
+
+TEST_CASE("grants share the inbound rate among active senders (MR-GR-3)") {
+    ep::config cfg;
+    raw_rig r(cfg);
+    const auto conn2 = connect_second(r);
     auto w1 = r.write(0, 1000);
     w1.bth.ack_req = true;
     r.inject(w1);
@@ -714,4 +720,26 @@ TEST_CASE("nak-bad-version: an unknown MRH version is NAKed 0x0F, not dropped si
     };
     CHECK(answers(ep::bug::none).empty());
     CHECK(answers(ep::bug::nak_bad_version) == std::vector<unsigned>{0x0F});
+}
+
+TEST_CASE("grant-not-shared: two active senders are each granted the whole inbound rate (MR-GR-3)") {
+    auto grants = [](ep::bug b) {
+        raw_rig r(bugged(b));
+        r.take_all();
+        const auto conn2 = connect_second(r);
+        std::vector<unsigned> g;
+        auto w1 = r.write(0, 1000);
+        w1.bth.ack_req = true;
+        r.inject(w1);
+        for (const auto& a : r.take(opcode::ack)) g.push_back(a.ackh.grant_rate);
+        auto w2 = r.write(0, 1000);
+        w2.ipv4.src = {10, 0, 0, 9};
+        w2.bth.dest_qp = conn2;
+        w2.bth.ack_req = true;
+        r.inject(w2);
+        for (const auto& a : r.take(opcode::ack)) g.push_back(a.ackh.grant_rate);
+        return g;
+    };
+    CHECK(grants(ep::bug::none) == std::vector<unsigned>{4000, 2000});
+    CHECK(grants(ep::bug::grant_not_shared) == std::vector<unsigned>{4000, 4000});
 }
