@@ -101,6 +101,7 @@ public:
             u.eal_args = o_.eal;
             u.port = o_.dpdk_port;
             u.local = o_.local_ip;
+            u.also_local = o_.more_local;
             u.remote = o_.dut_ip;
             u.remote_mac = o_.dut_mac;
             u.busy_poll = o_.busy_poll;
@@ -109,6 +110,7 @@ public:
             netio::pcap_options u;
             u.iface = o_.iface;
             u.local = o_.local_ip;
+            u.also_local = o_.more_local;
             u.remote = o_.dut_ip;
             u.remote_mac = o_.dut_mac;
             port = netio::make_pcap_port(*io_, u);
@@ -407,8 +409,6 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
     if (o.dut_ip.version != o.local_ip.version) return core::error{"agent+" + wire + ": dut= and local= must both be IPv4 or both IPv6"};
     for (const auto& a : o.more_local)
         if (a.version != o.local_ip.version) return core::error{"agent+" + wire + ": local= addresses must all be IPv4 or all IPv6"};
-    if (!o.more_local.empty() && wire != "udp")
-        return core::error{"agent+" + wire + ": local=IP+IP... (further peers' addresses) is supported over agent+udp only"};
     if (wire == "pcap" && o.iface.empty()) return core::error{"agent+pcap: iface=NAME is required"};
     if (wire == "dpdk" && !o.dut_mac) return core::error{"agent+dpdk: dut_mac=MAC is required"};
     if (wire == "dpdk" && o.eal.empty()) return core::error{"agent+dpdk: eal=ARGS is required (last; e.g. eal=--no-huge --vdev=net_af_packet0,iface=eth1)"};

@@ -148,7 +148,7 @@ struct agent_options {
     std::chrono::milliseconds reconnect{2000};
     netio::ip_address dut_ip{}, local_ip{};  // both IPv4 or both IPv6
     // local=IP+IP+...: the engine's further addresses, one for each further
-    // peer of a case (topology.peers), in order; agent+udp only.
+    // peer of a case (topology.peers), in order.
     std::vector<netio::ip_address> more_local;
     std::string iface;                        // pcap
     std::optional<wire::mac_addr> dut_mac;    // pcap (else the neighbour table); dpdk (required)

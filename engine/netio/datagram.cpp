@@ -140,10 +140,12 @@ core::result<datagram> datagram_of(core::bytes_view f) {
     return d;
 }
 
-core::status check_raw_frame(core::bytes_view frame, const ip_address& local, const ip_address& remote) {
+core::status check_raw_frame(core::bytes_view frame, const ip_address& local, const ip_address& remote,
+                             const std::vector<ip_address>& also_local) {
     auto a = frame_addresses(frame);
     if (!a) return core::error{"not an untagged IPv4 or IPv6 frame long enough to hold its addresses"};
-    if (a->first != local) return core::error{"frame source " + ip_text(a->first) + " is not this port's address"};
+    if (a->first != local && std::find(also_local.begin(), also_local.end(), a->first) == also_local.end())
+        return core::error{"frame source " + ip_text(a->first) + " is not this port's address"};
     if (a->second != remote) return core::error{"frame destination " + ip_text(a->second) + " is not the DUT's address"};
     return core::ok_status();
 }

@@ -164,7 +164,12 @@ public:
         if (tap_) return core::ok_status();
         // As agent+pcap: keep the kernel from answering the DUT with ICMP when
         // the port shares a kernel interface (af_packet).
-        return bind_sink(sink_, o_.local);
+        if (auto st = bind_sink(sink_, o_.local); !st) return st;
+        for (const auto& a : o_.also_local) {  // the further peers' addresses
+            more_sinks_.push_back(std::make_unique<asio::ip::udp::socket>(io_));
+            if (auto st = bind_sink(*more_sinks_.back(), a); !st) return st;
+        }
+        return core::ok_status();
     }
 
     void start(rx cb) override {
@@ -180,13 +185,13 @@ public:
         if (!tap_) {
             if (o_.remote.unspecified()) {
                 auto a = frame_addresses(frame);
-                if (!a || a->first != o_.local) return core::error{"frame source is not this port's address"};
+                if (!a || !is_local(a->first)) return core::error{"frame source is not this port's address"};
                 // The MAC the sender used, once heard from; before, the frame's
                 // own (the address the engine gave over the agent).
                 auto it = macs_.find(a->second);
                 dmac = it == macs_.end() ? nullptr : &it->second;
             } else {
-                if (auto st = check_raw_frame(frame, o_.local, o_.remote); !st) return st;
+                if (auto st = check_raw_frame(frame, o_.local, o_.remote, o_.also_local); !st) return st;
                 dmac = &macs_.at(o_.remote);
             }
         }
@@ -231,6 +236,7 @@ public:
         boost::system::error_code ec;
         timer_.cancel();
         sink_.close(ec);
+        for (auto& s : more_sinks_) s->close(ec);
     }
     const port_stats& stats() const override { return stats_; }
 
@@ -324,7 +330,7 @@ private:
         }
         auto a = frame_addresses(f);
         if (!a) return;
-        if (a->second != o_.local || (!o_.remote.unspecified() && a->first != o_.remote)) {
+        if (!is_local(a->second) || (!o_.remote.unspecified() && a->first != o_.remote)) {
             ++stats_.foreign_in;
             return;
         }
@@ -355,6 +361,10 @@ private:
     rte_mempool* pool_ = nullptr;
     asio::steady_timer timer_;
     asio::ip::udp::socket sink_;
+    std::vector<std::unique_ptr<asio::ip::udp::socket>> more_sinks_;  // bound, never read: a full one drops silently
+    bool is_local(const ip_address& a) const {
+        return a == o_.local || std::find(o_.also_local.begin(), o_.also_local.end(), a) != o_.also_local.end();
+    }
     wire::mac_addr local_mac_{};
     std::map<ip_address, wire::mac_addr, ip_less> macs_;
     std::array<rte_mbuf*, k_burst> tx_{};

@@ -149,7 +149,7 @@ private:
 
 class pcap_port final : public port {
 public:
-    pcap_port(asio::io_context& io, pcap_options o) : o_(std::move(o)), cap_(io), sink_(io) {}
+    pcap_port(asio::io_context& io, pcap_options o) : io_(io), o_(std::move(o)), cap_(io), sink_(io) {}
     ~pcap_port() override { stop(); }
 
     core::status open() {
@@ -178,9 +178,10 @@ public:
         }
         // The DUT's MetaRoCE frames, and any PAUSE/PFC frame it sends
         // (MR-CC-5: wire_format fails a DUT that sends one).
-        const std::string filter = "(udp dst port 4791 and src host " + ip_text(o_.remote) + " and dst host " +
-                                   ip_text(o_.local) + ") or (ether proto 0x8808 and ether src " +
-                                   wire::mac_text(remote_mac_) + ")";
+        std::string dst = "dst host " + ip_text(o_.local);
+        for (const auto& a : o_.also_local) dst += " or dst host " + ip_text(a);
+        const std::string filter = "(udp dst port 4791 and src host " + ip_text(o_.remote) + " and (" + dst +
+                                   ")) or (ether proto 0x8808 and ether src " + wire::mac_text(remote_mac_) + ")";
         auto st = cap_.open(
             o_.iface, [](pcap_t* p) { pcap_set_buffer_size(p, 16 << 20); },
             [&](pcap_t* p) -> core::status {
@@ -198,6 +199,10 @@ public:
         // A socket on UDP 4791 so that the kernel does not answer the DUT's
         // frames with ICMP port unreachable; what it receives is discarded.
         if (auto st = bind_sink(sink_, o_.local); !st) return st;
+        for (const auto& a : o_.also_local) {  // the further peers' addresses: no ICMP there either
+            more_sinks_.push_back(std::make_unique<asio::ip::udp::socket>(io_));
+            if (auto st = bind_sink(*more_sinks_.back(), a); !st) return st;
+        }
         return core::ok_status();
     }
 
@@ -207,7 +212,7 @@ public:
     }
 
     core::status send(core::bytes_view frame) override {
-        if (auto st = check_raw_frame(frame, o_.local, o_.remote); !st) return st;
+        if (auto st = check_raw_frame(frame, o_.local, o_.remote, o_.also_local); !st) return st;
         out_.assign(frame.begin(), frame.end());
         std::memcpy(out_.data(), remote_mac_.data(), 6);
         std::memcpy(out_.data() + 6, local_mac_.data(), 6);
@@ -219,6 +224,7 @@ public:
         cap_.close();
         boost::system::error_code ec;
         sink_.close(ec);
+        for (auto& s : more_sinks_) s->close(ec);
     }
     const port_stats& stats() const override { return cap_.stats(); }
 
@@ -233,9 +239,11 @@ private:
         });
     }
 
+    asio::io_context& io_;
     pcap_options o_;
     capture cap_;
     asio::ip::udp::socket sink_;
+    std::vector<std::unique_ptr<asio::ip::udp::socket>> more_sinks_;  // bound, never read: a full one drops silently
     wire::mac_addr local_mac_{}, remote_mac_{};
     core::byte_buffer out_;
 };

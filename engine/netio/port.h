@@ -100,6 +100,7 @@ core::result<std::unique_ptr<port>> make_udp_port(boost::asio::io_context& io, c
 struct pcap_options {
     std::string iface;
     ip_address local{}, remote{};
+    std::vector<ip_address> also_local;  // as udp_options::also_local: one per further peer
     std::optional<wire::mac_addr> remote_mac;  // else looked up in the kernel's neighbour table (IPv4 only)
     std::size_t batch = 64;
 };
@@ -121,6 +122,7 @@ struct dpdk_options {
     std::string eal_args;  // passed to rte_eal_init (once per process), e.g. "--no-huge --vdev=net_af_packet0,iface=veth0"
     std::string port;      // port index or device name; "" = port 0
     ip_address local{}, remote{};
+    std::vector<ip_address> also_local;  // as udp_options::also_local: one per further peer
     // The remote's MAC: required with a remote. With `remote` unspecified
     // (mrct-refnic) frames from any address to `local` are taken and each
     // sender's MAC is learned from its frames for the replies (before, a frame
@@ -153,9 +155,11 @@ struct datagram {
 };
 core::result<datagram> datagram_of(core::bytes_view frame);
 
-// Raw ports (pcap, DPDK) send any frame, but only from `local` to `remote`:
-// an untagged IPv4 or IPv6 frame with those addresses, or the reason it is refused.
-core::status check_raw_frame(core::bytes_view frame, const ip_address& local, const ip_address& remote);
+// Raw ports (pcap, DPDK) send any frame, but only from `local` (or one of
+// `also_local`) to `remote`: an untagged IPv4 or IPv6 frame with those
+// addresses, or the reason it is refused.
+core::status check_raw_frame(core::bytes_view frame, const ip_address& local, const ip_address& remote,
+                             const std::vector<ip_address>& also_local = {});
 // The source and destination of an untagged IPv4/IPv6 frame, if it has them.
 std::optional<std::pair<ip_address, ip_address>> frame_addresses(core::bytes_view frame);
 

@@ -76,6 +76,8 @@ TEST_CASE("check_raw_frame: raw ports send only from local to the DUT") {
     CHECK_THAT(netio::check_raw_frame(f, other, dut).err().message, Catch::Contains("source 10.1.0.1"));
     CHECK_THAT(netio::check_raw_frame(f, local, other).err().message, Catch::Contains("destination 10.1.0.2"));
     CHECK_FALSE(netio::check_raw_frame(core::bytes_view(f.data(), 20), local, dut).ok());
+    // A further peer's address (local=IP+IP...) may send too.
+    CHECK(netio::check_raw_frame(f, other, dut, {local}).ok());
 }
 
 namespace {

@@ -141,11 +141,9 @@ def dpdk_eal(iface, lcore=0, prefix=None):
 
 
 def dut_spec(wire, ns, token="s3cret", timeout="2s", v6=False, busy=False):
-    # Over agent+udp the engine has an address for each further peer of a
-    # case (local=IP+IP+...); pcap and dpdk have one.
-    local = ns.e_ip6 if v6 else ns.e_ip
-    if wire == "udp":
-        local = "+".join([local] + (ns.e_more6 if v6 else ns.e_more))
+    # The engine has an address for each further peer of a case
+    # (local=IP+IP+...: GR-005 and GR-052 have four).
+    local = "+".join([ns.e_ip6 if v6 else ns.e_ip] + (ns.e_more6 if v6 else ns.e_more))
     if v6:
         spec = f"agent+{wire}:agent=[{ns.d_ip6}]:7700,dut={ns.d_ip6},local={local},token={token},timeout={timeout}"
     else:
