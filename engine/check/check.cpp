@@ -79,43 +79,51 @@ core::result<trace::params> params_of(const std::map<std::string, std::string>& 
     return run::protocol_params(c);
 }
 
-core::result<std::vector<std::string>> addresses_in(const std::string& capture) {
+core::result<capture_survey> survey(const std::string& capture) {
     auto rd = capture::pcap_reader::open(capture);
     if (!rd) return rd.err();
-    std::vector<std::string> out;
-    for (;;) {
-        auto rec = (*rd)->next();
-        if (!rec) return core::error{capture + ": " + rec.err().message};
-        if (!*rec) break;
-        std::string src, dst;
-        if (!endpoints_of((*rd)->decode((*rec)->data), src, dst)) continue;
-        if (std::find(out.begin(), out.end(), src) == out.end()) out.push_back(src);
-    }
-    return out;
-}
-
-core::result<std::shared_ptr<trace::trace>> trace_of(const std::string& capture, const std::string& dut,
-                                                     const trace::params& p, std::int64_t crossing_ns,
-                                                     std::int64_t max_hold_ns) {
-    auto rd = capture::pcap_reader::open(capture);
-    if (!rd) return rd.err();
-    if ((*rd)->link() != capture::link_kind::ethernet)
-        return core::error{capture + ": not an Ethernet capture (the checks read the L2 header too)"};
-    // The DUT's MAC addresses, from its own MetaRoCE frames: a PAUSE/PFC frame
-    // (no IP header) is the DUT's when it comes from one of them (MR-CC-5).
-    std::vector<wire::mac_addr> macs;
+    capture_survey out;
     for (;;) {
         auto rec = (*rd)->next();
         if (!rec) return core::error{capture + ": " + rec.err().message};
         if (!*rec) break;
         const auto& r = **rec;
         std::string src, dst;
-        if (!endpoints_of((*rd)->decode(r.data), src, dst) || src != dut) continue;
+        if (!endpoints_of((*rd)->decode(r.data), src, dst)) continue;
+        if (std::find(out.addresses.begin(), out.addresses.end(), src) == out.addresses.end()) out.addresses.push_back(src);
+        if ((*rd)->link() != capture::link_kind::ethernet) continue;
+        auto& macs = out.macs[src];
         const auto mac = wire::ethernet_source(r.data);
         if (std::find(macs.begin(), macs.end(), mac) == macs.end()) macs.push_back(mac);
     }
-    rd = capture::pcap_reader::open(capture);
+    return out;
+}
+
+core::result<std::vector<std::string>> addresses_in(const std::string& capture) {
+    auto s = survey(capture);
+    if (!s) return s.err();
+    return s->addresses;
+}
+
+core::result<std::shared_ptr<trace::trace>> trace_of(const std::string& capture, const std::string& dut,
+                                                     const trace::params& p, std::int64_t crossing_ns,
+                                                     std::int64_t max_hold_ns, const capture_survey* known) {
+    auto rd = capture::pcap_reader::open(capture);
     if (!rd) return rd.err();
+    if ((*rd)->link() != capture::link_kind::ethernet)
+        return core::error{capture + ": not an Ethernet capture (the checks read the L2 header too)"};
+    // The DUT's MAC addresses, from its own MetaRoCE frames anywhere in the
+    // capture (a PAUSE seen before its first frame counts too).
+    std::optional<capture_survey> made;
+    if (!known) {
+        auto s = survey(capture);
+        if (!s) return s.err();
+        made = std::move(*s);
+        known = &*made;
+    }
+    static const std::vector<wire::mac_addr> k_none;
+    const auto m = known->macs.find(dut);
+    const auto& macs = m == known->macs.end() ? k_none : m->second;
     auto tr = std::make_shared<trace::trace>();
     std::optional<std::int64_t> t0;
     std::int64_t last = 0;  // the capture's last record of any kind: how long the wire was watched
@@ -183,16 +191,18 @@ core::result<std::vector<run::case_result>> judge(const options& o) {
     if (!p) return p.err();
     std::vector<run::case_result> out;
     for (const auto& in : o.inputs) {
+        // One pass finds the capture's addresses and their MACs; then one
+        // pass per DUT builds its trace.
+        auto seen = survey(in.capture);
+        if (!seen) return seen.err();
         auto duts = in.duts;
         if (duts.empty()) {
-            auto a = addresses_in(in.capture);
-            if (!a) return a.err();
-            duts = *a;
+            duts = seen->addresses;
             if (duts.empty()) return core::error{in.capture + ": no MetaRoCE frame in it"};
         }
         const auto name = std::filesystem::path(in.capture).filename().string();
         for (const auto& dut : duts) {
-            auto tr = trace_of(in.capture, dut, *p, o.crossing_ns, o.max_hold_ns);
+            auto tr = trace_of(in.capture, dut, *p, o.crossing_ns, o.max_hold_ns, &*seen);
             if (!tr) return tr.err();
             std::shared_ptr<const trace::trace> shared = *tr;
             int line = 0;

@@ -60,10 +60,20 @@ struct options {
 // capture with the DUT addresses seen on that port.
 core::result<std::vector<input>> inputs_of_emulation(const std::string& folder);
 
-// The trace of DUT `dut` (an address, as text) in `capture`.
+// What one pass over a capture finds: every MetaRoCE source address, in
+// order of first appearance, and the MAC addresses each one's frames came
+// from (a PAUSE/PFC frame, which has no IP header, is a DUT's when it comes
+// from one of them: MR-CC-5).
+struct capture_survey {
+    std::vector<std::string> addresses;
+    std::map<std::string, std::vector<wire::mac_addr>> macs;
+};
+core::result<capture_survey> survey(const std::string& capture);
+// The trace of DUT `dut` (an address, as text) in `capture`; `known`: the
+// capture's survey, if made already (else it is made here: one more pass).
 core::result<std::shared_ptr<trace::trace>> trace_of(const std::string& capture, const std::string& dut,
                                                      const trace::params& p, std::int64_t crossing_ns,
-                                                     std::int64_t max_hold_ns = 0);
+                                                     std::int64_t max_hold_ns = 0, const capture_survey* known = nullptr);
 // Every MetaRoCE source address in a capture, in order of first appearance.
 core::result<std::vector<std::string>> addresses_in(const std::string& capture);
 

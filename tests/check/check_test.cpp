@@ -148,6 +148,15 @@ TEST_CASE("trace_of and judge: a PAUSE frame is the DUT's when it comes from the
     auto b = check::trace_of(cap, "10.0.0.2", *p, 0);
     REQUIRE(b.ok());
     CHECK((*b)->frames.size() == 5);  // nobody's PAUSE is .2's
+    // One survey of the capture serves every DUT's trace (judge: one pass,
+    // then one per DUT): the same traces.
+    auto s = check::survey(cap);
+    REQUIRE(s.ok());
+    CHECK(s->addresses == std::vector<std::string>{"10.0.0.1", "10.0.0.2"});
+    CHECK(s->macs.at("10.0.0.1") == std::vector<wire::mac_addr>{{2, 0, 0, 0, 0, 1}});
+    auto a2 = check::trace_of(cap, "10.0.0.1", *p, 0, 0, &*s);
+    REQUIRE(a2.ok());
+    CHECK((*a2)->frames.size() == 6);
 
     check::options o;
     o.inputs.push_back({cap, {}});
