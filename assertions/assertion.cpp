@@ -133,6 +133,17 @@ core::result<core::nanos> context::duration(const std::string& name, const std::
     return core::nanos{static_cast<std::int64_t>(std::llround(*v))};
 }
 
+std::string far_end(const trace::record& r) {
+    const auto& f = r.f();
+    const bool out = r.d == trace::dir::from_dut;
+    if (f.has(wire::has_ipv4)) {
+        const auto& a = out ? f.ipv4.dst : f.ipv4.src;
+        return {a.begin(), a.end()};
+    }
+    const auto& a = out ? f.ipv6.dst : f.ipv6.src;
+    return {a.begin(), a.end()};
+}
+
 std::string fmt_time(core::nanos t) {
     char buf[48];
     const double us = core::to_micros(t);

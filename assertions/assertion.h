@@ -159,6 +159,9 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
 
 // Helpers for checks.
 std::string fmt_time(core::nanos t);
+// The IP address bytes of a record's far end, the DUT's peer: the
+// destination of a frame from the DUT, the source of one to it.
+std::string far_end(const trace::record& r);
 outcome pass(std::string message);
 outcome fail(std::string message, std::string expected, std::string actual, std::vector<std::size_t> frames = {});
 outcome inconclusive(std::string message);

@@ -823,26 +823,11 @@ outcome fair_share(const context& c) {
     if (!settle) return error(settle.err().message);
     const nanos idle = c.tr().p.grant_idle;
     const double units = c.tr().p.inbound_rate_bps / static_cast<double>(k_grant_unit_bps);
-    using ip = std::array<std::uint8_t, 16>;  // an IPv4 address in the first 4 bytes
-    auto sender_of = [](const wire::frame& f) -> std::optional<ip> {
-        ip who{};
-        if (f.has(has_ipv4)) std::copy(f.ipv4.src.begin(), f.ipv4.src.end(), who.begin());
-        else if (f.has(has_ipv6)) who = f.ipv6.src;
-        else return std::nullopt;
-        return who;
-    };
-    auto receiver_of = [](const wire::frame& f) -> std::optional<ip> {  // an ACK's destination: its sender
-        ip who{};
-        if (f.has(has_ipv4)) std::copy(f.ipv4.dst.begin(), f.ipv4.dst.end(), who.begin());
-        else if (f.has(has_ipv6)) who = f.ipv6.dst;
-        else return std::nullopt;
-        return who;
-    };
+    // A sender is its address: the far end of its data, and of the DUT's ACKs to it.
+    using ip = std::string;
     std::map<ip, std::vector<nanos>> arrivals;  // data reaching the DUT, per sender address
-    for (const auto& r : fr) {
-        if (!r.reached_dut() || !r.data()) continue;
-        if (auto who = sender_of(r.f())) arrivals[*who].push_back(r.t);
-    }
+    for (const auto& r : fr)
+        if (r.reached_dut() && r.data()) arrivals[far_end(r)].push_back(r.t);
     auto active_at = [&](nanos t) {
         std::set<ip> a;
         for (const auto& [who, ts] : arrivals) {
@@ -890,15 +875,14 @@ outcome fair_share(const context& c) {
     nanos lag_max{0};
     for (const auto& r : fr) {
         if (r.reached_dut() && r.data()) {
-            if (auto who = sender_of(r.f())) first.emplace(std::make_tuple(*who, unsigned{r.f().mrh.path_id}, r.f().bth.psn), r.t);
+            first.emplace(std::make_tuple(far_end(r), unsigned{r.f().mrh.path_id}, r.f().bth.psn), r.t);
             continue;
         }
         if (r.d != trace::dir::from_dut || !r.is(opcode::ack)) continue;
-        auto to = receiver_of(r.f());
-        if (!to) continue;
-        auto it = first.find({*to, unsigned{r.f().ackh.path_id}, r.f().ackh.trig_ppsn.ppsn()});
+        const auto to = far_end(r);
+        auto it = first.find({to, unsigned{r.f().ackh.path_id}, r.f().ackh.trig_ppsn.ppsn()});
         if (it == first.end()) continue;
-        acks.push_back({r.index, r.t, it->second, *to});
+        acks.push_back({r.index, r.t, it->second, to});
         lag_max = std::max(lag_max, r.t - it->second);
     }
     std::vector<nanos> lags;

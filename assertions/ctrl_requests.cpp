@@ -1,5 +1,6 @@
 #include "assertions/ctrl_requests.h"
 
+#include "assertions/assertion.h"
 #include "wire/ctrl.h"
 
 namespace mrct::assertions {
@@ -7,17 +8,6 @@ namespace mrct::assertions {
 using namespace wire;
 
 namespace {
-
-std::string far_end(const trace::record& r) {
-    const auto& f = r.f();
-    const bool out = r.d == trace::dir::from_dut;
-    if (f.has(has_ipv4)) {
-        const auto& a = out ? f.ipv4.dst : f.ipv4.src;
-        return {a.begin(), a.end()};
-    }
-    const auto& a = out ? f.ipv6.dst : f.ipv6.src;
-    return {a.begin(), a.end()};
-}
 
 // The request a DUT's CTRL frame makes, or the one a CTRL frame to the DUT
 // answers (ACCEPT/REJECT to the SRC_CONN_ID, CLOSE_ACK, RNR_SYNC,

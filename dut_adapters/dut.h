@@ -63,7 +63,7 @@ public:
     virtual endpoint::address peer_address() const;
     // The address of further peer k (1, 2, ...) of a case with several
     // (topology.peers), where the DUT's wire fixes it: a real-time adapter
-    // has those it was given (agent+udp: local=IP+IP...), and a case needing
+    // has those it was given (local=IP+IP...), and a case needing
     // more is skipped. nullopt: none (virtual time makes one up).
     virtual std::optional<endpoint::address> further_peer_address(unsigned k) const {
         (void)k;

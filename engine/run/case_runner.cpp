@@ -70,7 +70,7 @@ case_result case_exec::run() {
         if (have < npeers) {
             r.v = verdict::skipped;
             r.reason = "the case needs " + std::to_string(npeers) + " peer addresses; the adapter has " + std::to_string(have) +
-                       " (agent+udp: local=IP+IP+... gives one per peer, docs/adapters.md)";
+                       " (local=IP+IP+... in the DUT spec gives one per peer, docs/adapters.md)";
             return r;
         }
     }
