@@ -170,6 +170,7 @@ void case_exec::start_realtime() {
     // Room for the frames of a typical real-time case up front: growing
     // the trace moves every record, in the middle of the DUT's traffic.
     tr_->frames.reserve(1u << 15);
+    tr_->store.prepare();
     rt_ = std::make_unique<sim::realtime_driver>(s_);
     rt_->set_busy_poll(dut_->busy_poll());
     rt_->anchor();

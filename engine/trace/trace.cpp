@@ -1,5 +1,7 @@
 #include "trace/trace.h"
 
+#include <algorithm>
+
 namespace mrct::trace {
 
 std::string_view dir_name(dir d) { return d == dir::from_dut ? "from_dut" : "to_dut"; }
@@ -26,6 +28,14 @@ core::bytes_view frame_store::keep(core::bytes_view b) {
     std::copy(b.begin(), b.end(), at);
     used_ += b.size();
     return {at, b.size()};
+}
+
+void frame_store::prepare() {
+    if (cap_ - used_ >= k_block / 2) return;
+    cap_ = k_block;
+    blocks_.emplace_back(new std::uint8_t[cap_]);
+    used_ = 0;
+    std::fill_n(blocks_.back().get(), cap_, std::uint8_t{0});
 }
 
 record& trace::add(nanos t, dir d, core::bytes_view bytes) {

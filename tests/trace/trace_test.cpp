@@ -46,6 +46,26 @@ TEST_CASE("frame_store: kept frames are copies that never move", "[trace]") {
     CHECK(st.keep({}).empty());
 }
 
+TEST_CASE("frame_store: prepare opens a block the next frames go into, and only when room is short", "[trace]") {
+    trace::frame_store st;
+    st.prepare();
+    CHECK(st.blocks() == 1);
+    const auto a = frame(4186, 1), b = frame(60, 2);
+    const auto ka = st.keep(a), kb = st.keep(b);
+    CHECK(st.blocks() == 1);
+    CHECK(kb.data() == ka.data() + ka.size());  // the prepared block, in order
+    st.prepare();  // more than half the block is free: no new one
+    CHECK(st.blocks() == 1);
+    const auto big = frame(trace::frame_store::k_block / 2, 3);
+    st.keep(big);
+    st.prepare();  // less than half free now
+    CHECK(st.blocks() == 2);
+    const auto kc = st.keep(b);
+    CHECK(same(kc, b));
+    CHECK(same(ka, a));
+    CHECK(same(kb, b));
+}
+
 TEST_CASE("trace: records keep their bytes and decodes as frames grows, and in a copy or a move", "[trace]") {
     trace::trace tr;
     std::vector<core::byte_buffer> in;
