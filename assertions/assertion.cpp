@@ -162,6 +162,11 @@ outcome fail(std::string message, std::string expected, std::string actual, std:
     return {verdict::fail, std::move(message), std::move(expected), std::move(actual), std::move(frames), {}, {}};
 }
 outcome inconclusive(std::string message) { return {verdict::inconclusive, std::move(message), {}, {}, {}, {}, {}}; }
+outcome premise_not_met(std::string what) {
+    auto o = inconclusive("the case's premise did not arise: " + std::move(what));
+    o.premise_missing = true;
+    return o;
+}
 outcome error(std::string message) { return {verdict::error, std::move(message), {}, {}, {}, {}, {}}; }
 
 namespace {

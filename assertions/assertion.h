@@ -64,6 +64,9 @@ struct outcome {
     // lateness turned its verdict inconclusive. Another attempt on a quieter
     // moment may judge (run_case's timing retries, D66).
     bool timing_doubt = false;
+    // The scenario the case builds did not arise (premise_not_met): its
+    // counts of the scenario's frames say nothing either (case_exec::evaluate).
+    bool premise_missing = false;
 };
 
 class sender_view;    // sender_view.h
@@ -165,6 +168,9 @@ std::string far_end(const trace::record& r);
 outcome pass(std::string message);
 outcome fail(std::string message, std::string expected, std::string actual, std::vector<std::size_t> frames = {});
 outcome inconclusive(std::string message);
+// Inconclusive because the case's premise did not arise: "the case's premise
+// did not arise: " + what, with premise_missing set.
+outcome premise_not_met(std::string what);
 // `o` with the time span its verdict rests on.
 outcome over(outcome o, core::nanos from, core::nanos to);
 // The check could not be evaluated (a parameter with no value in this run, ...).

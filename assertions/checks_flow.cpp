@@ -49,7 +49,7 @@ outcome window_limit(const context& c) {
     // packets out before a first ACK came back in SACK-012, and the
     // window-overrun profile passed CC-004, CC-006 and SACK-012 once.
     if (before < init && most < cap) {
-        auto o = inconclusive("the case's premise did not arise: no path had its initial window (" + std::to_string(init) +
+        auto o = premise_not_met("no path had its initial window (" + std::to_string(init) +
                               ") out before its first ACK (at most " + std::to_string(before) + ") nor the cap of " +
                               std::to_string(cap) + " in flight (at most " + std::to_string(most) +
                               "): the DUT never had to stop at either");
@@ -77,7 +77,7 @@ struct ece_span {
 // said with what the wire showed (D75).
 outcome no_sustained_ece(unsigned p, const ece_span& s, nanos settle) {
     const auto seen = s.count ? fmt_time(s.last - s.first) : std::string("no time");
-    return inconclusive("the case's premise did not arise: path " + std::to_string(p) + " saw ECE for " + seen + " (" +
+    return premise_not_met("path " + std::to_string(p) + " saw ECE for " + seen + " (" +
                         std::to_string(s.count) + " marked ACKs), not longer than the settle time, " + fmt_time(settle));
 }
 
@@ -343,7 +343,7 @@ std::optional<std::pair<nanos, std::string>> lawful_end(const context& c) {
 outcome no_pause(const context& c) {
     std::size_t rnrs = 0;
     for (const auto& r : c.tr().frames) rnrs += r.reached_dut() && r.is(opcode::rnr);
-    return inconclusive("the case's premise did not arise: the DUT received no RNR for a current Attempt (" +
+    return premise_not_met("the DUT received no RNR for a current Attempt (" +
                         std::to_string(rnrs) + " RNR" + (rnrs == 1 ? "" : "s") + " reached it" +
                         (rnrs ? ", each for an Attempt the message had left" : "") + ")");
 }
@@ -767,7 +767,7 @@ outcome close_after_ack(const context& c) {
         unsigned in_flight = 0;
         for (const auto& [p, _] : sv.paths) in_flight += sv.inflight_at(p, *asked);
         if (!in_flight) {
-            auto o = inconclusive("the case's premise did not arise: the DUT had every packet acknowledged by " +
+            auto o = premise_not_met("the DUT had every packet acknowledged by " +
                                   fmt_time(*asked) + ", when its close call had returned; a CLOSE then says nothing "
                                   "about waiting for ACKs");
             // In real time the call's round trip (a host busy elsewhere)

@@ -142,7 +142,7 @@ outcome epoch_on_port_change(const context& c) {
     if (!changes) {
         // What the DUT's wire shows instead: a port moves on the resend of a
         // path's moves_after-th consecutive expiry (MR-PATH-4).
-        return inconclusive("the case's premise did not arise: no path changed its source port (" +
+        return premise_not_met("no path changed its source port (" +
                             std::to_string(st.size()) + " paths carried data; " + c.sender().expiry_figures() + ", a port moving after " +
                             std::to_string(c.tr().p.moves_after) + " in a row)");
     }

@@ -14,6 +14,29 @@ namespace {
 
 const trace::side_obs& side(const context& c, const std::string& s) { return s == "peer" ? c.tr().peer : c.tr().dut; }
 
+// ACKs from `from` on (either side's) whose CumAck went beyond the highest
+// their side had said on that path before, by at most a path's cap in flight
+// (a PATH_RESET's jump to a new INITIAL_PPSN is not progress), and the last
+// such ACK's time: the transfer still moving.
+std::pair<unsigned, nanos> acks_advancing(const trace::trace& tr, nanos from) {
+    constexpr std::uint32_t k_most = 1024;
+    std::map<std::pair<int, unsigned>, std::uint32_t> high;  // (direction, path): highest CumAck
+    unsigned n = 0;
+    nanos last{0};
+    for (const auto& r : tr.frames) {
+        if (!r.ok() || r.f().bth.opcode != static_cast<std::uint8_t>(wire::opcode::ack)) continue;
+        const std::uint32_t cum = r.f().bth.psn;
+        const auto [it, fresh] = high.try_emplace({static_cast<int>(r.d), r.f().ackh.path_id}, cum);
+        if (fresh || !core::psn24::lt(it->second, cum)) continue;
+        if (core::psn24::diff(cum, it->second) <= k_most && r.t >= from) {
+            ++n;
+            last = r.t;
+        }
+        it->second = cum;
+    }
+    return {n, last};
+}
+
 }  // namespace
 
 // Every Send and Write posted completes with the given status (within a time).
@@ -36,23 +59,58 @@ outcome all_complete(const context& c) {
             if (p.kind == "recv") continue;
             ++n;
             auto it = by_id.find(p.wr_id);
-            if (it == by_id.end())
+            if (it == by_id.end()) {
+                // Real time: the engine stretched the case's cap by the holds
+                // it measured, as far as it may; where that was not enough,
+                // the work had less time than the case gives it (D111).
+                const auto& tm = c.tr().timing;
+                // Real time: a transfer still moving at the cap (new data
+                // acknowledged in its last half) is a DUT too slow, or held
+                // too long, for the time the case gives (D111); a stuck one
+                // is judged.
+                if (tm.realtime && tm.work_budget > nanos{0}) {
+                    const auto [n, last] = acks_advancing(c.tr(), c.tr().end - tm.work_budget / 2);
+                    if (n >= 2)
+                        return inconclusive(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) +
+                                            " never completed, but the transfer was still moving: " + std::to_string(n) +
+                                            " ACKs acknowledged new data in the case's last " + fmt_time(tm.work_budget / 2) +
+                                            " (the latest at " + fmt_time(last) + ", the case ended at " +
+                                            fmt_time(c.tr().end) +
+                                            "); this check needs the work done or stopped by the case's time cap; it "
+                                            "would have said fail");
+                }
+                if (tm.realtime && tm.work_capped) {
+                    const nanos ran = c.tr().end - tm.work_from, held = tm.held_between(tm.work_from, c.tr().end);
+                    if (ran - held < tm.work_budget)
+                        return inconclusive(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) +
+                                            " never completed, but the case ran " + fmt_time(ran) +
+                                            ", of which the engine, the DUT or their host was held " + fmt_time(held) +
+                                            " in all; this check needs " + fmt_time(tm.work_budget) +
+                                            " the host did not hold (the case's time cap), and " + fmt_time(ran - held) +
+                                            " was left; it would have said fail");
+                }
                 return fail(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) + " never completed",
                             "completion with status " + want, "no completion by " + fmt_time(c.tr().end), {});
+            }
             if (it->second->status != want) {
-                // Real time: a DUT whose peer went silent (the engine, or the
-                // DUT itself, held by the host) for as long as its retries last
-                // at the least gives up as the clause says it must.
+                // Real time: a side whose other side went silent (the engine,
+                // or the DUT, held by the host) for as long as its retries
+                // last at the least gives up as the clause says it must: the
+                // DUT's retries (the engine held), or the engine's peer's (a
+                // DUT held, by its host or a CPU quota: seen with mrct-refnic
+                // limited to 5 % of a CPU, D111).
                 const auto& tm = c.tr().timing;
-                if (s == "dut" && tm.realtime && it->second->status == "retry_exceeded" && want == "success") {
-                    const auto& prm = c.tr().p;
+                if (tm.realtime && it->second->status == "retry_exceeded" && want == "success") {
+                    const auto& prm = s == "dut" ? c.tr().p : c.tr().peer_p;
                     nanos budget{0};
                     for (unsigned i = 0; i + 1 < prm.retry_limit; ++i)
                         budget += std::min(prm.rto_min * (std::int64_t{1} << std::min(i, 40u)), prm.rto_max);
                     const nanos held = tm.two_longest_between(p.t, it->second->t);
                     if (held >= budget)
-                        return inconclusive("dut " + p.kind + " wr_id " + std::to_string(p.wr_id) +
-                                            " ran out of retries while the engine or its host was held " + fmt_time(held) +
+                        return inconclusive(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) +
+                                            " ran out of retries while " +
+                                            (s == "dut" ? "the engine or its host" : "the DUT, the engine or their host") +
+                                            " was held " + fmt_time(held) +
                                             " (two longest holds); this check needs less than " + fmt_time(budget) +
                                             " (the shortest its retries can last: rto_min doubled per expiry); it would "
                                             "have said fail");
@@ -195,7 +253,7 @@ outcome frame_count(const context& c) {
         // A premise not met is a scenario that did not arise (a DUT slower
         // than the queue it should fill is not wrong): nothing to judge.
         if (c.boolean("premise"))
-            return inconclusive("the case's premise did not arise: " + std::to_string(hits.size()) + " " + what + ", " +
+            return premise_not_met( std::to_string(hits.size()) + " " + what + ", " +
                                 std::to_string(at_least) + " needed");
         return fail(std::to_string(hits.size()) + " " + what, ">= " + std::to_string(at_least), std::to_string(hits.size()), hits);
     }

@@ -378,6 +378,14 @@ outcome acks_conform(const context& c) {
             continue;
         }
         ce_order.see(r);
+        // A PATH_RESET restarts the path's sequence at its INITIAL_PPSN: the
+        // first packet after it is in order, whatever the old sequence's
+        // highest (seen with mrct-refnic held 95 ms at a time, D111: the new
+        // start read as a new gap, and the DUT's in-order answer as late).
+        if (auto id = path_reset_to_dut(r)) {
+            highest.erase(*id);
+            continue;
+        }
         if (!r.reached_dut() || !r.data() || !r.f().icrc_ok()) continue;
         const auto& f = r.f();
         const unsigned p = f.mrh.path_id;

@@ -381,8 +381,8 @@ outcome rto_timing(const context& c) {
             const auto u = longest_unacked(c, p);
             if (!most || u.longest > most->longest) most = u;
         }
-        if (!most) return inconclusive("the case's premise did not arise: no retransmission timer expired in this run");
-        auto d = inconclusive("the case's premise did not arise: no retransmission timer expired in this run; the longest a path "
+        if (!most) return premise_not_met("no retransmission timer expired in this run");
+        auto d = premise_not_met("no retransmission timer expired in this run; the longest a path "
                               "held packets unacknowledged was " + fmt_time(most->longest) + " (path " +
                               std::to_string(most->path) + ", " + std::to_string(most->packets) + " packets sent on it)");
         d.measured["longest_unacked_us"] = core::to_micros(most->longest);
@@ -480,7 +480,7 @@ outcome rto_independence(const context& c) {
     if (auto f = overdue(c.tr().end, start_rec)) return *f;
     if (!expiries) {
         const auto u = longest_unacked(c, p);
-        auto d = inconclusive("the case's premise did not arise: path " + std::to_string(p) +
+        auto d = premise_not_met("path " + std::to_string(p) +
                               "'s timer never had to expire (" + std::to_string(u.packets) +
                               " packets sent on it; the longest it held packets unacknowledged was " + fmt_time(u.longest) +
                               ", within the bound " + fmt_time(*bound) + ")");
@@ -514,7 +514,7 @@ outcome port_move_after_rtos(const context& c) {
         }
     }
     if (!moves)
-        return inconclusive("the case's premise did not arise: no path had " + std::to_string(after) + " consecutive expiries (" +
+        return premise_not_met("no path had " + std::to_string(after) + " consecutive expiries (" +
                             sv.expiry_figures() + ")");
     return pass(std::to_string(moves) + " port moves, each on the resend of the " + std::to_string(after) + "nd expiry");
 }

@@ -33,6 +33,9 @@ using namespace std::chrono_literals;
 
 // Real time: the shortest cap on a case's run (limits.duration below it is raised).
 inline constexpr core::nanos k_realtime_min_duration{2'000'000'000};
+// Real time: the most a case's cap is stretched by the holds of its host
+// (a DUT at 5 % of a CPU needs 20 times its cap; it is then inconclusive).
+inline constexpr std::int64_t k_realtime_cap_stretch = 4;
 // Real time: how long an ACK the engine sent may still be on its way to the
 // DUT when the DUT sends a resend (trace::crossing, docs/adapters.md). Crossings
 // seen on the test veths were 0-45 us apart; 200 us stays below a retransmission
@@ -42,6 +45,10 @@ inline constexpr core::nanos k_realtime_crossing{200'000};
 // Real time: how many times a case whose connection did not open is set up
 // again with a fresh DUT before it ends as error (a busy host, not a clause).
 inline constexpr unsigned k_setup_attempts = 3;
+
+// Real time: where a check reports the case's premise did not arise, a
+// frame_count falling short of at_least is inconclusive too (D111).
+void counts_need_premise(std::vector<assertion_result>& asserts);
 
 class case_exec {
 public:
@@ -74,6 +81,9 @@ private:
     bool ctrl_pending();
     void collect();
     void note_timing();
+    // Real time: how long, in all, the engine, the DUT or their host was held
+    // since `from`, as measured so far (each moment once).
+    nanos held_since(nanos from) const;
     void evaluate(case_result& r);
     void note_premise(case_result& r);
     // The connection did not open while `handshake:` filters were in force:

@@ -42,6 +42,7 @@ void case_exec::collect() {
     p = protocol_params(w.dut_cfg);
     p.num_paths = std::min(w.dut_cfg.num_paths, w.peer_cfg.num_paths);
     p.mtu = std::min(w.dut_cfg.mtu, w.peer_cfg.mtu);
+    tr_->peer_p = protocol_params(w.peer_cfg);
 }
 
 // Real time: how well the engine kept time (trace::timing_figures, docs/timing.md).
@@ -119,6 +120,18 @@ void case_exec::note_timing() {
     tm.index_holds();
 }
 
+static_assert(sim::host_probe::k_period == trace::timing_figures::k_dut_wait_resolution,
+              "the DUT's waits are known to within the probe's period");
+
+nanos case_exec::held_since(nanos from) const {
+    std::vector<trace::timing_figures::late_span> spans = late_.spans;
+    for (const auto& [due, late] : rt_->late_events(trace::timing_figures::k_late_floor)) spans.push_back({due, late});
+    if (probe_)
+        for (const auto& h : probe_->holds()) spans.push_back({rt_->sim_time_of(h.due), h.late});
+    std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
+    return trace::timing_figures::covered(spans, from, s_.now());
+}
+
 // What each side sent of the handshake, as evidence: CTRL frames by type, and
 // how long the first answer took after the first request.
 case_exec::handshake_evidence case_exec::handshake_seen() const {
@@ -171,6 +184,27 @@ void case_exec::fail_handshake(case_result& r, const std::string& why) {
     r.reason = ar.name + ": " + ar.o.message;
 }
 
+// Real time: where a check found the case's premise did not arise (an RNR
+// the peer never had to send: the DUT, held by its host, sent its SEND after
+// the receive was posted), a frame_count of the scenario's frames falling
+// short says nothing of the DUT either (D111).
+void counts_need_premise(std::vector<assertion_result>& asserts) {
+    std::string why;
+    for (const auto& a : asserts)
+        if (a.o.premise_missing) {
+            why = a.name + ": " + a.o.message;
+            break;
+        }
+    if (why.empty()) return;
+    for (auto& a : asserts)
+        if (a.name == "frame_count" && a.o.v == verdict::fail && a.o.expected.rfind(">= ", 0) == 0) {
+            a.o.message = "the case's premise did not arise (" + why + "); a count of its frames says nothing; it would " +
+                          "have said fail: " + a.o.message;
+            a.o.v = verdict::inconclusive;
+            a.o.premise_missing = true;
+        }
+}
+
 // The case's own premise (D101): every fault it wrote with a count acted on
 // that many frames, every step ran, and every impairment that acts on
 // chosen frames acted on one. When one did not (a DUT that sent
@@ -216,6 +250,7 @@ void case_exec::note_premise(case_result& r) {
                     "on at least one, and every step runs";
     ar.o.actual = core::join(short_of, "; ");
     ar.o.message = "the case's premise did not arise: " + ar.o.actual;
+    ar.o.premise_missing = true;
     // On a wire how a DUT sprays and when it resends follow the RTTs it
     // measures, which the host's holds change: another attempt may meet the
     // premise (the case runs again under --timing-retries, as window_limit's).
@@ -241,6 +276,7 @@ void case_exec::evaluate(case_result& r) {
         r.asserts.push_back(ar);
     }
     note_premise(r);
+    if (tr_->timing.realtime) counts_need_premise(r.asserts);
     // Real time: frames of the DUT the engine's receive path dropped unread
     // (a full socket or capture buffer on a loaded host) are missing from the
     // trace: no verdict on it stands.

@@ -34,6 +34,23 @@ TEST_CASE("acks_conform: AckReq, CE and gaps answered at once") {
         b.data(0us, D::to_dut, {.ppsn = 100});
         CHECK_THAT(b.check("acks_conform").message, Catch::Contains("within the ACK interval"));
     }
+    // SACK-053 with mrct-refnic held 95 ms at a time (D111): the path
+    // restarted at 753903, far above its old highest; the packet is the new
+    // sequence's first, in order, and waits for the ACK interval.
+    SECTION("the first packet after a PATH_RESET is in order, not a gap") {
+        for (const bool reset : {true, false}) {
+            trace_builder b;
+            b.data(0us, D::to_dut, {.ppsn = 100});
+            b.ack(1us, D::from_dut, 0, 101, {}, 100, false, 4000);
+            if (reset) b.ctrl(2us, D::to_dut, wire::ctrl_type::path_reset, {wire::tlv::path_id(0), wire::tlv::initial_ppsn({5000})});
+            b.data(4us, D::to_dut, {.ppsn = 5000});
+            b.ack(15us, D::from_dut, 0, 5001, {}, 5000, false, 4000);  // at the ACK interval, not at once
+            auto o = b.check("acks_conform");
+            INFO(o.message);
+            CHECK(o.v == (reset ? verdict::pass : verdict::fail));
+            if (!reset) CHECK_THAT(o.message, Catch::Contains("a new gap"));
+        }
+    }
     SECTION("GrantRate 0") {
         trace_builder b;
         b.data(0us, D::to_dut, {.ppsn = 100, .ack_req = true});
@@ -683,6 +700,76 @@ TEST_CASE("all_complete: a DUT out of retries is excused only by holds as long a
     auto held = out_of_retries({{1ms, 4ms}, {8ms, 3ms}});
     CHECK(held.v == verdict::inconclusive);
     CHECK_THAT(held.message, Catch::Contains("this check needs less than 6.300 ms"));
+}
+
+// Seen with mrct-refnic held to 5 % of a CPU (a cgroup quota, D111): the
+// engine's peer ran out of retries while the DUT was held 95 ms at a time.
+// The peer's own timers bound it: rto_min 1 ms and 4 transmissions here last
+// at least 1 + 2 + 4 = 7 ms, whatever the DUT's configuration says.
+TEST_CASE("all_complete: the engine's peer out of retries is excused by holds as long as its own retries last") {
+    auto out_of_retries = [](std::vector<trace::timing_figures::late_span> late, bool realtime = true) {
+        trace_builder b;
+        b.tr.peer.posted = {{1, "write", 0, 0, 100, 0us}};
+        b.tr.peer.completions = {{1, "write", "retry_exceeded", 0, 0, 0, 100, 200ms}};
+        b.tr.peer_p.rto_min = 1ms;
+        b.tr.peer_p.retry_limit = 4;
+        b.tr.timing.realtime = realtime;
+        b.tr.timing.late = std::move(late);
+        return b.check("all_complete", {{"side", "peer"}});
+    };
+    CHECK(out_of_retries({{1ms, 6ms}}).v == verdict::fail);        // shorter than 7 ms: the DUT had time to answer
+    CHECK(out_of_retries({{1ms, 95ms}}, false).v == verdict::fail);  // virtual time: nothing is held
+    auto held = out_of_retries({{1ms, 95ms}});
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("peer write wr_id 1 ran out of retries while the DUT, the engine or their host"));
+    CHECK_THAT(held.message, Catch::Contains("this check needs less than 7.000 ms"));
+}
+
+// A DUT held most of the time (mrct-refnic limited to 5 % of a CPU, D111):
+// the engine stretched the case's 2 s cap by the holds as far as it may (4
+// times), and the work had less unheld time than the cap.
+TEST_CASE("all_complete: work pending at the cap is inconclusive only where the stretched cap left it less than its time") {
+    auto pending = [](bool capped, std::vector<trace::timing_figures::late_span> late) {
+        trace_builder b;
+        b.tr.dut.posted = {{1, "write", 0, 0, 100, 0us}};
+        b.tr.timing.realtime = true;
+        b.tr.timing.work_from = 0ms;
+        b.tr.timing.work_budget = 2000ms;
+        b.tr.timing.work_capped = capped;
+        b.tr.timing.late = std::move(late);
+        b.tr.end = capped ? 8000ms : 2000ms;
+        return b.check("all_complete", {{"side", "dut"}});
+    };
+    CHECK(pending(false, {{100ms, 50ms}}).v == verdict::fail);      // the cap was enough to stretch: it had its time
+    CHECK(pending(true, {{0ms, 5000ms}}).v == verdict::fail);       // 3 s unheld of 8: more than the 2 s it is given
+    auto held = pending(true, {{0ms, 3000ms}, {3500ms, 4000ms}});  // 1 s unheld
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("dut write wr_id 1 never completed, but the case ran 8000.000 ms"));
+    CHECK_THAT(held.message, Catch::Contains("and 1000.000 ms was left"));
+}
+
+// PATH-004 at time scale 64 with mrct-refnic at 5 % of a CPU (D111): held
+// 91 ms, the engine's path backed off to one resend per 134 ms, each
+// acknowledged at once; the case's 2.35 s ended with the transfer moving.
+TEST_CASE("all_complete: work pending while ACKs still acknowledged new data at the end is inconclusive; stuck work fails") {
+    auto pending = [](std::vector<std::pair<nanos, std::uint32_t>> acks, bool realtime = true) {
+        trace_builder b;
+        b.tr.peer.posted = {{1, "write", 0, 0, 100, 0us}};
+        b.tr.timing.realtime = realtime;
+        b.tr.timing.work_from = 0ms;
+        b.tr.timing.work_budget = 2000ms;
+        b.tr.end = 2350ms;
+        for (const auto& [t, cum] : acks) b.ack(t, trace::dir::from_dut, 1, cum);
+        return b.check("all_complete", {{"side", "peer"}});
+    };
+    const std::vector<std::pair<nanos, std::uint32_t>> moving = {{100ms, 10}, {1700ms, 11}, {1834ms, 12}, {2208ms, 13}};
+    auto held = pending(moving);
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("3 ACKs acknowledged new data in the case's last 1000.000 ms"));
+    CHECK(pending(moving, false).v == verdict::fail);                              // virtual time: judged
+    CHECK(pending({{100ms, 10}, {200ms, 11}, {300ms, 12}}).v == verdict::fail);  // stuck since 300 ms
+    CHECK(pending({{100ms, 10}, {1900ms, 11}}).v == verdict::fail);              // one ACK is not a moving transfer
+    CHECK(pending({{100ms, 10}, {1800ms, 5000}, {1900ms, 10000}}).v == verdict::fail);  // jumps (PATH_RESETs), not progress
 }
 
 TEST_CASE("rejection_dropped: an RNR_QUERY draws no RNR for a message that arrived again in full (MR-RNR-6)") {

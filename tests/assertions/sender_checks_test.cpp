@@ -1255,6 +1255,26 @@ TEST_CASE("timing: no_go_back_n counts the DUT's waits for a CPU in all") {
     CHECK_THAT(starved.message, Catch::Contains("the DUT's threads waited 2.810 ms in all for a CPU"));
 }
 
+// D111: the probe reads the DUT's waits once a period (250 us), so a wait's
+// end is known to within it: SACK-003 with mrct-refnic at 5 % of a CPU
+// resent 68.0 ms after the ACK with 67.7 ms of waits read in between.
+TEST_CASE("timing: no_go_back_n allows the DUT's waits the probe's resolution, where they were read") {
+    auto go_back = [](nanos wait, bool read) {
+        auto b = four_on_path_1(200us);
+        b.ack(5us, D::to_dut, 1, 100, {103}, 103);
+        b.ack(10us, D::to_dut, 1, 104, {}, 103);
+        resend(b, 3010us, 101);  // needs 2.8 ms of lag (3 ms less the 200 us crossing)
+        b.tr.timing.realtime = true;
+        b.tr.timing.dut_waits_read = read;
+        b.tr.timing.late.push_back({100us, wait});
+        b.tr.timing.dut_waits.push_back({100us, wait});
+        return b.check("no_go_back_n");
+    };
+    CHECK(go_back(2600us, true).v == verdict::inconclusive);  // 2.6 ms read: up to 2.85 ms
+    CHECK(go_back(2600us, false).v == verdict::fail);         // no probe: the figure is exact
+    CHECK(go_back(2500us, true).v == verdict::fail);          // up to 2.75 ms: short of 2.8
+}
+
 TEST_CASE("timing: no_go_back_n reports the violation no hold of the host explains") {
     auto b = four_on_path_1(200us);
     b.ack(5us, D::to_dut, 1, 100, {103}, 103);  // 100..102 found lost

@@ -167,3 +167,32 @@ TEST_CASE("step_exec: a trigger fires on its nth matching record, a timed step a
     CHECK(x.tr.step_times.at(1) == nanos{1'000'000});
     CHECK(x.err.what.empty());
 }
+
+// RNR-003 with mrct-refnic at 5 % of a CPU (D111): the DUT's SEND came after
+// the receive was posted, so no RNR was sent; rnr_pause says the premise did
+// not arise, and the count of RNR resends falls short for the same reason.
+TEST_CASE("counts_need_premise: a count falling short is inconclusive only where a check found the premise missing") {
+    auto make = [](bool missing) {
+        std::vector<run::assertion_result> a(4);
+        a[0].name = "rnr_pause";
+        a[0].o = missing ? assertions::premise_not_met("the DUT received no RNR") : assertions::pass("paused");
+        a[1].name = "frame_count";
+        a[1].o = assertions::fail("0 from_dut frames with opcode=SEND", ">= 2", "0");
+        a[2].name = "frame_count";
+        a[2].o = assertions::fail("9 from_dut frames with opcode=NAK", "<= 0", "9");  // at_most: not a count of the scenario
+        a[3].name = "all_complete";
+        a[3].o = assertions::fail("dut send wr_id 1 never completed", "success", "none");
+        return a;
+    };
+    auto with = make(true);
+    run::detail::counts_need_premise(with);
+    CHECK(with[1].o.v == verdict::inconclusive);
+    CHECK_THAT(with[1].o.message, Catch::StartsWith("the case's premise did not arise (rnr_pause: the case's premise did not "
+                                                    "arise: the DUT received no RNR)"));
+    CHECK_THAT(with[1].o.message, Catch::EndsWith("it would have said fail: 0 from_dut frames with opcode=SEND"));
+    CHECK(with[2].o.v == verdict::fail);
+    CHECK(with[3].o.v == verdict::fail);
+    auto without = make(false);
+    run::detail::counts_need_premise(without);
+    CHECK(without[1].o.v == verdict::fail);
+}
