@@ -7,6 +7,9 @@ profile with --bug), in two network namespaces joined by a veth
 (pid=). Prints each run's verdict and reason, then the counts: how often a
 case passes the reference, and how often a profile is caught, on this host.
 Beside load, start it yourself (`stress-ng --cpu 2 --timeout 120s &`).
+A DUT too slow for its wire: `--dut-cpu 5` holds mrct-refnic to 5 % of a
+CPU (a CFS quota: it runs 5 ms of every 100 ms, held 95 ms at a time), the
+engine untouched (D111).
 
     sudo /usr/bin/python3 bench/case_on_wire.py --case RNR-015 [--bug rnr-ignores-pause] [--n 10]
 """
@@ -19,6 +22,40 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "tools
 from wire_lab import Netns, Refnic, as_root, dut_spec, run_mrct, with_pid  # noqa: E402
 
 
+class CpuQuota:
+    """A cgroup of its own for one process, limited to `percent` of a CPU
+    per 100 ms period (cgroup v2 cpu.max, or v1 cpu.cfs_quota_us)."""
+
+    PERIOD_US = 100000
+
+    def __init__(self, pid, percent):
+        quota = max(1000, int(self.PERIOD_US * percent / 100))
+        v2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
+        self.path = os.path.join("/sys/fs/cgroup" if v2 else "/sys/fs/cgroup/cpu", f"mrct-dut-{pid}")
+        self.parent = os.path.dirname(self.path)
+        os.makedirs(self.path, exist_ok=True)
+        if v2:
+            self._write("cpu.max", f"{quota} {self.PERIOD_US}")
+        else:
+            self._write("cpu.cfs_period_us", str(self.PERIOD_US))
+            self._write("cpu.cfs_quota_us", str(quota))
+        self._write("cgroup.procs", str(pid))
+
+    def _write(self, name, value):
+        with open(os.path.join(self.path, name), "w") as f:
+            f.write(value)
+
+    def remove(self):
+        # Whatever is left in it (the process has exited, or is moved out) goes back to the parent.
+        try:
+            for pid in open(os.path.join(self.path, "cgroup.procs")).read().split():
+                with open(os.path.join(self.parent, "cgroup.procs"), "w") as f:
+                    f.write(pid)
+            os.rmdir(self.path)
+        except OSError as e:
+            print(f"cgroup {self.path}: {e}", file=sys.stderr)
+
+
 def main():
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -28,6 +65,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(root, "build"))
     ap.add_argument("--plan", default=os.path.join(root, "testplans", "metaroce-1.2", "plan.yaml"))
     ap.add_argument("--workdir", default="/tmp/mrct-case-on-wire")
+    ap.add_argument("--dut-cpu", type=float, default=None,
+                    help="hold mrct-refnic to this percentage of one CPU (a cgroup CPU quota per 100 ms)")
     a = ap.parse_args()
     if not as_root():
         return 77
@@ -38,11 +77,14 @@ def main():
     with Netns() as ns:
         for i in range(a.n):
             nic = Refnic(a, ns, a.bug, log=os.path.join(a.workdir, f"{i}.refnic.log"))
+            quota = CpuQuota(nic.p.pid, a.dut_cpu) if a.dut_cpu else None
             try:
                 rc, res, out = run_mrct(a, os.path.join(a.workdir, str(i)), with_pid(dut_spec("udp", ns), nic.p.pid), ns,
                                         ["--filter", a.case])
             finally:
                 nic.stop()
+                if quota:
+                    quota.remove()
             if res is None:
                 print(f"{i}: no results (exit {rc}): {out[-300:]}")
                 counts["no results"] += 1
