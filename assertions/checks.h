@@ -5,6 +5,10 @@
 
 namespace mrct::assertions::checks {
 
+// Does an ACK cover `ppsn` (24-bit) on its path: below its CumAck, or in
+// its SACK (checks_receiver.cpp)?
+bool covers(const wire::frame& f, std::uint32_t ppsn);
+
 // DUT's wire format (checks_format.cpp)
 outcome wire_format(const context& c);
 outcome distinct_entropy(const context& c);

@@ -17,15 +17,14 @@ namespace mrct::assertions::checks {
 using namespace wire;
 using core::nanos;
 
-namespace {
-
-// Does a DUT ACK cover `ppsn` (24-bit) on its path?
 bool covers(const frame& f, std::uint32_t ppsn) {
     const std::uint32_t cum = f.bth.psn;
     const std::uint32_t d = (ppsn - cum) & 0xFFFFFF;
     if (d >= (1u << 23)) return true;  // below CumAck
     return d < 256 && d != 0 && f.ackh.sack.test(d);
 }
+
+namespace {
 
 // A message's bytes that arrived, as [from, to) ranges: how far from byte 0
 // they reach without a hole.

@@ -725,6 +725,49 @@ TEST_CASE("all_complete: the engine's peer out of retries is excused by holds as
     CHECK_THAT(held.message, Catch::Contains("this check needs less than 7.000 ms"));
 }
 
+// PATH-004 scaled 64 times with mrct-refnic at 5 % of a CPU (D111): the DUT
+// acknowledged every packet that reached it; the engine's peer waited past
+// the case's end for its next (backed-off) expiry to resend the rest.
+TEST_CASE("all_complete: the engine's work left to its own timers is not the DUT's failure; a packet the DUT left uncovered is") {
+    auto pending = [](bool all_covered, bool realtime = true) {
+        trace_builder b;
+        b.tr.peer.posted = {{1, "write", 0, 0, 100, 0us}};
+        b.tr.timing.realtime = realtime;
+        b.tr.end = 2200ms;
+        b.data(0us, D::to_dut, {.ppsn = 100});
+        b.data(1us, D::to_dut, {.ppsn = 101});
+        b.ack(5us, D::from_dut, 0, all_covered ? 102 : 101);
+        return b.check("all_complete", {{"side", "peer"}});
+    };
+    auto mine = pending(true);
+    CHECK(mine.v == verdict::inconclusive);
+    CHECK_THAT(mine.message, Catch::Contains("the DUT had acknowledged all 2 data packets that reached it"));
+    CHECK(pending(false).v == verdict::fail);        // PPSN 101 never covered
+    CHECK(pending(true, false).v == verdict::fail);  // virtual time: judged
+}
+
+// PATH-013 with mrct-refnic at 5 % of a CPU (D111): the engine's peer (retry
+// limit 40, rto_max 2 ms) ended with its connection in error, its CTRL
+// requests unanswered while the DUT was held 95 ms: a CTRL request repeats
+// every rto_initial at the least, so 39 repeats last 39 ms at the least.
+TEST_CASE("all_complete: the engine's connection in error is excused by holds as long as its CTRL retries last") {
+    auto in_error = [](nanos hold) {
+        trace_builder b;
+        b.tr.peer.posted = {{1, "write", 0, 0, 100, 0us}};
+        b.tr.peer.completions = {{1, "write", "connection_error", 0, 0, 0, 100, 300ms}};
+        b.tr.peer_p.retry_limit = 40;
+        b.tr.peer_p.rto_max = 2ms;
+        b.tr.timing.realtime = true;
+        b.tr.timing.late = {{10ms, hold}};
+        return b.check("all_complete", {{"side", "peer"}});
+    };
+    CHECK(in_error(30ms).v == verdict::fail);
+    auto held = in_error(95ms);
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("ended with its connection in error while"));
+    CHECK_THAT(held.message, Catch::Contains("this check needs less than 39.000 ms"));
+}
+
 // A DUT held most of the time (mrct-refnic limited to 5 % of a CPU, D111):
 // the engine stretched the case's 2 s cap by the holds as far as it may (4
 // times), and the work had less unheld time than the cap.
