@@ -50,9 +50,9 @@ outcome window_limit(const context& c) {
     // window-overrun profile passed CC-004, CC-006 and SACK-012 once.
     if (before < init && most < cap) {
         auto o = premise_not_met("no path had its initial window (" + std::to_string(init) +
-                              ") out before its first ACK (at most " + std::to_string(before) + ") nor the cap of " +
-                              std::to_string(cap) + " in flight (at most " + std::to_string(most) +
-                              "): the DUT never had to stop at either");
+                                 ") out before its first ACK (at most " + std::to_string(before) + ") nor the cap of " +
+                                 std::to_string(cap) + " in flight (at most " + std::to_string(most) +
+                                 "): the DUT never had to stop at either");
         o.measured["max_inflight"] = most;
         o.measured["max_inflight_before_ack"] = before;
         return o;
@@ -78,7 +78,7 @@ struct ece_span {
 outcome no_sustained_ece(unsigned p, const ece_span& s, nanos settle) {
     const auto seen = s.count ? fmt_time(s.last - s.first) : std::string("no time");
     return premise_not_met("path " + std::to_string(p) + " saw ECE for " + seen + " (" +
-                        std::to_string(s.count) + " marked ACKs), not longer than the settle time, " + fmt_time(settle));
+                           std::to_string(s.count) + " marked ACKs), not longer than the settle time, " + fmt_time(settle));
 }
 
 ece_span ece_on(const sender_view& sv, unsigned p) {
@@ -344,8 +344,8 @@ outcome no_pause(const context& c) {
     std::size_t rnrs = 0;
     for (const auto& r : c.tr().frames) rnrs += r.reached_dut() && r.is(opcode::rnr);
     return premise_not_met("the DUT received no RNR for a current Attempt (" +
-                        std::to_string(rnrs) + " RNR" + (rnrs == 1 ? "" : "s") + " reached it" +
-                        (rnrs ? ", each for an Attempt the message had left" : "") + ")");
+                           std::to_string(rnrs) + " RNR" + (rnrs == 1 ? "" : "s") + " reached it" +
+                           (rnrs ? ", each for an Attempt the message had left" : "") + ")");
 }
 
 std::vector<pause> pauses(const context& c) {
@@ -768,8 +768,8 @@ outcome close_after_ack(const context& c) {
         for (const auto& [p, _] : sv.paths) in_flight += sv.inflight_at(p, *asked);
         if (!in_flight) {
             auto o = premise_not_met("the DUT had every packet acknowledged by " +
-                                  fmt_time(*asked) + ", when its close call had returned; a CLOSE then says nothing "
-                                  "about waiting for ACKs");
+                                     fmt_time(*asked) + ", when its close call had returned; a CLOSE then says nothing "
+                                     "about waiting for ACKs");
             // In real time the call's round trip (a host busy elsewhere)
             // decides it: another attempt may find data in flight (D66).
             o.timing_doubt = c.tr().timing.realtime;

@@ -143,8 +143,8 @@ outcome epoch_on_port_change(const context& c) {
         // What the DUT's wire shows instead: a port moves on the resend of a
         // path's moves_after-th consecutive expiry (MR-PATH-4).
         return premise_not_met("no path changed its source port (" +
-                            std::to_string(st.size()) + " paths carried data; " + c.sender().expiry_figures() + ", a port moving after " +
-                            std::to_string(c.tr().p.moves_after) + " in a row)");
+                               std::to_string(st.size()) + " paths carried data; " + c.sender().expiry_figures() + ", a port moving after " +
+                               std::to_string(c.tr().p.moves_after) + " in a row)");
     }
     return pass(std::to_string(changes) + " port changes, each with PathEpoch + 1 and a continuing PPSN sequence");
 }

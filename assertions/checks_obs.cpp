@@ -1,6 +1,7 @@
 // Observations through the DUT's control surface: completions and memory.
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "assertions/checks.h"
 #include "core/serial.h"
@@ -40,20 +41,93 @@ std::pair<unsigned, nanos> acks_advancing(const trace::trace& tr, nanos from) {
 // The data packets that reached the DUT and no later ACK of the DUT on
 // their path covered (CumAck or SACK), and how many reached it.
 std::pair<std::size_t, std::size_t> unanswered_by_dut(const trace::trace& tr) {
-    std::map<std::pair<unsigned, std::uint32_t>, bool> reached;  // (path, PPSN): covered since
+    std::set<std::pair<unsigned, std::uint32_t>> open;  // (path, PPSN) not covered yet
+    std::set<std::pair<unsigned, std::uint32_t>> reached;
     for (const auto& r : tr.frames) {
         if (!r.ok()) continue;
         if (r.reached_dut() && r.data() && r.f().icrc_ok()) {
-            reached[{r.f().mrh.path_id, r.f().bth.psn}] = false;
+            open.insert({r.f().mrh.path_id, r.f().bth.psn});
+            reached.insert({r.f().mrh.path_id, r.f().bth.psn});
         } else if (r.d == trace::dir::from_dut && r.f().bth.opcode == static_cast<std::uint8_t>(wire::opcode::ack)) {
             const unsigned p = r.f().ackh.path_id;
-            for (auto it = reached.lower_bound({p, 0}); it != reached.end() && it->first.first == p; ++it)
-                if (!it->second && covers(r.f(), it->first.second)) it->second = true;
+            for (auto it = open.lower_bound({p, 0}); it != open.end() && it->first == p;)
+                it = covers(r.f(), it->second) ? open.erase(it) : std::next(it);
         }
     }
-    std::size_t open = 0;
-    for (const auto& [_, done] : reached) open += done ? 0 : 1;
-    return {open, reached.size()};
+    return {open.size(), reached.size()};
+}
+
+// Real time: work `what` of `side` never completed, for a reason that may be
+// no fault of the DUT's (D111); the inconclusive outcome, if so.
+std::optional<outcome> pending_excused(const context& c, const std::string& side, const std::string& what) {
+    const auto& tm = c.tr().timing;
+    // A transfer still moving at the cap (new data acknowledged in its last
+    // half) is a DUT too slow, or held too long, for the time the case gives;
+    // a stuck one is judged.
+    if (tm.work_budget > nanos{0}) {
+        const auto [moving, last] = acks_advancing(c.tr(), c.tr().end - tm.work_budget / 2);
+        if (moving >= 2)
+            return inconclusive(what + " never completed, but the transfer was still moving: " + std::to_string(moving) +
+                                " ACKs acknowledged new data in the case's last " + fmt_time(tm.work_budget / 2) +
+                                " (the latest at " + fmt_time(last) + ", the case ended at " + fmt_time(c.tr().end) +
+                                "); this check needs the work done or stopped by the case's time cap; it would have said "
+                                "fail");
+    }
+    // The engine's own work: where the DUT had covered every data packet that
+    // reached it, what was left was the engine's peer resending what the wire
+    // lost on its own timers (backed off under Karn's rule: PATH-004 scaled
+    // 64 times with the DUT at 5 % of a CPU waited past the cap for its next
+    // expiry): nothing the DUT did or did not do.
+    if (side == "peer") {
+        const auto [open, reached] = unanswered_by_dut(c.tr());
+        if (reached && !open)
+            return inconclusive(what + " never completed, but the DUT had acknowledged all " + std::to_string(reached) +
+                                " data packets that reached it: the rest waited on the engine's own retransmission "
+                                "timers past the case's end; this check needs the DUT to hold the work up; it would "
+                                "have said fail");
+    }
+    // The engine stretched the case's cap by the holds it measured, as far as
+    // it may; where that was not enough, the work had less time than the case
+    // gives it.
+    if (tm.work_capped) {
+        const nanos ran = c.tr().end - tm.work_from, held = tm.held_between(tm.work_from, c.tr().end);
+        if (ran - held < tm.work_budget)
+            return inconclusive(what + " never completed, but the case ran " + fmt_time(ran) +
+                                ", of which the engine, the DUT or their host was held " + fmt_time(held) +
+                                " in all; this check needs " + fmt_time(tm.work_budget) +
+                                " the host did not hold (the case's time cap), and " + fmt_time(ran - held) +
+                                " was left; it would have said fail");
+    }
+    return std::nullopt;
+}
+
+// Real time: work `what` of `side`, posted at `posted`, ended `wc` (out of
+// retries, or its connection in error) while the other side went silent
+// (the engine, or the DUT, held by the host, or a CPU quota) for as long as
+// its retries last at the least: it gave up as the clause says it must (the
+// DUT's retries, or the engine's peer's: D111). The inconclusive outcome, if so.
+std::optional<outcome> give_up_excused(const context& c, const std::string& side, const std::string& what, nanos posted,
+                                       const trace::completion& wc) {
+    const auto& st = wc.status;
+    if (st != "retry_exceeded" && st != "connection_error") return std::nullopt;
+    const auto& prm = side == "dut" ? c.tr().p : c.tr().peer_p;
+    nanos budget{0};
+    for (unsigned i = 0; i + 1 < prm.retry_limit; ++i)
+        budget += std::min(prm.rto_min * (std::int64_t{1} << std::min(i, 40u)), prm.rto_max);
+    // A connection in error is the same giving up, on a CTRL request (CLOSE,
+    // RNR_QUERY) repeated every rto_initial at the least (PATH-013 with the
+    // DUT at 5 % of a CPU).
+    if (st == "connection_error")
+        budget = std::min(budget, prm.rto_initial * static_cast<std::int64_t>(prm.retry_limit > 0 ? prm.retry_limit - 1 : 0));
+    const nanos held = c.tr().timing.two_longest_between(posted, wc.t);
+    if (held < budget) return std::nullopt;
+    return inconclusive(what + (st == "retry_exceeded" ? " ran out of retries" : " ended with its connection in error") +
+                        " while " + (side == "dut" ? "the engine or its host" : "the DUT, the engine or their host") +
+                        " was held " + fmt_time(held) + " (two longest holds); this check needs less than " + fmt_time(budget) +
+                        (st == "retry_exceeded" ? " (the shortest its retries can last: rto_min doubled per expiry)"
+                                                : " (the shortest its retries can last: a CTRL request every rto_initial, or "
+                                                  "rto_min doubled per expiry)") +
+                        "; it would have said fail");
 }
 
 }  // namespace
@@ -67,6 +141,7 @@ outcome all_complete(const context& c) {
         if (!w) return error(w.err().message);
         within = *w;
     }
+    const bool realtime = c.tr().timing.realtime;
     std::size_t n = 0;
     for (const std::string s : {"dut", "peer"}) {
         if (c.str("side") != "both" && c.str("side") != s) continue;
@@ -77,92 +152,21 @@ outcome all_complete(const context& c) {
         for (const auto& p : o.posted) {
             if (p.kind == "recv") continue;
             ++n;
+            const std::string what = s + " " + p.kind + " wr_id " + std::to_string(p.wr_id);
             auto it = by_id.find(p.wr_id);
             if (it == by_id.end()) {
-                // Real time: the engine stretched the case's cap by the holds
-                // it measured, as far as it may; where that was not enough,
-                // the work had less time than the case gives it (D111).
-                const auto& tm = c.tr().timing;
-                // Real time: a transfer still moving at the cap (new data
-                // acknowledged in its last half) is a DUT too slow, or held
-                // too long, for the time the case gives (D111); a stuck one
-                // is judged.
-                if (tm.realtime && tm.work_budget > nanos{0}) {
-                    const auto [n, last] = acks_advancing(c.tr(), c.tr().end - tm.work_budget / 2);
-                    if (n >= 2)
-                        return inconclusive(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) +
-                                            " never completed, but the transfer was still moving: " + std::to_string(n) +
-                                            " ACKs acknowledged new data in the case's last " + fmt_time(tm.work_budget / 2) +
-                                            " (the latest at " + fmt_time(last) + ", the case ended at " +
-                                            fmt_time(c.tr().end) +
-                                            "); this check needs the work done or stopped by the case's time cap; it "
-                                            "would have said fail");
-                }
-                // Real time, the engine's own work: where the DUT had covered
-                // every data packet that reached it, what was left was the
-                // engine's peer resending what the wire lost on its own
-                // timers (backed off under Karn's rule: PATH-004 scaled 64
-                // times with the DUT at 5 % of a CPU waited past the cap for
-                // its next expiry, D111): nothing the DUT did or did not do.
-                if (tm.realtime && s == "peer") {
-                    const auto [open, reached] = unanswered_by_dut(c.tr());
-                    if (reached && !open)
-                        return inconclusive("peer " + p.kind + " wr_id " + std::to_string(p.wr_id) +
-                                            " never completed, but the DUT had acknowledged all " + std::to_string(reached) +
-                                            " data packets that reached it: the rest waited on the engine's own "
-                                            "retransmission timers past the case's end; this check needs the DUT to hold "
-                                            "the work up; it would have said fail");
-                }
-                if (tm.realtime && tm.work_capped) {
-                    const nanos ran = c.tr().end - tm.work_from, held = tm.held_between(tm.work_from, c.tr().end);
-                    if (ran - held < tm.work_budget)
-                        return inconclusive(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) +
-                                            " never completed, but the case ran " + fmt_time(ran) +
-                                            ", of which the engine, the DUT or their host was held " + fmt_time(held) +
-                                            " in all; this check needs " + fmt_time(tm.work_budget) +
-                                            " the host did not hold (the case's time cap), and " + fmt_time(ran - held) +
-                                            " was left; it would have said fail");
-                }
-                return fail(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) + " never completed",
-                            "completion with status " + want, "no completion by " + fmt_time(c.tr().end), {});
+                if (realtime)
+                    if (auto x = pending_excused(c, s, what)) return *x;
+                return fail(what + " never completed", "completion with status " + want,
+                            "no completion by " + fmt_time(c.tr().end), {});
             }
             if (it->second->status != want) {
-                // Real time: a side whose other side went silent (the engine,
-                // or the DUT, held by the host) for as long as its retries
-                // last at the least gives up as the clause says it must: the
-                // DUT's retries (the engine held), or the engine's peer's (a
-                // DUT held, by its host or a CPU quota: seen with mrct-refnic
-                // limited to 5 % of a CPU, D111).
-                const auto& tm = c.tr().timing;
-                // A connection in error is the same giving up, on a CTRL
-                // request (CLOSE, RNR_QUERY) repeated every rto_initial at the
-                // least (PATH-013 with the DUT at 5 % of a CPU, D111).
-                const auto& st = it->second->status;
-                if (tm.realtime && (st == "retry_exceeded" || st == "connection_error") && want == "success") {
-                    const auto& prm = s == "dut" ? c.tr().p : c.tr().peer_p;
-                    nanos budget{0};
-                    for (unsigned i = 0; i + 1 < prm.retry_limit; ++i)
-                        budget += std::min(prm.rto_min * (std::int64_t{1} << std::min(i, 40u)), prm.rto_max);
-                    if (st == "connection_error")
-                        budget = std::min(budget, prm.rto_initial * static_cast<std::int64_t>(prm.retry_limit > 0 ? prm.retry_limit - 1 : 0));
-                    const nanos held = tm.two_longest_between(p.t, it->second->t);
-                    if (held >= budget)
-                        return inconclusive(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) +
-                                            (st == "retry_exceeded" ? " ran out of retries" : " ended with its connection in error") +
-                                            " while " +
-                                            (s == "dut" ? "the engine or its host" : "the DUT, the engine or their host") +
-                                            " was held " + fmt_time(held) +
-                                            " (two longest holds); this check needs less than " + fmt_time(budget) +
-                                            (st == "retry_exceeded" ? " (the shortest its retries can last: rto_min doubled per expiry)"
-                                                                    : " (the shortest its retries can last: a CTRL request every "
-                                                                      "rto_initial, or rto_min doubled per expiry)") +
-                                            "; it would have said fail");
-                }
-                return fail(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) + " completed with " + it->second->status,
-                            want, it->second->status, {});
+                if (realtime && want == "success")
+                    if (auto x = give_up_excused(c, s, what, p.t, *it->second)) return *x;
+                return fail(what + " completed with " + it->second->status, want, it->second->status, {});
             }
             if (within && it->second->t - p.t > *within)
-                return fail(s + " " + p.kind + " wr_id " + std::to_string(p.wr_id) + " took " + fmt_time(it->second->t - p.t),
+                return fail(what + " took " + fmt_time(it->second->t - p.t),
                             "within " + c.str("within") + " = " + fmt_time(*within), fmt_time(it->second->t - p.t), {});
         }
     }
@@ -296,8 +300,8 @@ outcome frame_count(const context& c) {
         // A premise not met is a scenario that did not arise (a DUT slower
         // than the queue it should fill is not wrong): nothing to judge.
         if (c.boolean("premise"))
-            return premise_not_met( std::to_string(hits.size()) + " " + what + ", " +
-                                std::to_string(at_least) + " needed");
+            return premise_not_met(std::to_string(hits.size()) + " " + what + ", " +
+                                   std::to_string(at_least) + " needed");
         return fail(std::to_string(hits.size()) + " " + what, ">= " + std::to_string(at_least), std::to_string(hits.size()), hits);
     }
     if (c.has("at_most") && hits.size() > static_cast<std::size_t>(c.integer("at_most")))

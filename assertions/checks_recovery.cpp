@@ -383,8 +383,8 @@ outcome rto_timing(const context& c) {
         }
         if (!most) return premise_not_met("no retransmission timer expired in this run");
         auto d = premise_not_met("no retransmission timer expired in this run; the longest a path "
-                              "held packets unacknowledged was " + fmt_time(most->longest) + " (path " +
-                              std::to_string(most->path) + ", " + std::to_string(most->packets) + " packets sent on it)");
+                                 "held packets unacknowledged was " + fmt_time(most->longest) + " (path " +
+                                 std::to_string(most->path) + ", " + std::to_string(most->packets) + " packets sent on it)");
         d.measured["longest_unacked_us"] = core::to_micros(most->longest);
         return d;
     }
@@ -481,9 +481,9 @@ outcome rto_independence(const context& c) {
     if (!expiries) {
         const auto u = longest_unacked(c, p);
         auto d = premise_not_met("path " + std::to_string(p) +
-                              "'s timer never had to expire (" + std::to_string(u.packets) +
-                              " packets sent on it; the longest it held packets unacknowledged was " + fmt_time(u.longest) +
-                              ", within the bound " + fmt_time(*bound) + ")");
+                                 "'s timer never had to expire (" + std::to_string(u.packets) +
+                                 " packets sent on it; the longest it held packets unacknowledged was " + fmt_time(u.longest) +
+                                 ", within the bound " + fmt_time(*bound) + ")");
         d.measured["packets_on_path"] = static_cast<double>(u.packets);
         d.measured["longest_unacked_us"] = core::to_micros(u.longest);
         return d;
@@ -515,7 +515,7 @@ outcome port_move_after_rtos(const context& c) {
     }
     if (!moves)
         return premise_not_met("no path had " + std::to_string(after) + " consecutive expiries (" +
-                            sv.expiry_figures() + ")");
+                               sv.expiry_figures() + ")");
     return pass(std::to_string(moves) + " port moves, each on the resend of the " + std::to_string(after) + "nd expiry");
 }
 

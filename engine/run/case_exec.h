@@ -81,6 +81,9 @@ private:
     bool ctrl_pending();
     void collect();
     void note_timing();
+    // Real time: the engine's own lateness so far, as spans (frames handled
+    // late, steps, the driver's late events), unsorted.
+    std::vector<trace::timing_figures::late_span> engine_spans() const;
     // Real time: how long, in all, the engine, the DUT or their host was held
     // since `from`, as measured so far (each moment once).
     nanos held_since(nanos from) const;

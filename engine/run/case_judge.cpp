@@ -63,8 +63,7 @@ void case_exec::note_timing() {
     tm.agent_call_max = calls.max;
     tm.agent_call_median = calls.median;
     tm.poll_rtt_max = calls.poll_max;
-    tm.late = late_.spans;
-    for (const auto& [due, late] : rt_->late_events(trace::timing_figures::k_late_floor)) tm.late.push_back({due, late});
+    tm.late = engine_spans();
     // A poll answered later than usual: the agent, and with it the DUT it
     // serves on this host, was held for the difference (D59).
     if (!calls.polls.empty()) {
@@ -123,9 +122,14 @@ void case_exec::note_timing() {
 static_assert(sim::host_probe::k_period == trace::timing_figures::k_dut_wait_resolution,
               "the DUT's waits are known to within the probe's period");
 
-nanos case_exec::held_since(nanos from) const {
-    std::vector<trace::timing_figures::late_span> spans = late_.spans;
+std::vector<trace::timing_figures::late_span> case_exec::engine_spans() const {
+    auto spans = late_.spans;
     for (const auto& [due, late] : rt_->late_events(trace::timing_figures::k_late_floor)) spans.push_back({due, late});
+    return spans;
+}
+
+nanos case_exec::held_since(nanos from) const {
+    auto spans = engine_spans();
     if (probe_)
         for (const auto& h : probe_->holds()) spans.push_back({rt_->sim_time_of(h.due), h.late});
     std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
@@ -245,12 +249,11 @@ void case_exec::note_premise(case_result& r) {
     ar.name = "premise";
     ar.clauses = c_.clauses;
     ar.at = at;
-    ar.o.v = verdict::inconclusive;
+    const std::string actual = core::join(short_of, "; ");
+    ar.o = assertions::premise_not_met(actual);
     ar.o.expected = "every fault the case writes acts: each filter with a count on that many frames, each impairment "
                     "on at least one, and every step runs";
-    ar.o.actual = core::join(short_of, "; ");
-    ar.o.message = "the case's premise did not arise: " + ar.o.actual;
-    ar.o.premise_missing = true;
+    ar.o.actual = actual;
     // On a wire how a DUT sprays and when it resends follow the RTTs it
     // measures, which the host's holds change: another attempt may meet the
     // premise (the case runs again under --timing-retries, as window_limit's).

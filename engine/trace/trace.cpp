@@ -18,12 +18,7 @@ int record::path_id() const {
 
 core::bytes_view frame_store::keep(core::bytes_view b) {
     if (b.empty()) return {};
-    if (cap_ - used_ < b.size()) {
-        cap_ = std::max(k_block, b.size());
-        // Not zeroed: every byte handed out is written first.
-        blocks_.emplace_back(new std::uint8_t[cap_]);
-        used_ = 0;
-    }
+    if (cap_ - used_ < b.size()) open_block(std::max(k_block, b.size()));
     std::uint8_t* at = blocks_.back().get() + used_;
     std::copy(b.begin(), b.end(), at);
     used_ += b.size();
@@ -32,10 +27,15 @@ core::bytes_view frame_store::keep(core::bytes_view b) {
 
 void frame_store::prepare() {
     if (cap_ - used_ >= k_block / 2) return;
-    cap_ = k_block;
+    open_block(k_block);
+    std::fill_n(blocks_.back().get(), cap_, std::uint8_t{0});  // the pages touched now, not under the first frames
+}
+
+void frame_store::open_block(std::size_t n) {
+    cap_ = n;
+    // Not zeroed: every byte handed out is written first.
     blocks_.emplace_back(new std::uint8_t[cap_]);
     used_ = 0;
-    std::fill_n(blocks_.back().get(), cap_, std::uint8_t{0});
 }
 
 record& trace::add(nanos t, dir d, core::bytes_view bytes) {

@@ -322,6 +322,7 @@ public:
     static constexpr std::size_t k_block = std::size_t{4} << 20;
 
 private:
+    void open_block(std::size_t n);  // a new last block of n bytes, written from its start
     std::vector<std::shared_ptr<std::uint8_t[]>> blocks_;
     std::size_t used_ = 0, cap_ = 0;  // in the last block, if this store writes it
 };
