@@ -327,9 +327,9 @@ outcome acks_conform(const context& c) {
     // came: its ECE answer was the third ACK after it, and CC-052 failed the
     // reference beside stress-ng.)
     std::map<std::pair<unsigned, std::uint32_t>, unsigned> unanswered;
-    std::size_t checked = 0, unresolved = 0, in_order = 0, busy = 0;
+    std::size_t checked = 0, unresolved = 0, in_order = 0, busy = 0, taken_late = 0;
     const auto& tm = c.tr().timing;
-    nanos worst_late{0}, most_behind{0};
+    nanos worst_late{0}, most_behind{0}, most_taken_late{0};
     // Real time: how far behind its wire the DUT was when it sent each ACK:
     // the ACK's time minus its trigger packet's arrival. A DUT starved of its
     // CPU on a shared host answers everything late, in order (D59).
@@ -412,6 +412,14 @@ outcome acks_conform(const context& c) {
         // one may still be in order, below).
         const nanos horizon = r.t + interval + *within + (tm.realtime ? nanos{1'000'000'000} : nanos{0});
         bool superseded = false;  // another copy of the packet reached the DUT before any answer to this one
+        // Real time: when the DUT took the packet in, as its own ACKs show
+        // (taken_in below); the packets of the path that reached it with or
+        // after this one, whose answers can show it.
+        nanos taken{r.t};
+        std::set<std::uint32_t> since;
+        if (tm.realtime)
+            for (std::size_t k = r.index; k-- > 0 && fr[k].t >= r.t;)
+                if (fr[k].reached_dut() && fr[k].data() && fr[k].f().mrh.path_id == p) since.insert(fr[k].f().bth.psn);
         for (std::size_t j = r.index + 1; j < fr.size() && fr[j].t <= horizon && !(trig && any); ++j) {
             const auto& q = fr[j];
             if (!trig && q.reached_dut() && q.data() && q.f().mrh.path_id == p && q.f().bth.psn == x) {
@@ -420,6 +428,7 @@ outcome acks_conform(const context& c) {
                 superseded = true;
                 break;
             }
+            if (tm.realtime && q.reached_dut() && q.data() && q.f().mrh.path_id == p) since.insert(q.f().bth.psn);
             if (q.d != trace::dir::from_dut || !q.ok()) continue;
             if (q.is(opcode::nak) || q.is(opcode::rnr)) {
                 if ((q.is(opcode::nak) && q.f().nakh.nak_ppsn.ppsn() == x) || (q.is(opcode::rnr) && q.f().rnrh.ppsn.ppsn() == x))
@@ -429,6 +438,7 @@ outcome acks_conform(const context& c) {
             if (!q.is(opcode::ack) || q.f().ackh.path_id != p) continue;
             if (q.f().ackh.trig_ppsn.ppsn() == x && !trig) trig = &q;
             if (covers(q.f(), x) && !any) any = &q;
+            if (!any && tm.realtime && since.count(q.f().ackh.trig_ppsn.ppsn())) taken = q.t;
         }
         if (nak) continue;  // answered by NAK (0x0B etc.): a different clause
         if (superseded) {
@@ -501,12 +511,24 @@ outcome acks_conform(const context& c) {
                             (f.bth.ack_req ? "AckReq" : ce ? "CE-marked" : "a new gap") + ") was not acknowledged at once",
                         "an ACK with TrigPPSN " + std::to_string(x) + " within " + fmt_time(*within), "none", {r.index});
         }
-        const bool in_interval = any && any->t <= r.t + interval + *within;
-        if (!in_interval && r.t + interval + *within <= c.tr().end) {
-            if (unresolvable(interval + *within) || excused(any, r.t + interval + *within)) continue;
+        bool in_interval = any && any->t <= r.t + interval + *within;
+        // Real time: the ACK interval runs from when the DUT took the packet
+        // in. An ACK on its path that answered a packet which reached the DUT
+        // with or after it, and did not cover it, shows the DUT had not yet
+        // taken it in (MR-SACK-1, judged by sack_omits): a DUT working through
+        // a burst (D112: mrct-refnic at 5 % of a CPU read a packet 1.05 ms
+        // after it arrived, its ACK of the one before still without it, and
+        // covered it 0.99 ms later, within the interval of 1.28 ms).
+        if (!in_interval && any && taken > r.t && any->t <= taken + interval + *within) {
+            in_interval = true;
+            ++taken_late;
+            most_taken_late = std::max(most_taken_late, taken - r.t);
+        }
+        if (!in_interval && taken + interval + *within <= c.tr().end) {
+            if (unresolvable(interval + *within) || excused(any, taken + interval + *within)) continue;
             // Real time: acknowledged late, but at the deadline the DUT was
             // behind its wire (starved of CPU), not lazy: `behind` above.
-            if (auto b = behind(r.t + interval + *within, p, x); b && *b > *within) {
+            if (auto b = behind(taken + interval + *within, p, x); b && *b > *within) {
                 ++busy;
                 most_behind = std::max(most_behind, *b);
                 continue;
@@ -539,6 +561,11 @@ outcome acks_conform(const context& c) {
         o.message += "; " + std::to_string(in_order) + " answered later than " + fmt_time(*within) +
                      " but before anything acknowledged them (the DUT working through a burst)";
         o.measured["late_in_order"] = static_cast<double>(in_order);
+    }
+    if (taken_late) {
+        o.message += "; " + std::to_string(taken_late) + " acknowledged within the ACK interval from when the DUT's ACKs show it took them in (up to " +
+                     fmt_time(most_taken_late) + " after they arrived)";
+        o.measured["taken_in_late"] = static_cast<double>(taken_late);
     }
     return o;
 }
