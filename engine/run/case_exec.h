@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,18 @@ inline constexpr unsigned k_setup_attempts = 3;
 // frame_count falling short of at_least is inconclusive too (D111).
 void counts_need_premise(std::vector<assertion_result>& asserts);
 
+// Real time: a connection that did not open in [from, to] while the engine,
+// the DUT or their host was held (two longest holds) at least as long as the
+// shortest a CONNECT's retries last on either side, (retry_limit - 1) x
+// rto_initial: the figures, said as a clause of the reason; nullopt where
+// the holds were shorter (D113).
+std::optional<std::string> setup_held(const trace::timing_figures& tm, nanos from, nanos to, const endpoint::config& dut,
+                                      const endpoint::config& peer);
+// After the last set-up attempt: where every attempt's connection failed to
+// open while held so (setup_held), the case is inconclusive, not an error
+// (D113); otherwise it stays as it is.
+void settle_setup(case_result& r, bool every_attempt_held, unsigned attempts);
+
 class case_exec {
 public:
     // `p`: `c` compiled (run/program.h), without errors.
@@ -61,6 +74,9 @@ public:
     void set_time_scale(unsigned k) { time_scale_ = k; }
     // The connection did not open (set-up, not a clause): run_case may try again.
     bool setup_failed() const { return setup_failed_; }
+    // Real time: it did not open while the engine, the DUT or their host was
+    // held as long as a CONNECT's retries last (setup_held, D113).
+    bool setup_held() const { return setup_held_; }
 
 private:
     core::status setup();
@@ -119,6 +135,8 @@ private:
     nanos t0_{0};
     unsigned time_scale_ = 1;
     bool setup_failed_ = false;
+    bool setup_held_ = false;
+    nanos connect_from_{0};  // when connect() began
     bool handshake_lost_ = false;  // set by setup(): see fail_handshake
     bool config_refused_ = false;  // set by setup(): the DUT refused a scaled case's settings
 };

@@ -101,6 +101,11 @@ case_result case_exec::run() {
         }
         r.v = verdict::error;
         r.reason = st.err().message;
+        if (rt_ && setup_failed_)
+            if (auto held = detail::setup_held(tr_->timing, connect_from_, s_.now(), wiring_.dut_cfg, wiring_.peer_cfg)) {
+                setup_held_ = true;
+                r.reason += "; " + *held;
+            }
         return r;
     }
     if (auto st = execute(); !st) {
@@ -198,6 +203,7 @@ void case_exec::start_realtime() {
 // peers connect to the DUT.
 core::status case_exec::connect() {
     wiring_.open();
+    connect_from_ = s_.now();
     // Real time: a DUT on a wire gets 2 s to connect, polled every millisecond.
     // A case run slowed down gets its time scale times 20 ms at least.
     const nanos deadline = s_.now() + std::max(rt_ ? nanos{2s} : nanos{0}, nanos{20ms} * time_scale_);
@@ -209,7 +215,10 @@ core::status case_exec::connect() {
         if (!wiring_.extras_up()) continue;
         if ((open = wiring_.opened())) break;
     }
-    if (!wiring_.extras_up()) return core::error{"not every peer connected to the DUT within " + std::string(rt_ ? "2 s" : "20 ms")};
+    if (!wiring_.extras_up()) {
+        setup_failed_ = true;  // set up again, as a connection that did not open (GR-052 with the DUT held 95 ms at a time)
+        return core::error{"not every peer connected to the DUT within " + std::string(rt_ ? "2 s" : "20 ms")};
+    }
     wiring_.pin_extra_paths();
     // Both sides must be open: a DUT that accepted after the peer's CONNECTs
     // ran out (its host held it longer than the retry limit's span) has a
@@ -346,6 +355,7 @@ case_result run_once(const plan::test_case& c, const dut_factory& make, std::uin
     // on a busy host while the DUT's CONNECTs ran out) is set up again with a
     // fresh DUT, at most k_setup_attempts times; each attempt's cause is kept.
     std::string earlier;
+    bool every_attempt_held = true;  // D113
     for (unsigned attempt = 1;; ++attempt) {
         auto d = make();
         if (!d) return error("DUT: " + d.err().message);
@@ -386,8 +396,11 @@ case_result run_once(const plan::test_case& c, const dut_factory& make, std::uin
             x.set_time_scale(k);
             auto r = x.run();
             r.time_scale = k;
-            if (!(realtime && x.setup_failed() && r.v == verdict::error && attempt < detail::k_setup_attempts)) {
+            const bool unopened = realtime && x.setup_failed() && r.v == verdict::error;
+            every_attempt_held = every_attempt_held && unopened && x.setup_held();
+            if (!(unopened && attempt < detail::k_setup_attempts)) {
                 if (!earlier.empty()) r.reason += " (set-up attempts before: " + earlier + ")";
+                if (unopened) detail::settle_setup(r, every_attempt_held, attempt);
                 return r;
             }
             earlier += (earlier.empty() ? "" : "; ") + std::to_string(attempt) + ": " + r.reason;

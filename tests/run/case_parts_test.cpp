@@ -196,3 +196,42 @@ TEST_CASE("counts_need_premise: a count falling short is inconclusive only where
     run::detail::counts_need_premise(without);
     CHECK(without[1].o.v == verdict::fail);
 }
+
+// GR-052 with mrct-refnic at 5 % of a CPU (D113): its peers' CONNECTs (7 x
+// 1 ms) ran out while the DUT was held 95 ms at a time. A connection that did
+// not open while held as long as a CONNECT's retries last is inconclusive
+// after the last attempt; held less, or any attempt not held, an error.
+TEST_CASE("setup_held and settle_setup: an unopened connection is inconclusive only where every attempt was held through its retries") {
+    using namespace std::chrono_literals;
+    trace::timing_figures tm;
+    tm.realtime = true;
+    endpoint::config dut, peer;  // rto_initial 1 ms, retry_limit 7: 6 ms
+    peer.rto_initial = 2ms;      // the longer side's span counts: 12 ms
+    tm.late = {{10ms, 11ms}};
+    CHECK_FALSE(setup_held(tm, 0ms, 2s, dut, peer));
+    tm.late = {{10ms, 11ms}, {40ms, 1ms}};  // two longest: 12 ms
+    auto held = setup_held(tm, 0ms, 2s, dut, peer);
+    REQUIRE(held);
+    CHECK(*held == "the engine, the DUT or their host was held 12.000 ms meanwhile (two longest holds), as long as a "
+                   "CONNECT's retries last at the least (12.000 ms)");
+    CHECK_FALSE(setup_held(tm, 100ms, 2s, dut, peer));  // outside the set-up
+    tm.realtime = false;
+    CHECK_FALSE(setup_held(tm, 0ms, 2s, dut, peer));
+
+    auto unopened = [] {
+        run::case_result r;
+        r.v = verdict::error;
+        r.reason = "the connection between DUT and peer was not established within 2 s";
+        return r;
+    };
+    auto r = unopened();
+    settle_setup(r, true, 3);
+    CHECK(r.v == verdict::inconclusive);
+    CHECK(r.reason == "the connection could not be set up in 3 attempts, each while the DUT or the engine was held longer "
+                      "than a CONNECT's retries last; nothing was judged (D113): the connection between DUT and peer was "
+                      "not established within 2 s");
+    auto some = unopened();
+    settle_setup(some, false, 3);
+    CHECK(some.v == verdict::error);
+    CHECK(some.reason == unopened().reason);
+}
