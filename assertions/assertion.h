@@ -67,6 +67,10 @@ struct outcome {
     // The scenario the case builds did not arise (premise_not_met): its
     // counts of the scenario's frames say nothing either (case_exec::evaluate).
     bool premise_missing = false;
+    // A count of the scenario's frames that fell short of its least
+    // (frame_count's at_least): where the premise was missing, it says
+    // nothing of the DUT either (counts_need_premise).
+    bool count_short = false;
 };
 
 class sender_view;    // sender_view.h

@@ -302,7 +302,9 @@ outcome frame_count(const context& c) {
         if (c.boolean("premise"))
             return premise_not_met(std::to_string(hits.size()) + " " + what + ", " +
                                    std::to_string(at_least) + " needed");
-        return fail(std::to_string(hits.size()) + " " + what, ">= " + std::to_string(at_least), std::to_string(hits.size()), hits);
+        auto o = fail(std::to_string(hits.size()) + " " + what, ">= " + std::to_string(at_least), std::to_string(hits.size()), hits);
+        o.count_short = true;
+        return o;
     }
     if (c.has("at_most") && hits.size() > static_cast<std::size_t>(c.integer("at_most")))
         return fail(std::to_string(hits.size()) + " " + what, "<= " + c.str("at_most"), std::to_string(hits.size()), hits);

@@ -201,7 +201,7 @@ void counts_need_premise(std::vector<assertion_result>& asserts) {
         }
     if (why.empty()) return;
     for (auto& a : asserts)
-        if (a.name == "frame_count" && a.o.v == verdict::fail && a.o.expected.rfind(">= ", 0) == 0) {
+        if (a.o.v == verdict::fail && a.o.count_short) {
             a.o.message = "the case's premise did not arise (" + why + "); a count of its frames says nothing; it would " +
                           "have said fail: " + a.o.message;
             a.o.v = verdict::inconclusive;

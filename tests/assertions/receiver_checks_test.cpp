@@ -406,6 +406,9 @@ TEST_CASE("observation assertions: completions, order, progress, memory, counts"
     CHECK_THAT(pm.message, Catch::Contains("premise did not arise: 0 from_dut frames with opcode=ACK, 1 needed"));
     CHECK(b.check("frame_count", {{"match.nak_code", "11"}, {"premise", "true"}}).v == verdict::pass);
     CHECK(b.check("frame_count", {{"match.nak_code", "11"}, {"premise", "true"}, {"at_most", "0"}}).v == verdict::fail);
+    // A shortfall is flagged as one (counts_need_premise); too many is not.
+    CHECK(b.check("frame_count", {{"match.opcode", "ACK"}}).count_short);
+    CHECK_FALSE(b.check("frame_count", {{"match.nak_code", "11"}, {"at_most", "0"}}).count_short);
     b.ctrl(2us, D::from_dut, wire::ctrl_type::accept, {wire::tlv::version(1, 0), wire::tlv::num_paths(2)});
     CHECK(b.check("frame_count", {{"match.ctrl", "ACCEPT"}, {"match.version_minor", "0"}}).v == verdict::pass);
     CHECK(b.check("frame_count", {{"match.version_major", "1"}}).v == verdict::pass);

@@ -837,6 +837,15 @@ TEST_CASE("port_move_after_rtos and failover") {
     CHECK(g.check("failover", {{"path", "2"}}).v == verdict::pass);
     g.data(16ms, D::from_dut, {.path = 2, .ppsn = 7});  // back in use without a probe reply
     CHECK(g.check("failover", {{"path", "2"}}).v == verdict::fail);
+    // Fewer than 4 expiries and no PATH_RESET: the case's premise (a failed
+    // path) did not arise, flagged so (counts_need_premise, D111).
+    trace_builder few;
+    few.data(0us, D::from_dut, {.path = 2, .ppsn = 100, .sport = 0xC002});
+    few.data(1ms, D::from_dut, {.path = 2, .ppsn = 100, .sport = 0xC002, .retx = true});
+    auto o = few.check("failover", {{"path", "2"}});
+    CHECK(o.v == verdict::inconclusive);
+    CHECK(o.premise_missing);
+    CHECK(o.message == "the case's premise did not arise: path 2 did not fail in this run (at most 1 consecutive expiries on it)");
 }
 
 TEST_CASE("close_after_ack") {

@@ -178,6 +178,7 @@ TEST_CASE("counts_need_premise: a count falling short is inconclusive only where
         a[0].o = missing ? assertions::premise_not_met("the DUT received no RNR") : assertions::pass("paused");
         a[1].name = "frame_count";
         a[1].o = assertions::fail("0 from_dut frames with opcode=SEND", ">= 2", "0");
+        a[1].o.count_short = true;  // as frame_count sets it
         a[2].name = "frame_count";
         a[2].o = assertions::fail("9 from_dut frames with opcode=NAK", "<= 0", "9");  // at_most: not a count of the scenario
         a[3].name = "all_complete";
