@@ -64,8 +64,10 @@ struct outcome {
     // lateness turned its verdict inconclusive. Another attempt on a quieter
     // moment may judge (run_case's timing retries, D66).
     bool timing_doubt = false;
-    // The scenario the case builds did not arise (premise_not_met): its
-    // counts of the scenario's frames say nothing either (case_exec::evaluate).
+    // The scenario the case builds did not arise (premise_not_met), or holds
+    // cut it short (all_complete in real time: work pending or given up
+    // while held): its counts of the scenario's frames say nothing either
+    // (counts_need_premise).
     bool premise_missing = false;
     // A count of the scenario's frames that fell short of its least
     // (frame_count's at_least): where the premise was missing, it says

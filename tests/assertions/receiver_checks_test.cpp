@@ -738,6 +738,10 @@ TEST_CASE("all_complete: a DUT out of retries is excused only by holds as long a
     auto held = out_of_retries({{1ms, 4ms}, {8ms, 3ms}});
     CHECK(held.v == verdict::inconclusive);
     CHECK_THAT(held.message, Catch::Contains("this check needs less than 6.300 ms"));
+    // The holds cut the scenario short: the case's counts of its frames say
+    // nothing either (counts_need_premise). A failure is no such thing.
+    CHECK(held.premise_missing);
+    CHECK_FALSE(out_of_retries({{1ms, 5ms}}).premise_missing);
 }
 
 // Seen with mrct-refnic held to 5 % of a CPU (a cgroup quota, D111): the
@@ -827,6 +831,7 @@ TEST_CASE("all_complete: work pending at the cap is inconclusive only where the 
     CHECK(held.v == verdict::inconclusive);
     CHECK_THAT(held.message, Catch::Contains("dut write wr_id 1 never completed, but the case ran 8000.000 ms"));
     CHECK_THAT(held.message, Catch::Contains("and 1000.000 ms was left"));
+    CHECK(held.premise_missing);
 }
 
 // PATH-004 at time scale 64 with mrct-refnic at 5 % of a CPU (D111): held
