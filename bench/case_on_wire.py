@@ -19,41 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "tools"))
-from wire_lab import Netns, Refnic, as_root, dut_spec, run_mrct, with_pid  # noqa: E402
-
-
-class CpuQuota:
-    """A cgroup of its own for one process, limited to `percent` of a CPU
-    per 100 ms period (cgroup v2 cpu.max, or v1 cpu.cfs_quota_us)."""
-
-    PERIOD_US = 100000
-
-    def __init__(self, pid, percent):
-        quota = max(1000, int(self.PERIOD_US * percent / 100))
-        v2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
-        self.path = os.path.join("/sys/fs/cgroup" if v2 else "/sys/fs/cgroup/cpu", f"mrct-dut-{pid}")
-        self.parent = os.path.dirname(self.path)
-        os.makedirs(self.path, exist_ok=True)
-        if v2:
-            self._write("cpu.max", f"{quota} {self.PERIOD_US}")
-        else:
-            self._write("cpu.cfs_period_us", str(self.PERIOD_US))
-            self._write("cpu.cfs_quota_us", str(quota))
-        self._write("cgroup.procs", str(pid))
-
-    def _write(self, name, value):
-        with open(os.path.join(self.path, name), "w") as f:
-            f.write(value)
-
-    def remove(self):
-        # Whatever is left in it (the process has exited, or is moved out) goes back to the parent.
-        try:
-            for pid in open(os.path.join(self.path, "cgroup.procs")).read().split():
-                with open(os.path.join(self.parent, "cgroup.procs"), "w") as f:
-                    f.write(pid)
-            os.rmdir(self.path)
-        except OSError as e:
-            print(f"cgroup {self.path}: {e}", file=sys.stderr)
+from wire_lab import CpuQuota, Netns, Refnic, as_root, dut_spec, run_mrct, with_pid  # noqa: E402
 
 
 def main():

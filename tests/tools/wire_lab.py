@@ -1,11 +1,13 @@
-"""The real-wire lab shared by realtime_check.py and wire_kill_matrix.py:
-two network namespaces joined by a veth pair (addresses only inside them),
-mrct-refnic in one, the engine in the other."""
+"""The real-wire lab shared by realtime_check.py, wire_kill_matrix.py and
+bench/case_on_wire.py: two network namespaces joined by a veth pair
+(addresses only inside them), mrct-refnic in one, the engine in the other;
+and a CPU quota that makes mrct-refnic a DUT too slow for its wire (D111)."""
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 
@@ -129,6 +131,40 @@ class Refnic:
 # CONNECT under load (2026-12-02, three set-up attempts each; issue 24).
 DPDK_SET = ["HDR-*", "CONN-*", "PATH-001*", "PATH-006", "OOO-*", "SACK-00*", "SACK-01*", "SACK-03*", "SACK-05*",
             "RTO-006", "RTO-007", "RNR-*", "CC-*", "GR-*", "STR-*"]
+
+
+class CpuQuota:
+    """A cgroup of its own for one process, limited to `percent` of a CPU
+    per 100 ms period (cgroup v2 cpu.max, or v1 cpu.cfs_quota_us)."""
+
+    PERIOD_US = 100000
+
+    def __init__(self, pid, percent):
+        quota = max(1000, int(self.PERIOD_US * percent / 100))
+        v2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
+        self.path = os.path.join("/sys/fs/cgroup" if v2 else "/sys/fs/cgroup/cpu", f"mrct-dut-{pid}")
+        self.parent = os.path.dirname(self.path)
+        os.makedirs(self.path, exist_ok=True)
+        if v2:
+            self._write("cpu.max", f"{quota} {self.PERIOD_US}")
+        else:
+            self._write("cpu.cfs_period_us", str(self.PERIOD_US))
+            self._write("cpu.cfs_quota_us", str(quota))
+        self._write("cgroup.procs", str(pid))
+
+    def _write(self, name, value):
+        with open(os.path.join(self.path, name), "w") as f:
+            f.write(value)
+
+    def remove(self):
+        # Whatever is left in it (the process has exited, or is moved out) goes back to the parent.
+        try:
+            for pid in open(os.path.join(self.path, "cgroup.procs")).read().split():
+                with open(os.path.join(self.parent, "cgroup.procs"), "w") as f:
+                    f.write(pid)
+            os.rmdir(self.path)
+        except OSError as e:
+            print(f"cgroup {self.path}: {e}", file=sys.stderr)
 
 
 def dpdk_eal(iface, lcore=0, prefix=None):
