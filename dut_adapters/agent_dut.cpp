@@ -250,7 +250,10 @@ private:
             rtts_.push_back(last_rtt_);
             if (op != "poll") others_.push_back({sent, last_rtt_});
         }
-        if (!r && fault_.empty()) fault_ = r.err().message;
+        if (!r && fault_.empty()) {
+            fault_ = r.err().message;
+            if (now_ && c_.timed_out()) unanswered_ = unanswered{sent, last_rtt_};
+        }
         return r;
     }
     // Message bytes as a binary attachment when the agent takes them (1.1),
@@ -294,6 +297,7 @@ public:
     bool shares_host() const override { return o_.shares_host; }
     int host_pid() const override { return o_.shares_host ? o_.pid : 0; }
     std::uint64_t frames_lost() const override { return port_ ? port_->stats().lost_in : 0; }
+    std::optional<unanswered> unanswered_call() const override { return unanswered_; }
 
 private:
     agent_options o_;
@@ -309,6 +313,7 @@ private:
     std::unique_ptr<netio::port> port_;
     std::map<std::uint32_t, std::uint64_t> va_;
     mutable std::string fault_;
+    mutable std::optional<unanswered> unanswered_;  // the call that timed out, where that was the fault
     bool binary_ = false;  // the agent takes binary attachments (hello lists "binary_data")
 };
 

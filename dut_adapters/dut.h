@@ -72,6 +72,13 @@ public:
     // Why the DUT can no longer be trusted ("" while it can): an agent call
     // failed, or the wire refused a frame.
     virtual std::string fault() const { return {}; }
+    // Real time: where the fault is an agent call that got no response within
+    // its timeout, when it was sent and how long it waited (on the case's
+    // clock): a DUT too slow for the timeout, or one hung (D114).
+    struct unanswered {
+        core::nanos sent{0}, waited{0};
+    };
+    virtual std::optional<unanswered> unanswered_call() const { return std::nullopt; }
     // Parameters by name (endpoint::settings()); before start().
     virtual core::status configure(const std::map<std::string, std::string>& params) = 0;
     // Brings the DUT up on `s` with its address; frames it sends go to `tx`.

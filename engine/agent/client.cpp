@@ -22,6 +22,7 @@ struct client::impl {
     std::string spare;
     std::uint64_t next_id = 1;
     std::string broken;
+    bool timed_out = false;  // broken by a call's timeout
     waiter wait;
 
     // Runs until `done` or the deadline; false on timeout (the socket is then closed).
@@ -66,6 +67,7 @@ void client::use(boost::asio::io_context& io, waiter wait) {
 
 bool client::broken() const { return !m_->broken.empty(); }
 const std::string& client::broken_reason() const { return m_->broken; }
+bool client::timed_out() const { return m_->timed_out; }
 
 core::status client::connect(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout) {
     boost::system::error_code ec;
@@ -151,7 +153,10 @@ core::result<json> client::call(const std::string& op, json args, std::chrono::m
     const auto& werr = cs->werr;
     const auto& rerr = cs->rerr;
     const auto& got = cs->got;
-    if (!m_->run(done, timeout)) return fail("no response within " + std::to_string(timeout.count()) + " ms");
+    if (!m_->run(done, timeout)) {
+        m_->timed_out = m_->broken.empty();
+        return fail("no response within " + std::to_string(timeout.count()) + " ms");
+    }
     if (werr) return fail("sending: " + werr.message());
     m_->spare = std::move(cs->line);  // written: the buffer is free again
     if (rerr == asio::error::not_found)  // read_until's answer when the buffer's limit comes before a newline

@@ -46,6 +46,9 @@ public:
     void use(boost::asio::io_context& io, waiter wait);
     bool broken() const;
     const std::string& broken_reason() const;
+    // The connection broke because a call got no response within its timeout
+    // (an agent held, hung or gone silent), not by an error it answered.
+    bool timed_out() const;
 
 private:
     struct impl;

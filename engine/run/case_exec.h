@@ -62,6 +62,11 @@ std::optional<std::string> setup_held(const trace::timing_figures& tm, nanos fro
 // open while held so (setup_held), the case is inconclusive, not an error
 // (D113); otherwise it stays as it is.
 void settle_setup(case_result& r, bool every_attempt_held, unsigned attempts);
+// Real time: an agent call sent at `sent` that got no response in `waited`
+// (its timeout), while the DUT's own threads (pid=) waited at least half of
+// that for a CPU: the figures, said as a clause of the reason; nullopt
+// otherwise (D114).
+std::optional<std::string> agent_call_held(const trace::timing_figures& tm, nanos sent, nanos waited);
 
 class case_exec {
 public:
@@ -105,6 +110,10 @@ private:
     nanos held_since(nanos from) const;
     void evaluate(case_result& r);
     void note_premise(case_result& r);
+    // Real time: an error because an agent call got no response in time,
+    // while the DUT's own threads waited most of that time for a CPU, is
+    // inconclusive (D114).
+    void agent_held(case_result& r) const;
     // The connection did not open while `handshake:` filters were in force:
     // the DUT did not recover its handshake, a failure of the case's clauses.
     void fail_handshake(case_result& r, const std::string& why);

@@ -231,6 +231,31 @@ void settle_setup(case_result& r, bool every_attempt_held, unsigned attempts) {
                "judged (D113): " + r.reason;
 }
 
+// A hung or dead agent waits for no CPU: a stopped process is not runnable,
+// a spinning one runs. One whose threads waited for a CPU at least half the
+// call's timeout (the kernel's accounting, pid=) was held by its host or its
+// CPU quota (mrct-refnic at 5 % of a CPU: register_mr for RNR-015's regions
+// took longer than 2 s). Without pid= nothing says so: the host's pressure
+// bounds every task's waits, not the DUT's.
+std::optional<std::string> agent_call_held(const trace::timing_figures& tm, nanos sent, nanos waited) {
+    if (!tm.realtime || !tm.dut_waits_read || waited <= nanos{0}) return std::nullopt;
+    const nanos w = tm.dut_waited_between(sent, sent + waited);
+    if (2 * w < waited) return std::nullopt;
+    return "the DUT's own threads waited " + assertions::fmt_time(w) + " of its " + assertions::fmt_time(waited) +
+           " for a CPU (pid=)";
+}
+
+void case_exec::agent_held(case_result& r) const {
+    if (!rt_ || r.v != verdict::error) return;
+    const auto u = dut_->unanswered_call();
+    if (!u) return;
+    const auto held = agent_call_held(tr_->timing, u->sent, u->waited);
+    if (!held) return;
+    r.v = verdict::inconclusive;
+    r.reason = "a DUT too slow for its agent's timeout: an agent call got no response in time while " + *held +
+               "; nothing was judged (D114; a DUT this slow needs a longer timeout=): " + r.reason;
+}
+
 // The case's own premise (D101): every fault it wrote with a count acted on
 // that many frames, every step ran, and every impairment that acts on
 // chosen frames acted on one. When one did not (a DUT that sent

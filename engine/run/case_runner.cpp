@@ -106,12 +106,14 @@ case_result case_exec::run() {
                 setup_held_ = true;
                 r.reason += "; " + *held;
             }
+        agent_held(r);
         return r;
     }
     if (auto st = execute(); !st) {
         r.v = verdict::error;
         r.reason = st.err().message;
         observed();
+        agent_held(r);
         return r;
     }
     collect();
@@ -119,6 +121,7 @@ case_result case_exec::run() {
     if (auto f = dut_->fault(); !f.empty()) {
         r.v = verdict::error;
         r.reason = "DUT: " + f;
+        agent_held(r);
         return r;
     }
     evaluate(r);

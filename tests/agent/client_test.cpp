@@ -101,6 +101,7 @@ TEST_CASE("client: nobody listening is a clear error") {
     REQUIRE_FALSE(st.ok());
     CHECK_THAT(st.err().message, Catch::Contains("cannot reach the agent at 127.0.0.1:"));
     CHECK_FALSE(c.call("hello", {}, 100ms).ok());
+    CHECK_FALSE(c.timed_out());
 }
 
 TEST_CASE("client: a hung agent times out, and the connection stays broken") {
@@ -114,6 +115,7 @@ TEST_CASE("client: a hung agent times out, and the connection stays broken") {
     CHECK_THAT(r.err().message, Catch::Contains("agent poll: no response within 150 ms"));
     CHECK(took < 2s);
     CHECK(c.broken());
+    CHECK(c.timed_out());  // D114: a timeout, not an answered error
     auto again = c.call("counters", {}, 1000ms);
     REQUIRE_FALSE(again.ok());
     CHECK_THAT(again.err().message, Catch::Contains("agent poll: no response"));

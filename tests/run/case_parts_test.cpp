@@ -236,3 +236,26 @@ TEST_CASE("setup_held and settle_setup: an unopened connection is inconclusive o
     CHECK(some.v == verdict::error);
     CHECK(some.reason == unopened().reason);
 }
+
+// mrct-refnic at 5 % of a CPU (D114): register_mr for RNR-015's regions got
+// no answer within the agent's 2 s timeout while its threads waited for a
+// CPU. A hung or dead agent waits for none: still an error.
+TEST_CASE("agent_call_held: a timed-out agent call is the DUT's slowness only where its own threads waited half the timeout") {
+    using namespace std::chrono_literals;
+    trace::timing_figures tm;
+    tm.realtime = true;
+    tm.dut_waits_read = true;
+    tm.dut_waits = {{100ms, 400ms}, {600ms, 500ms}};  // 900 ms in all, + 250 us resolution
+    auto held = agent_call_held(tm, 0ms, 2s);
+    CHECK_FALSE(held);  // 900.25 ms of 2 s: not half
+    tm.dut_waits.push_back({1200ms, 200ms});
+    held = agent_call_held(tm, 0ms, 2s);
+    REQUIRE(held);
+    CHECK(*held == "the DUT's own threads waited 1100.250 ms of its 2000.000 ms for a CPU (pid=)");
+    CHECK_FALSE(agent_call_held(tm, 3s, 2s));  // the waits lay before the call
+    tm.dut_waits_read = false;                  // host pressure only (no pid=): says nothing of the DUT
+    CHECK_FALSE(agent_call_held(tm, 0ms, 2s));
+    tm.dut_waits_read = true;
+    tm.realtime = false;
+    CHECK_FALSE(agent_call_held(tm, 0ms, 2s));
+}
