@@ -210,12 +210,20 @@ TEST_CASE("setup_held and settle_setup: an unopened connection is inconclusive o
     peer.rto_initial = 2ms;      // the longer side's span counts: 12 ms
     tm.late = {{10ms, 11ms}};
     CHECK_FALSE(setup_held(tm, 0ms, 2s, dut, peer));
-    tm.late = {{10ms, 11ms}, {40ms, 1ms}};  // two longest: 12 ms
+    tm.late = {{10ms, 11ms}, {22ms, 1ms}};  // two longest: 12 ms
     auto held = setup_held(tm, 0ms, 2s, dut, peer);
     REQUIRE(held);
-    CHECK(*held == "the engine, the DUT or their host was held 12.000 ms meanwhile (two longest holds), as long as a "
-                   "CONNECT's retries last at the least (12.000 ms)");
+    CHECK(*held == "the engine, the DUT or their host was held 12.000 ms while the CONNECTs went out (two longest holds), "
+                   "as long as a CONNECT's retries last at the least (12.000 ms)");
     CHECK_FALSE(setup_held(tm, 100ms, 2s, dut, peer));  // outside the set-up
+    CHECK_FALSE(setup_held(tm, -30ms, 2s, dut, peer));  // the holds came after the CONNECTs' window (24 ms from the start)
+    // A busy host's short holds spread over the 2 s: two of them are as long
+    // as the 6 ms the default retries last, but only one met the CONNECTs.
+    peer.rto_initial = 1ms;
+    tm.late = {{10ms, 4ms}, {500ms, 4ms}, {900ms, 4ms}};
+    CHECK_FALSE(setup_held(tm, 0ms, 2s, dut, peer));
+    tm.late = {{3ms, 4ms}, {9ms, 4ms}, {900ms, 4ms}};  // two while they went out: held
+    CHECK(setup_held(tm, 0ms, 2s, dut, peer));
     tm.realtime = false;
     CHECK_FALSE(setup_held(tm, 0ms, 2s, dut, peer));
 
@@ -228,8 +236,8 @@ TEST_CASE("setup_held and settle_setup: an unopened connection is inconclusive o
     auto r = unopened();
     settle_setup(r, true, 3);
     CHECK(r.v == verdict::inconclusive);
-    CHECK(r.reason == "the connection could not be set up in 3 attempts, each while the DUT or the engine was held longer "
-                      "than a CONNECT's retries last; nothing was judged (D113): the connection between DUT and peer was "
+    CHECK(r.reason == "the connection could not be set up in 3 attempts, each while the DUT or the engine was held as long "
+                      "as a CONNECT's retries last; nothing was judged (D113): the connection between DUT and peer was "
                       "not established within 2 s");
     auto some = unopened();
     settle_setup(some, false, 3);
