@@ -117,8 +117,7 @@ std::optional<outcome> give_up_excused(const context& c, const std::string& side
     // A connection in error is the same giving up, on a CTRL request (CLOSE,
     // RNR_QUERY) repeated every rto_initial at the least (PATH-013 with the
     // DUT at 5 % of a CPU).
-    if (st == "connection_error")
-        budget = std::min(budget, prm.rto_initial * static_cast<std::int64_t>(prm.retry_limit > 0 ? prm.retry_limit - 1 : 0));
+    if (st == "connection_error") budget = std::min(budget, prm.ctrl_retries_span());
     const nanos held = c.tr().timing.two_longest_between(posted, wc.t);
     if (held < budget) return std::nullopt;
     return inconclusive(what + (st == "retry_exceeded" ? " ran out of retries" : " ended with its connection in error") +

@@ -56,8 +56,8 @@ void counts_need_premise(std::vector<assertion_result>& asserts);
 // shortest a CONNECT's retries last on either side, (retry_limit - 1) x
 // rto_initial: the figures, said as a clause of the reason; nullopt where
 // the holds were shorter (D113).
-std::optional<std::string> setup_held(const trace::timing_figures& tm, nanos from, nanos to, const endpoint::config& dut,
-                                      const endpoint::config& peer);
+std::optional<std::string> setup_held(const trace::timing_figures& tm, nanos from, nanos to, const trace::params& dut,
+                                      const trace::params& peer);
 // After the last set-up attempt: where every attempt's connection failed to
 // open while held so (setup_held), the case is inconclusive, not an error
 // (D113); otherwise it stays as it is.

@@ -217,10 +217,9 @@ void counts_need_premise(std::vector<assertion_result>& asserts) {
 // the connect, twice that span (the first may leave late): not anywhere in
 // the 2 s, where the short holds of a busy host add up and would excuse a
 // DUT that never answers.
-std::optional<std::string> setup_held(const trace::timing_figures& tm, nanos from, nanos to, const endpoint::config& dut,
-                                      const endpoint::config& peer) {
-    auto span = [](const endpoint::config& c) { return c.rto_initial * static_cast<std::int64_t>(c.retry_limit > 0 ? c.retry_limit - 1 : 0); };
-    const nanos need = std::max(span(dut), span(peer));
+std::optional<std::string> setup_held(const trace::timing_figures& tm, nanos from, nanos to, const trace::params& dut,
+                                      const trace::params& peer) {
+    const nanos need = std::max(dut.ctrl_retries_span(), peer.ctrl_retries_span());
     const nanos held = tm.two_longest_between(from, std::min(to, from + 2 * need));
     if (!tm.realtime || held <= nanos{0} || held < need) return std::nullopt;
     return "the engine, the DUT or their host was held " + assertions::fmt_time(held) + " while the CONNECTs went out " +

@@ -102,7 +102,8 @@ case_result case_exec::run() {
         r.v = verdict::error;
         r.reason = st.err().message;
         if (rt_ && setup_failed_)
-            if (auto held = detail::setup_held(tr_->timing, connect_from_, s_.now(), wiring_.dut_cfg, wiring_.peer_cfg)) {
+            if (auto held = detail::setup_held(tr_->timing, connect_from_, s_.now(), protocol_params(wiring_.dut_cfg),
+                                                 protocol_params(wiring_.peer_cfg))) {
                 setup_held_ = true;
                 r.reason += "; " + *held;
             }

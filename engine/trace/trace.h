@@ -100,6 +100,9 @@ struct params {
     unsigned retry_limit = 7, ack_every = 8, cwnd_initial = 16, max_inflight = 256, moves_after = 2;
     nanos ack_delay{20'000}, grant_idle{1'000'000};
     double inbound_rate_bps = 400e9;  // the DUT's, for its grants
+    // The shortest a CTRL request's retries last (CONNECT, CLOSE, RNR_QUERY:
+    // repeated every rto_initial at the least up to the retry limit, §4).
+    nanos ctrl_retries_span() const { return rto_initial * static_cast<std::int64_t>(retry_limit > 0 ? retry_limit - 1 : 0); }
 };
 
 // Real time: how well the engine itself kept time during the case (docs/timing.md).

@@ -206,8 +206,8 @@ TEST_CASE("setup_held and settle_setup: an unopened connection is inconclusive o
     using namespace std::chrono_literals;
     trace::timing_figures tm;
     tm.realtime = true;
-    endpoint::config dut, peer;  // rto_initial 1 ms, retry_limit 7: 6 ms
-    peer.rto_initial = 2ms;      // the longer side's span counts: 12 ms
+    trace::params dut, peer;  // rto_initial 1 ms, retry_limit 7: 6 ms
+    peer.rto_initial = 2ms;   // the longer side's span counts: 12 ms
     tm.late = {{10ms, 11ms}};
     CHECK_FALSE(setup_held(tm, 0ms, 2s, dut, peer));
     tm.late = {{10ms, 11ms}, {22ms, 1ms}};  // two longest: 12 ms
