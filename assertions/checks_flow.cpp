@@ -384,6 +384,19 @@ std::vector<pause> pauses(const context& c) {
 }  // namespace
 
 // MR-RNR-2: no packet of the tag goes out for the first time during the pause.
+//
+// Real time (D115): a packet the DUT may have handed to its transmit path
+// before it had to act on the RNR, and that path put on the wire late, does
+// not fail. Only window room proves when a packet was decided: a new packet
+// goes on a path only with room (MR-CC-4), and the room the DUT had by the
+// time it had to act came from the ACKs the engine sent before then (the RNR
+// plus grace and the crossing window). With A of the path's packets
+// acknowledged by those ACKs, its window was at most min(max_inflight,
+// cwnd_initial + A) (at most +1 per packet acknowledged, MR-CC-2), so the
+// path's first A + that many PPSNs may have been queued; a packet past them
+// needed an ACK that reached the DUT after it had to act, and fails.
+// Excused packets only: inconclusive (a DUT too slow for the check's grace),
+// with the figures, and another attempt may judge (D66).
 outcome rnr_pause(const context& c) {
     const auto& sv = c.sender();
     auto grace = c.duration("grace");
@@ -393,14 +406,51 @@ outcome rnr_pause(const context& c) {
     *grace += c.tr().crossing;
     auto ps = pauses(c);
     if (ps.empty()) return no_pause(c);
-    // The tag stays paused until the latest-ending timer on it.
+    const bool realtime = c.tr().timing.realtime;
+    const auto& prm = c.tr().p;
+    // Each transmission's place among its path's first transmissions (PPSNs)
+    // since the path (re)started: built on the first packet judged.
+    std::vector<std::uint64_t> place;
+    auto place_of = [&](std::size_t i) {
+        if (place.empty()) {
+            place.resize(sv.tx.size());
+            std::map<std::pair<unsigned, std::uint32_t>, std::uint64_t> n;
+            for (std::size_t j = 0; j < sv.tx.size(); ++j) {
+                const auto& e = sv.tx[j];
+                auto& k = n[{e.path, e.gen}];
+                place[j] = k;
+                if (e.kind == tx_kind::first) ++k;
+            }
+        }
+        return place[i];
+    };
+    struct queued {
+        std::size_t tx = 0;
+        std::uint64_t place = 0, acked = 0, window = 0;
+        nanos into{0};
+    };
+    std::optional<queued> latest;  // the latest packet excused
+    std::size_t excused = 0;
     for (const auto& p : ps) {
         nanos until = p.until;
         for (const auto& q : ps)
             if (q.tag == p.tag && q.at <= until && q.until > until) until = q.until;
-        for (const auto& e : sv.tx) {
+        for (std::size_t i = 0; i < sv.tx.size(); ++i) {
+            const auto& e = sv.tx[i];
             if (e.t <= p.at + *grace || e.t >= until) continue;
             if (e.tag != p.tag || !is_send_opcode(e.opcode) || e.kind != tx_kind::first || e.retx_flag) continue;
+            if (realtime) {
+                std::uint64_t acked = 0;
+                for (const auto& a : sv.acks)
+                    if (a.path == e.path && !a.ignored && a.t <= p.at + *grace) acked += a.newly;
+                const std::uint64_t window = std::min<std::uint64_t>(prm.max_inflight, prm.cwnd_initial + acked);
+                const auto k = place_of(i);
+                if (k < acked + window) {
+                    ++excused;
+                    if (!latest || e.t - p.at > latest->into) latest = queued{i, k, acked, window, e.t - p.at};
+                    continue;
+                }
+            }
             return over(fail("tag " + std::to_string(p.tag) + " sent a new packet " + fmt_time(e.t - p.at) +
                                  " into a pause of " + fmt_time(p.time),
                              "no new packet on tag " + std::to_string(p.tag) + " until " + fmt_time(until),
@@ -409,6 +459,21 @@ outcome rnr_pause(const context& c) {
                              {p.rec, e.rec}),
                         p.at, e.t);
         }
+    }
+    if (latest) {
+        const auto& e = sv.tx[latest->tx];
+        auto o = inconclusive(std::to_string(excused) + " new packets of a paused tag went out up to " + fmt_time(latest->into) +
+                              " after its RNR, past the " + fmt_time(*grace) +
+                              " allowed (grace and the crossing window), each within its path's window from before then: "
+                              "the DUT may have queued them before it had to act on the RNR, and its transmit path "
+                              "took that long to send them (the latest: path " + std::to_string(e.path) + "'s PPSN #" +
+                              std::to_string(latest->place + 1) + ", with " + std::to_string(latest->acked) +
+                              " acknowledged by then and a window of at most " + std::to_string(latest->window) + ")");
+        o.measured["queued_after_rnr"] = static_cast<double>(excused);
+        o.measured["queued_latest_us"] = static_cast<double>(latest->into.count()) / 1e3;
+        o.frames = {e.rec};
+        o.timing_doubt = true;
+        return o;
     }
     return pass(std::to_string(ps.size()) + " RNR pauses honoured");
 }

@@ -416,6 +416,53 @@ TEST_CASE("rnr_pause and rnr_resume") {
         b.data(100us, D::from_dut, {.ppsn = 101, .opcode = 0xC2, .tag = 4, .stream = 1, .seq = 1});
         CHECK(b.check("rnr_pause").v == verdict::fail);
     }
+    SECTION("real time: a packet the DUT may have queued before it had to act on the RNR is inconclusive (D115)") {
+        // Path 0's second PPSN 90 us after the RNR: within the initial window
+        // of 16 with nothing acknowledged, so it may have been queued before
+        // the RNR came and left late. Virtual time: a failure, as before.
+        auto b = base();
+        b.data(100us, D::from_dut, {.ppsn = 101, .opcode = 0xC2, .tag = 4, .stream = 1, .offset = 1024});
+        CHECK(b.check("rnr_pause").v == verdict::fail);
+        b.tr.timing.realtime = true;
+        auto o = b.check("rnr_pause");
+        CHECK(o.v == verdict::inconclusive);
+        CHECK(o.timing_doubt);
+        CHECK(o.message == "1 new packets of a paused tag went out up to 90.000 us after its RNR, past the 5.000 us allowed "
+                           "(grace and the crossing window), each within its path's window from before then: the DUT may have "
+                           "queued them before it had to act on the RNR, and its transmit path took that long to send them "
+                           "(the latest: path 0's PPSN #2, with 0 acknowledged by then and a window of at most 16)");
+        CHECK(o.measured.at("queued_after_rnr") == 1);
+    }
+    SECTION("real time: a packet past the window the DUT had when it had to act fails (D115)") {
+        // Path 0's first 16 PPSNs are the initial window; the 17th needed an
+        // ACK, and none came before the RNR: the DUT decided it after.
+        auto b = base();
+        b.tr.timing.realtime = true;
+        for (std::uint32_t i = 1; i < 16; ++i)
+            b.data(1us * i, D::from_dut, {.ppsn = 100 + i, .opcode = 0xC2, .tag = 4, .stream = 1, .offset = 1024 * i});
+        b.ack(200us, D::to_dut, 0, 117);  // after the RNR: it opens the room too late
+        b.data(300us, D::from_dut, {.ppsn = 116, .opcode = 0xC2, .tag = 4, .stream = 1, .offset = 1024 * 16});
+        auto o = b.check("rnr_pause");
+        CHECK(o.v == verdict::fail);
+        CHECK(o.message == "tag 4 sent a new packet 290.000 us into a pause of 320.000 us");
+        // The same packet with 4 acknowledged before the RNR: a window of at
+        // most 20 then, room for PPSNs up to the 24th: queued, may be.
+        auto q = base();
+        q.tr.timing.realtime = true;
+        for (std::uint32_t i = 1; i < 16; ++i)
+            q.data(1us * i, D::from_dut, {.ppsn = 100 + i, .opcode = 0xC2, .tag = 4, .stream = 1, .offset = 1024 * i});
+        q.ack(8us, D::to_dut, 0, 104);
+        q.data(300us, D::from_dut, {.ppsn = 116, .opcode = 0xC2, .tag = 4, .stream = 1, .offset = 1024 * 16});
+        o = q.check("rnr_pause");
+        CHECK(o.v == verdict::inconclusive);
+        CHECK_THAT(o.message, Catch::EndsWith("path 0's PPSN #17, with 4 acknowledged by then and a window of at most 20)"));
+        // Past them, the 25th fails.
+        for (std::uint32_t i = 17; i < 24; ++i)
+            q.data(300us + 1us * i, D::from_dut, {.ppsn = 100 + i, .opcode = 0xC2, .tag = 4, .stream = 1, .offset = 1024 * i});
+        CHECK(q.check("rnr_pause").v == verdict::inconclusive);
+        q.data(325us, D::from_dut, {.ppsn = 124, .opcode = 0xC2, .tag = 4, .stream = 1, .offset = 1024 * 24});
+        CHECK(q.check("rnr_pause").v == verdict::fail);
+    }
     SECTION("never resumed") {
         auto b = base();
         auto o = b.check("rnr_resume");
