@@ -94,6 +94,7 @@ void service::reset(std::uint64_t seed) {
     ep_.reset();
     mr_bytes_ = 0;
     cfg_ = endpoint::config{};
+    cfg_.tx_burst = o_.tx_burst;
     if (!o_.bug.empty())
         if (auto st = endpoint::config_set(cfg_, "bug", o_.bug); !st) throw std::invalid_argument(st.err().message);
     seed_ = seed;

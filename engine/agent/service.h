@@ -35,6 +35,7 @@ struct service_options {
     std::uint64_t max_total_mr_bytes = 4ull << 30;
     std::function<bool(const std::string& peer_ip)> peer_allowed;
     std::string peer_rule;  // how peer_allowed decides, for its error message
+    unsigned tx_burst = 0;  // endpoint::config::tx_burst of every endpoint (a real-time host's)
 };
 
 // One TCP connection's state: whether hello succeeded on it, and the binary

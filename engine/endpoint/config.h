@@ -105,6 +105,15 @@ struct config {
     // of a connection must agree; never in conformance runs, where a DUT, a
     // capture or a check reads the bytes. Not settable from plans.
     bool symbolic_payload = false;
+    // A real-time host's transmit burst (D116): at most this many data
+    // packets per connection leave in one turn of the host's loop; the rest
+    // go in the next, after it has read what arrived (0: no bound). A NIC's
+    // transmit scheduler looks at a queue's state packet by packet; a
+    // software DUT that hands a whole window to its host's stack at once
+    // learns of an RNR only when the host has sent it all, which beside load
+    // took milliseconds (docs/timing.md). mrct-refnic --tx-burst; not
+    // settable from plans, never in virtual time.
+    unsigned tx_burst = 0;
     // Tests only: every path's first PPSN (normally random, MR-CONN-1), to place
     // a transfer across the 24-bit wrap.
     std::optional<std::uint32_t> initial_ppsn;

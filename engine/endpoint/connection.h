@@ -201,6 +201,9 @@ struct connection {
     std::uint16_t grant = 0;                  // 0: unpaced (no ACK yet)
     nanos next_pace{0};
     std::unique_ptr<sim::timer> pace_timer;
+    std::unique_ptr<sim::timer> burst_timer;  // the next turn's packets (config::tx_burst)
+    nanos burst_at{-1};                       // the turn the count is of
+    unsigned burst_sent = 0;
     std::unique_ptr<sim::timer> shared_rto_timer;  // bug: shared-rto
     rnr_seq_tracker rnr_seqs;                 // RnrSeqs received, highest RnrCount (wraps past 65535)
     bool rnr_query_outstanding = false;

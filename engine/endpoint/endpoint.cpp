@@ -427,6 +427,7 @@ void endpoint::impl::setup_paths(endpoint& e, connection& c) {
     c.ctrl_timer = std::make_unique<sim::timer>(e.s_);
     c.rnr_query_timer = std::make_unique<sim::timer>(e.s_);
     c.pace_timer = std::make_unique<sim::timer>(e.s_);
+    c.burst_timer = std::make_unique<sim::timer>(e.s_);
     c.shared_rto_timer = std::make_unique<sim::timer>(e.s_);
     if (e.units_ && !c.hw) {
         connection* cp = &c;

@@ -483,10 +483,22 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
     }
     const nanos now = e.sched().now();
     const bool limited = paced(e, c);
+    // A real-time host's burst (config::tx_burst, D116): the rest after the
+    // host's next read, so that an RNR or an ACK that came meanwhile counts.
+    const unsigned burst = e.cfg().tx_burst;
+    if (c.burst_at != now) {
+        c.burst_at = now;
+        c.burst_sent = 0;
+    }
     for (;;) {
         if (limited && now < c.next_pace) {
             connection* cp = &c;
             if (!c.pace_timer->armed()) c.pace_timer->arm_at(c.next_pace, [&e, cp] { pump(e, *cp); });
+            return;
+        }
+        if (burst && c.burst_sent >= burst) {
+            connection* cp = &c;
+            if (!c.burst_timer->armed()) c.burst_timer->arm_at(now + nanos{1}, [&e, cp] { pump(e, *cp); });
             return;
         }
         // SACK/RTO resends of a PPSN first (skipped if acknowledged meanwhile).
@@ -503,6 +515,7 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
             if (t.window[i].acked && !rq.even_if_acked) continue;
             if (rq.expiry) carry_out_expiry(e, c, p, rq.move);
             if (!resend_same(e, c, p, i)) return;
+            ++c.burst_sent;
             if (limited) charge_pacer(e, c, now);
             if (rq.expiry) arm_rto(e, c, p);  // the timer starts with the expiry's resend (D74)
             continue;
@@ -538,6 +551,7 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
         q->erase(it);
         if (retry_limit_reached(e, c, u.msg, u.sent)) return;  // a failover re-send counts too
         transmit_new(e, c, static_cast<unsigned>(p), u, u.retx);
+        ++c.burst_sent;
         if (limited) charge_pacer(e, c, now);
     }
 }

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
                  "Serves the agent protocol on TCP (docs/agent-protocol.md) and MetaRoCE on UDP 4791 at --addr."};
     std::string listen = "127.0.0.1:7700", addr, bug, token, level = "info", eal, dpdk_port, raw_iface;
     bool busy_poll = false;
+    unsigned tx_burst = 8;
     std::string peers = "subnet";
     std::uint64_t max_mr = 1ull << 30, max_memory = 4ull << 30;
     app.add_option("--listen", listen, "Agent protocol address HOST:PORT (loopback unless told otherwise)")
@@ -95,6 +96,11 @@ int main(int argc, char** argv) {
                    "with DF clear, Ethernet PAUSE) leave verbatim on this interface through libpcap (root); without it\n"
                    "they are refused and logged");
     app.add_flag("--busy-poll", busy_poll, "With --dpdk: spin on the port instead of polling it every 10 us");
+    app.add_option("--tx-burst", tx_burst,
+                   "Data packets a connection hands to the wire per turn of the loop before it reads what arrived\n"
+                   "(an RNR, an ACK): a NIC looks at a queue's state packet by packet, and a whole window handed to\n"
+                   "a loaded host's stack at once left for milliseconds after an RNR had come (0: no bound; D116)")
+        ->capture_default_str();
     app.add_option("--peers", peers,
                    "Wire peers an agent client may make this DUT connect to: subnet (the /24 or /64 of --addr),\n"
                    "any, or CIDR[,CIDR...] (docs/agent-protocol.md, Security)")
@@ -178,6 +184,7 @@ int main(int argc, char** argv) {
     so.self = agent::address_of({0x02, 0x4d, 0x52, 0, 0, 0x01}, *ip);
     so.clock = [&drv] { drv.sync(); };
     so.max_mr_bytes = max_mr;
+    so.tx_burst = tx_burst;
     so.max_total_mr_bytes = max_memory;
     if (!allowed->empty()) {
         so.peer_rule = "--peers " + peers;

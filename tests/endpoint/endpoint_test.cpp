@@ -289,6 +289,52 @@ TEST_CASE("RNR pauses only the tag, resumes after the timer with Attempt+1 and R
     CHECK(tx.size() == 2);
 }
 
+TEST_CASE("a transmit burst bound: at most tx_burst packets per turn, and an RNR read between turns holds the rest of its tag (D116)") {
+    // 64 packets of tag 1 with room for all of them (16 per path, 8 paths).
+    auto sends = [](const pair_rig& r) { return r.frames(direction::a_to_b, k_send).size(); };
+    // An RNR for the message as B would send it, taken in by A at once.
+    auto rnr_now = [](pair_rig& r) {
+        auto f = r.forged_ack(0);
+        f.ackh.reset();
+        f.bth.opcode = static_cast<std::uint8_t>(wire::opcode::rnr);
+        f.bth.psn = 0;
+        const auto w = r.a->conn_wire(r.conn_a);
+        REQUIRE(w);
+        f.rnrh = wire::rnrh{1, 0, 14, 0, 0, 0, 0, wire::ppsn32::of(w->paths[0].next_ppsn - 1), 0, 1, 0, 1, 0};
+        r.a->receive(wire::build(f));
+    };
+    SECTION("no bound (virtual time, the default): the whole window leaves at the post") {
+        pair_rig r;
+        REQUIRE(r.a->post_send(r.conn_a, 0, 1, pattern(64 * 4096), 1).ok());
+        CHECK(sends(r) == 64);
+    }
+    SECTION("a bound of 8: eight at the post, the next eight a turn later") {
+        ep::config ca;
+        ca.tx_burst = 8;
+        pair_rig r({}, ca);
+        REQUIRE(r.a->post_send(r.conn_a, 0, 1, pattern(64 * 4096), 1).ok());
+        CHECK(sends(r) == 8);
+        r.run_for(1ns);
+        CHECK(sends(r) == 16);
+        r.run_for(10ns);
+        CHECK(sends(r) == 64);  // nothing held back for long: a turn each
+    }
+    SECTION("an RNR read after the first turn holds the tag's other 56 packets") {
+        ep::config ca;
+        ca.tx_burst = 8;
+        pair_rig r({}, ca);
+        REQUIRE(r.a->post_send(r.conn_a, 0, 1, pattern(64 * 4096), 1).ok());
+        rnr_now(r);
+        r.run_for(1ms);  // within the 1.28 ms pause
+        CHECK(sends(r) == 8);
+        // Without the bound the RNR comes too late: all 64 had left.
+        pair_rig u;
+        REQUIRE(u.a->post_send(u.conn_a, 0, 1, pattern(64 * 4096), 1).ok());
+        rnr_now(u);
+        CHECK(sends(u) == 64);
+    }
+}
+
 TEST_CASE("a resend of a PPSN from before an RNR carries that PPSN's Attempt, not the message's new one (MR-SACK-3, MR-RNR-4)") {
     // The SEND's second packet (Attempt 0) is lost; its first is rejected
     // (RNR). After the pause the message goes again as Attempt 1 under new
