@@ -102,7 +102,10 @@ void service::reset(std::uint64_t seed) {
 
 endpoint::endpoint& service::ep() {
     if (o_.clock) o_.clock();
-    if (!ep_) ep_ = std::make_unique<endpoint::endpoint>(s_, cfg_, o_.self, seed_, tx_);
+    if (!ep_) {
+        ep_ = std::make_unique<endpoint::endpoint>(s_, cfg_, o_.self, seed_, tx_);
+        if (o_.tx_turn) ep_->set_tx_turn(o_.tx_turn);
+    }
     return *ep_;
 }
 

@@ -105,9 +105,10 @@ struct config {
     // of a connection must agree; never in conformance runs, where a DUT, a
     // capture or a check reads the bytes. Not settable from plans.
     bool symbolic_payload = false;
-    // A real-time host's transmit burst (D116): at most this many data
-    // packets per connection leave in one turn of the host's loop; the rest
-    // go in the next, after it has read what arrived (0: no bound). A NIC's
+    // A real-time host's transmit burst (D116): after this many data packets
+    // of a connection the sender asks the host (endpoint::set_tx_turn) and,
+    // if frames wait to be read, leaves the rest to the host's next turn,
+    // after it has read them (0: no bound). A NIC's
     // transmit scheduler looks at a queue's state packet by packet; a
     // software DUT that hands a whole window to its host's stack at once
     // learns of an RNR only when the host has sent it all, which beside load

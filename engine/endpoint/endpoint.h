@@ -189,6 +189,12 @@ public:
     // out at once. Unused in virtual time, where frames arrive one by one.
     void begin_batch() { batching_ = true; }
     void end_batch();
+    // A real-time host's transmit turn (config::tx_burst, D116): after every
+    // tx_burst data packets of a connection the sender calls `turn`, which
+    // sends what the host holds and says whether frames wait to be read; if
+    // none do it goes on, else it stops until the host's next turn, after
+    // the host has read them. Without one it stops at every tx_burst.
+    void set_tx_turn(std::function<bool()> turn) { tx_turn_ = std::move(turn); }
 
     const counters& stats() const { return c_; }
     std::vector<path_stats> path_info(std::uint32_t conn) const;
@@ -242,6 +248,7 @@ private:
     bool batching_ = false;
     std::optional<nanos> arrived_;  // while receive() runs: the frame's arrival
     std::vector<std::uint32_t> pump_after_batch_;  // connections whose sending waits for end_batch()
+    std::function<bool()> tx_turn_;                // set_tx_turn
     units_factory units_;                          // empty: the endpoint's own units
 };
 

@@ -497,9 +497,13 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
             return;
         }
         if (burst && c.burst_sent >= burst) {
-            connection* cp = &c;
-            if (!c.burst_timer->armed()) c.burst_timer->arm_at(now + nanos{1}, [&e, cp] { pump(e, *cp); });
-            return;
+            if (e.tx_turn_ && !e.tx_turn_()) {
+                c.burst_sent = 0;  // sent, and nothing came meanwhile: on with the next
+            } else {
+                connection* cp = &c;
+                if (!c.burst_timer->armed()) c.burst_timer->arm_at(now + nanos{1}, [&e, cp] { pump(e, *cp); });
+                return;
+            }
         }
         // SACK/RTO resends of a PPSN first (skipped if acknowledged meanwhile).
         if (!c.same_ppsn.empty()) {

@@ -76,6 +76,10 @@ public:
     virtual core::status send(core::bytes_view frame) = 0;
     virtual void stop() = 0;
     virtual const port_stats& stats() const = 0;
+    // A sender's turn (endpoint::set_tx_turn, D116): sends what this port
+    // holds now, and says whether frames wait to be read. A port that cannot
+    // tell says yes: its sender then waits for the next turn of the loop.
+    virtual bool tx_turn() { return true; }
 };
 
 struct udp_options {

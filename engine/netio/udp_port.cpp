@@ -1,5 +1,6 @@
 #include <netinet/in.h>
 #include <netinet/ip.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -131,6 +132,15 @@ public:
             });
         }
         return core::ok_status();
+    }
+
+    bool tx_turn() override {
+        flush();
+        for (auto& r : rx_) {
+            int n = 0;
+            if (::ioctl(r->s.native_handle(), FIONREAD, &n) != 0 || n > 0) return true;
+        }
+        return false;
     }
 
     void stop() override {

@@ -97,9 +97,10 @@ int main(int argc, char** argv) {
                    "they are refused and logged");
     app.add_flag("--busy-poll", busy_poll, "With --dpdk: spin on the port instead of polling it every 10 us");
     app.add_option("--tx-burst", tx_burst,
-                   "Data packets a connection hands to the wire per turn of the loop before it reads what arrived\n"
-                   "(an RNR, an ACK): a NIC looks at a queue's state packet by packet, and a whole window handed to\n"
-                   "a loaded host's stack at once left for milliseconds after an RNR had come (0: no bound; D116)")
+                   "After this many data packets of a connection, send what is held and, if frames wait to be\n"
+                   "read (an RNR, an ACK), read them before sending more: a NIC looks at a queue's state packet by\n"
+                   "packet, and a whole window handed to a loaded host's stack at once left for milliseconds after\n"
+                   "an RNR had come (0: no bound; D116)")
         ->capture_default_str();
     app.add_option("--peers", peers,
                    "Wire peers an agent client may make this DUT connect to: subnet (the /24 or /64 of --addr),\n"
@@ -185,6 +186,7 @@ int main(int argc, char** argv) {
     so.clock = [&drv] { drv.sync(); };
     so.max_mr_bytes = max_mr;
     so.tx_burst = tx_burst;
+    so.tx_turn = [&w] { return w.tx_turn(); };
     so.max_total_mr_bytes = max_memory;
     if (!allowed->empty()) {
         so.peer_rule = "--peers " + peers;

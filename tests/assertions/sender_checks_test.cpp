@@ -445,6 +445,11 @@ TEST_CASE("rnr_pause and rnr_resume") {
         auto o = b.check("rnr_pause");
         CHECK(o.v == verdict::fail);
         CHECK(o.message == "tag 4 sent a new packet 290.000 us into a pause of 320.000 us");
+        // A hold of the engine over the span changes nothing: the DUT read the
+        // ACK that opened the room after the RNR, whenever either left.
+        b.tr.timing.late = {{100us, 2ms}};
+        b.tr.timing.event_late_max = 2ms;
+        CHECK(b.check("rnr_pause").v == verdict::fail);
         // The same packet with 4 acknowledged before the RNR: a window of at
         // most 20 then, room for PPSNs up to the 24th: queued, may be.
         auto q = base();

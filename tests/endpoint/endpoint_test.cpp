@@ -319,6 +319,25 @@ TEST_CASE("a transmit burst bound: at most tx_burst packets per turn, and an RNR
         r.run_for(10ns);
         CHECK(sends(r) == 64);  // nothing held back for long: a turn each
     }
+    SECTION("with a host's turn: on while nothing waits to be read, else the rest in the next turn") {
+        ep::config ca;
+        ca.tx_burst = 8;
+        pair_rig r({}, ca);
+        int turns = 0;
+        bool waiting = false;
+        r.a->set_tx_turn([&] {
+            ++turns;
+            return waiting;
+        });
+        REQUIRE(r.a->post_send(r.conn_a, 0, 1, pattern(64 * 4096), 1).ok());
+        CHECK(sends(r) == 64);  // nothing came: the whole window, a turn every 8
+        CHECK(turns == 8);  // after every 8 packets
+        waiting = true;  // from now on frames wait: 8 packets, then the next turn of the loop
+        REQUIRE(r.a->post_send(r.conn_a, 1, 2, pattern(64 * 4096), 2).ok());
+        CHECK(sends(r) == 72);
+        r.run_for(1ns);
+        CHECK(sends(r) == 80);
+    }
     SECTION("an RNR read after the first turn holds the tag's other 56 packets") {
         ep::config ca;
         ca.tx_burst = 8;

@@ -66,6 +66,28 @@ TEST_CASE("udp port on loopback: a frame crosses with its kernel receive timesta
     b->stop();
 }
 
+TEST_CASE("udp port: a sender's turn sends what the port holds and says whether frames wait to be read (D116)") {
+    boost::asio::io_context io;
+    auto [a, b] = loopback_pair(io, "127.0.0.1", "127.0.0.2");
+    if (!a || !b) return;
+    int got = 0;
+    b->start([&](core::bytes_view, std::int64_t) { ++got; });
+    a->start([](core::bytes_view, std::int64_t) {});
+    CHECK_FALSE(b->tx_turn());  // nothing sent to b yet
+    // a holds the frame until its flush handler runs; its turn sends it now,
+    // without the io_context running, and b's socket then has it waiting.
+    REQUIRE(a->send(wire::build(test::write_spec({127, 0, 0, 1}, {127, 0, 0, 2}))).ok());
+    CHECK(a->stats().frames_out == 0);
+    CHECK_FALSE(a->tx_turn());  // nothing waits for a
+    CHECK(a->stats().frames_out == 1);
+    CHECK(b->tx_turn());
+    for (int i = 0; i < 200 && !got; ++i) io.run_for(std::chrono::milliseconds(5));
+    CHECK(got == 1);
+    CHECK_FALSE(b->tx_turn());  // read: nothing waits any more
+    a->stop();
+    b->stop();
+}
+
 TEST_CASE("udp port: send sockets stay within max_tx_sockets, the least recently used closed (a long-lived DUT)") {
     boost::asio::io_context io;
     auto [a, b] = loopback_pair(io, "127.0.0.3", "127.0.0.4", 2);
