@@ -69,9 +69,10 @@ struct outcome {
     // while held): its counts of the scenario's frames say nothing either
     // (counts_need_premise).
     bool premise_missing = false;
-    // A count of the scenario's frames that fell short of its least
-    // (frame_count's at_least): where the premise was missing, it says
-    // nothing of the DUT either (counts_need_premise).
+    // A count of the scenario's frames or outcomes that fell short of its
+    // least (frame_count's, completion_count's and rnr_sent's at_least):
+    // where the premise was missing, it says nothing of the DUT either
+    // (counts_need_premise).
     bool count_short = false;
 };
 

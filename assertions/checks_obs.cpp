@@ -331,8 +331,11 @@ outcome completion_count(const context& c) {
         if ((!c.has("kind") || wc.kind == c.str("kind")) && (!c.has("status") || wc.status == c.str("status"))) ++n;
     const std::string what = c.str("side") + " completions" + (c.has("kind") ? " of kind " + c.str("kind") : "") +
                              (c.has("status") ? " with status " + c.str("status") : "");
-    if (n < static_cast<std::size_t>(c.integer("at_least")))
-        return fail(std::to_string(n) + " " + what, ">= " + c.str("at_least"), std::to_string(n), {});
+    if (n < static_cast<std::size_t>(c.integer("at_least"))) {
+        auto f = fail(std::to_string(n) + " " + what, ">= " + c.str("at_least"), std::to_string(n), {});
+        f.count_short = true;  // counts_need_premise
+        return f;
+    }
     if (c.has("at_most") && n > static_cast<std::size_t>(c.integer("at_most")))
         return fail(std::to_string(n) + " " + what, "<= " + c.str("at_most"), std::to_string(n), {});
     return pass(std::to_string(n) + " " + what);

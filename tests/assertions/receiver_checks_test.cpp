@@ -317,6 +317,8 @@ TEST_CASE("rnr_sent: an RNR, and the rejected PPSN acknowledged with RnrCount co
     CHECK_THAT(low.check("rnr_sent").message, Catch::Contains("RnrCount 1 below"));
     trace_builder none;
     CHECK(none.check("rnr_sent").v == verdict::fail);  // at_least 1 by default
+    CHECK(none.check("rnr_sent").count_short);        // a shortfall (counts_need_premise)
+    CHECK_FALSE(low.check("rnr_sent").count_short);   // a wrong RnrCount is no count
     // The rejection sent again after an RNR_QUERY needs no ACK of its own...
     trace_builder again;
     again.data(0us, D::to_dut, {.ppsn = 100, .opcode = 0xC2, .tag = 3});
@@ -388,6 +390,9 @@ TEST_CASE("observation assertions: completions, order, progress, memory, counts"
     o.completions.push_back({4, "write", "success", 0, 0, 0, 100, 8us});  // seq 0 after seq 1
     CHECK(b.check("completion_order").v == verdict::fail);
     CHECK(b.check("completion_count", {{"kind", "write"}, {"at_most", "2"}}).v == verdict::fail);
+    CHECK_FALSE(b.check("completion_count", {{"kind", "write"}, {"at_most", "2"}}).count_short);
+    CHECK(b.check("completion_count", {{"kind", "write"}, {"at_least", "4"}}).v == verdict::fail);
+    CHECK(b.check("completion_count", {{"kind", "write"}, {"at_least", "4"}}).count_short);
     CHECK(b.check("stream_progress", {{"stream", "0"}, {"within", "5500ns"}}).v == verdict::fail);
     CHECK(b.check("stream_progress", {{"stream", "0"}, {"within", "6us"}}).v == verdict::pass);
     b.tr.memory.push_back({"dut", 1, 0, {1, 2, 3}, {1, 2, 3}});
