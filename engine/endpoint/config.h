@@ -105,7 +105,7 @@ struct config {
     // of a connection must agree; never in conformance runs, where a DUT, a
     // capture or a check reads the bytes. Not settable from plans.
     bool symbolic_payload = false;
-    // A real-time host's transmit burst (D116): after this many data packets
+    // A real-time host's transmit burst (D116): after this many SEND packets
     // of a connection the sender asks the host (endpoint::set_tx_turn) and,
     // if frames wait to be read, leaves the rest to the host's next turn,
     // after it has read them (0: no bound). A NIC's

@@ -190,7 +190,7 @@ public:
     void begin_batch() { batching_ = true; }
     void end_batch();
     // A real-time host's transmit turn (config::tx_burst, D116): after every
-    // tx_burst data packets of a connection the sender calls `turn`, which
+    // tx_burst SEND packets of a connection the sender calls `turn`, which
     // sends what the host holds and says whether frames wait to be read; if
     // none do it goes on, else it stops until the host's next turn, after
     // the host has read them. Without one it stops at every tx_burst.

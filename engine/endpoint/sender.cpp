@@ -483,8 +483,8 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
     }
     const nanos now = e.sched().now();
     const bool limited = paced(e, c);
-    // A real-time host's burst (config::tx_burst, D116): the rest after the
-    // host's next read, so that an RNR or an ACK that came meanwhile counts.
+    // A real-time host's burst of SEND packets (config::tx_burst, D116): the
+    // rest after the host's next read, if frames came meanwhile (an RNR).
     const unsigned burst = e.cfg().tx_burst;
     if (c.burst_at != now) {
         c.burst_at = now;
@@ -495,15 +495,6 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
             connection* cp = &c;
             if (!c.pace_timer->armed()) c.pace_timer->arm_at(c.next_pace, [&e, cp] { pump(e, *cp); });
             return;
-        }
-        if (burst && c.burst_sent >= burst) {
-            if (e.tx_turn_ && !e.tx_turn_()) {
-                c.burst_sent = 0;  // sent, and nothing came meanwhile: on with the next
-            } else {
-                connection* cp = &c;
-                if (!c.burst_timer->armed()) c.burst_timer->arm_at(now + nanos{1}, [&e, cp] { pump(e, *cp); });
-                return;
-            }
         }
         // SACK/RTO resends of a PPSN first (skipped if acknowledged meanwhile).
         if (!c.same_ppsn.empty()) {
@@ -519,7 +510,6 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
             if (t.window[i].acked && !rq.even_if_acked) continue;
             if (rq.expiry) carry_out_expiry(e, c, p, rq.move);
             if (!resend_same(e, c, p, i)) return;
-            ++c.burst_sent;
             if (limited) charge_pacer(e, c, now);
             if (rq.expiry) arm_rto(e, c, p);  // the timer starts with the expiry's resend (D74)
             continue;
@@ -549,13 +539,26 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
             }
         }
         if (!q) return;
+        // Only SEND packets count: an RNR is the one frame that can take back
+        // what the window allows, and only from a SEND (a WRITE's stream has
+        // nothing an arriving frame stops; its windows fill as before, D116).
+        const bool counted = burst && is_send(c.msgs[it->msg]);
+        if (counted && c.burst_sent >= burst) {
+            if (e.tx_turn_ && !e.tx_turn_()) {
+                c.burst_sent = 0;  // sent, and nothing came meanwhile: on with the next
+            } else {
+                connection* cp = &c;
+                if (!c.burst_timer->armed()) c.burst_timer->arm_at(now + nanos{1}, [&e, cp] { pump(e, *cp); });
+                return;
+            }
+        }
         const int p = pick_path(e, c);
         if (p < 0) return;
         const tx_unit u = *it;
         q->erase(it);
         if (retry_limit_reached(e, c, u.msg, u.sent)) return;  // a failover re-send counts too
         transmit_new(e, c, static_cast<unsigned>(p), u, u.retx);
-        ++c.burst_sent;
+        if (counted) ++c.burst_sent;
         if (limited) charge_pacer(e, c, now);
     }
 }

@@ -97,8 +97,8 @@ int main(int argc, char** argv) {
                    "they are refused and logged");
     app.add_flag("--busy-poll", busy_poll, "With --dpdk: spin on the port instead of polling it every 10 us");
     app.add_option("--tx-burst", tx_burst,
-                   "After this many data packets of a connection, send what is held and, if frames wait to be\n"
-                   "read (an RNR, an ACK), read them before sending more: a NIC looks at a queue's state packet by\n"
+                   "After this many SEND packets of a connection, send what is held and, if frames wait to be\n"
+                   "read (an RNR among them?), read them before sending more: a NIC looks at a queue's state packet by\n"
                    "packet, and a whole window handed to a loaded host's stack at once left for milliseconds after\n"
                    "an RNR had come (0: no bound; D116)")
         ->capture_default_str();

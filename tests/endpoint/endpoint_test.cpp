@@ -331,12 +331,28 @@ TEST_CASE("a transmit burst bound: at most tx_burst packets per turn, and an RNR
         });
         REQUIRE(r.a->post_send(r.conn_a, 0, 1, pattern(64 * 4096), 1).ok());
         CHECK(sends(r) == 64);  // nothing came: the whole window, a turn every 8
-        CHECK(turns == 8);  // after every 8 packets
+        CHECK(turns == 7);  // before the 9th, 17th, ... 57th
         waiting = true;  // from now on frames wait: 8 packets, then the next turn of the loop
         REQUIRE(r.a->post_send(r.conn_a, 1, 2, pattern(64 * 4096), 2).ok());
+        CHECK(sends(r) == 64);  // the same turn, its 8 spent: frames wait, so the next turn
+        r.run_for(1ns);
         CHECK(sends(r) == 72);
         r.run_for(1ns);
         CHECK(sends(r) == 80);
+    }
+    SECTION("WRITE packets are not counted: no RNR can stop them, their windows fill at once") {
+        ep::config ca;
+        ca.tx_burst = 8;
+        pair_rig r({}, ca);
+        int turns = 0;
+        r.a->set_tx_turn([&] {
+            ++turns;
+            return true;
+        });
+        auto rk = r.b->register_mr(1 << 20);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(64 * 4096), r.b->mr_va(rk), rk, 1).ok());
+        CHECK(r.frames(direction::a_to_b, k_write).size() == 64);
+        CHECK(turns == 0);
     }
     SECTION("an RNR read after the first turn holds the tag's other 56 packets") {
         ep::config ca;
