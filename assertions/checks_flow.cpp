@@ -435,14 +435,22 @@ outcome rnr_pause(const context& c) {
         nanos until = p.until;
         for (const auto& q : ps)
             if (q.tag == p.tag && q.at <= until && q.until > until) until = q.until;
+        // Per path, the packets the ACKs sent by the time the DUT had to act
+        // acknowledged: the same for every packet of this pause on the path.
+        std::map<unsigned, std::uint64_t> acked_by;
+        auto acked_on = [&](unsigned path) {
+            auto [it, fresh] = acked_by.try_emplace(path, 0);
+            if (fresh)
+                for (const auto& a : sv.acks)
+                    if (a.path == path && !a.ignored && a.t <= p.at + *grace) it->second += a.newly;
+            return it->second;
+        };
         for (std::size_t i = 0; i < sv.tx.size(); ++i) {
             const auto& e = sv.tx[i];
             if (e.t <= p.at + *grace || e.t >= until) continue;
             if (e.tag != p.tag || !is_send_opcode(e.opcode) || e.kind != tx_kind::first || e.retx_flag) continue;
             if (realtime) {
-                std::uint64_t acked = 0;
-                for (const auto& a : sv.acks)
-                    if (a.path == e.path && !a.ignored && a.t <= p.at + *grace) acked += a.newly;
+                const std::uint64_t acked = acked_on(e.path);
                 const std::uint64_t window = std::min<std::uint64_t>(prm.max_inflight, prm.cwnd_initial + acked);
                 const auto k = place_of(i);
                 if (k < acked + window) {

@@ -108,12 +108,12 @@ struct config {
     // A real-time host's transmit burst (D116): after this many SEND packets
     // of a connection the sender asks the host (endpoint::set_tx_turn) and,
     // if frames wait to be read, leaves the rest to the host's next turn,
-    // after it has read them (0: no bound). A NIC's
-    // transmit scheduler looks at a queue's state packet by packet; a
-    // software DUT that hands a whole window to its host's stack at once
-    // learns of an RNR only when the host has sent it all, which beside load
-    // took milliseconds (docs/timing.md). mrct-refnic --tx-burst; not
-    // settable from plans, never in virtual time.
+    // after it has read them (0: no bound). A NIC's transmit scheduler
+    // looks at a queue's state packet by packet; a software DUT that hands a
+    // whole window to its host's stack at once learns of an RNR only when
+    // the host has sent it all, which beside load took milliseconds
+    // (docs/timing.md). mrct-refnic --tx-burst; not settable from plans,
+    // never in virtual time.
     unsigned tx_burst = 0;
     // Tests only: every path's first PPSN (normally random, MR-CONN-1), to place
     // a transfer across the 24-bit wrap.
