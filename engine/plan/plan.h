@@ -7,10 +7,12 @@
 // here on every node.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/result.h"
@@ -29,6 +31,19 @@ struct arg {
     loc at;
 };
 using args = std::map<std::string, arg>;
+
+// The entries of `a` in the order they stand in the plan (line, then column),
+// not by name: errors about them are reported in the order a reader meets
+// them, and the first shown is the first to fix.
+inline std::vector<const args::value_type*> in_file_order(const args& a) {
+    std::vector<const args::value_type*> v;
+    v.reserve(a.size());
+    for (const auto& e : a) v.push_back(&e);
+    std::stable_sort(v.begin(), v.end(), [](const auto* x, const auto* y) {
+        return std::tie(x->second.at.line, x->second.at.col) < std::tie(y->second.at.line, y->second.at.col);
+    });
+    return v;
+}
 
 // One thing to do: `{post_send: {tag: 7, size: 64KiB}}`.
 struct action {

@@ -220,7 +220,8 @@ void compiler::endpoints() {
     // topology.paths sets both sides' NumPaths; dut/peer num_paths override;
     // the fabric has the larger.
     p_.dut_config["num_paths"] = p_.peer_config["num_paths"] = std::to_string(p_.topology.paths);
-    for (const auto& [k, v] : c_.dut) {
+    for (const auto* e : plan::in_file_order(c_.dut)) {  // errors in the order they stand
+        const auto& [k, v] = *e;
         p_.dut_config[k] = v.text;
         if (k != "bug") {
             endpoint::config tmp;
@@ -229,7 +230,8 @@ void compiler::endpoints() {
             e_(v.at, "dut.bug: " + b.err().message);  // a plan that names a bug profile must name a real one
         }
     }
-    for (const auto& [k, v] : c_.peer) {
+    for (const auto* e : plan::in_file_order(c_.peer)) {
+        const auto& [k, v] = *e;
         p_.peer_config[k] = v.text;
         endpoint::config tmp;
         if (auto st = endpoint::config_set(tmp, k, v.text); !st) e_(v.at, "peer: " + st.err().message);
@@ -294,7 +296,8 @@ std::optional<compiled_action> compiler::action(const plan::action& a, int step)
     };
     // Every argument is declared; match.* collected; inject's fields are craft's.
     plan::args match;
-    for (const auto& [k, v] : a.a) {
+    for (const auto* e : plan::in_file_order(a.a)) {
+        const auto& [k, v] = *e;
         if (decl->free_fields) {
             const auto& f = peer::craft_fields();
             if (std::find(f.begin(), f.end(), k) == f.end()) bad(v.at, "inject: unknown field '" + k + "'");

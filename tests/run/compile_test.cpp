@@ -130,6 +130,19 @@ TEST_CASE("compile: an action where it may not stand, an undeclared argument, a 
     CHECK(c.p.setup.empty());
 }
 
+TEST_CASE("compile: errors about a map's keys come in the order the keys stand, not by name") {
+    auto c = compile_case("cases:\n  - id: A\n    clauses: [MR-PATH-1]\n    dut: {zeta: 1, alpha: 2}\n"
+                          "    peer: {yak: 1, bee: 2}\n    setup:\n      - post_write: {zz: 1, aa: 2}\n"
+                          "    expect: [wire_format: {}]\n");
+    REQUIRE(c.errors.size() == 6);
+    CHECK_THAT(c.errors[0], Catch::Contains(":4:17: dut: unknown parameter 'zeta'"));
+    CHECK_THAT(c.errors[1], Catch::Contains(":4:27: dut: unknown parameter 'alpha'"));
+    CHECK_THAT(c.errors[2], Catch::Contains(":5:17: peer: unknown parameter 'yak'"));
+    CHECK_THAT(c.errors[3], Catch::Contains(":5:25: peer: unknown parameter 'bee'"));
+    CHECK_THAT(c.errors[4], Catch::Contains(":7:26: post_write: unknown argument 'zz'"));
+    CHECK_THAT(c.errors[5], Catch::Contains(":7:33: post_write: unknown argument 'aa'"));
+}
+
 TEST_CASE("compile: the bytes one action moves are bounded before anything is allocated") {
     auto c = compile_case(one_case("receiver", "      - post_write: {size: 4096, count: 3}\n"), 8192);
     REQUIRE(c.errors.size() == 1);
