@@ -246,6 +246,36 @@ TEST_CASE("fair_share: inbound / N for N active senders, transitions excused") {
     CHECK(one.check("fair_share").v == verdict::inconclusive);
 }
 
+TEST_CASE("fair_share: a GrantRate is whole units, so the tolerance is at least one unit (D117)") {
+    // 100 Gb/s at 64 times slower (GR-005 on a real wire): 15.625 units, 7.8
+    // for each of two senders. The reference rounds down (7), another DUT
+    // may round up (8); 6 and 9 are more than a unit off. In virtual time
+    // and in real time.
+    for (const bool realtime : {false, true}) {
+        for (auto [g, v] : {std::pair{7, verdict::pass}, {8, verdict::pass}, {6, verdict::fail}, {9, verdict::fail}}) {
+            trace_builder b;
+            b.tr.timing.realtime = realtime;
+            b.tr.p.inbound_rate_bps = 1.5625e9;
+            b.tr.p.grant_idle = 2ms;
+            for (std::uint32_t i = 0; i < 40; ++i) {
+                const nanos t = i * 10us;
+                b.data(t, D::to_dut, {.ppsn = 100 + i, .src_host = 2});
+                b.data(t + 5us, D::to_dut, {.ppsn = 500 + i, .src_host = 3});
+            }
+            for (std::uint32_t i = 0; i < 40; ++i) {
+                const nanos t = i * 10us;
+                const auto two = static_cast<std::uint16_t>(g);  // in real time the first answer has only its own sender for sure
+                b.ack(t + 50us, D::from_dut, 0, 101 + i, {}, 100 + i, false, i == 0 && realtime ? std::uint16_t{15} : two, 0, 0, 2);
+                b.ack(t + 55us, D::from_dut, 0, 501 + i, {}, 500 + i, false, two, 0, 0, 3);
+            }
+            const auto o = b.check("fair_share");
+            INFO((realtime ? "real time, " : "virtual time, ") << "GrantRate " << g << ": " << o.message << " / " << o.expected);
+            CHECK(o.v == v);
+            if (v == verdict::fail) CHECK_THAT(o.expected, Catch::Contains("7.81") && Catch::Contains("(at least one unit)"));
+        }
+    }
+}
+
 TEST_CASE("fair_share in real time: judged against the sender counts the wire makes certain (D110)") {
     // Senders .2 and .3 send a packet each every 10 us from 0 to 400 us; the
     // DUT answers each `lag` after it arrived. Grant idle time 2 ms.
