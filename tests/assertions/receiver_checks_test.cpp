@@ -246,6 +246,30 @@ TEST_CASE("fair_share: inbound / N for N active senders, transitions excused") {
     CHECK(one.check("fair_share").v == verdict::inconclusive);
 }
 
+namespace {
+// Senders .2 and .3 send a packet each every 10 us from 0 to 400 us; the DUT
+// answers each `lag` after it arrived, granting `grant_when_two` (the first
+// answer to .2 `first_grant`: in real time it has only its own sender for
+// sure). Grant idle time 2 ms.
+trace_builder two_senders(bool realtime, double inbound_bps, nanos lag, std::uint16_t first_grant, std::uint16_t grant_when_two) {
+    trace_builder b;
+    b.tr.timing.realtime = realtime;
+    b.tr.p.inbound_rate_bps = inbound_bps;
+    b.tr.p.grant_idle = 2ms;
+    for (std::uint32_t i = 0; i < 40; ++i) {
+        const nanos t = i * 10us;
+        b.data(t, D::to_dut, {.ppsn = 100 + i, .src_host = 2});
+        b.data(t + 5us, D::to_dut, {.ppsn = 500 + i, .src_host = 3});
+    }
+    for (std::uint32_t i = 0; i < 40; ++i) {
+        const nanos t = i * 10us;
+        b.ack(t + lag, D::from_dut, 0, 101 + i, {}, 100 + i, false, i == 0 ? first_grant : grant_when_two, 0, 0, 2);
+        b.ack(t + 5us + lag, D::from_dut, 0, 501 + i, {}, 500 + i, false, grant_when_two, 0, 0, 3);
+    }
+    return b;
+}
+}  // namespace
+
 TEST_CASE("fair_share: a GrantRate is whole units, so the tolerance is at least one unit (D117)") {
     // 100 Gb/s at 64 times slower (GR-005 on a real wire): 15.625 units, 7.8
     // for each of two senders. The reference rounds down (7), another DUT
@@ -253,21 +277,8 @@ TEST_CASE("fair_share: a GrantRate is whole units, so the tolerance is at least 
     // and in real time.
     for (const bool realtime : {false, true}) {
         for (auto [g, v] : {std::pair{7, verdict::pass}, {8, verdict::pass}, {6, verdict::fail}, {9, verdict::fail}}) {
-            trace_builder b;
-            b.tr.timing.realtime = realtime;
-            b.tr.p.inbound_rate_bps = 1.5625e9;
-            b.tr.p.grant_idle = 2ms;
-            for (std::uint32_t i = 0; i < 40; ++i) {
-                const nanos t = i * 10us;
-                b.data(t, D::to_dut, {.ppsn = 100 + i, .src_host = 2});
-                b.data(t + 5us, D::to_dut, {.ppsn = 500 + i, .src_host = 3});
-            }
-            for (std::uint32_t i = 0; i < 40; ++i) {
-                const nanos t = i * 10us;
-                const auto two = static_cast<std::uint16_t>(g);  // in real time the first answer has only its own sender for sure
-                b.ack(t + 50us, D::from_dut, 0, 101 + i, {}, 100 + i, false, i == 0 && realtime ? std::uint16_t{15} : two, 0, 0, 2);
-                b.ack(t + 55us, D::from_dut, 0, 501 + i, {}, 500 + i, false, two, 0, 0, 3);
-            }
+            const auto two = static_cast<std::uint16_t>(g);
+            auto b = two_senders(realtime, 1.5625e9, 50us, realtime ? std::uint16_t{15} : two, two);
             const auto o = b.check("fair_share");
             INFO((realtime ? "real time, " : "virtual time, ") << "GrantRate " << g << ": " << o.message << " / " << o.expected);
             CHECK(o.v == v);
@@ -277,25 +288,9 @@ TEST_CASE("fair_share: a GrantRate is whole units, so the tolerance is at least 
 }
 
 TEST_CASE("fair_share in real time: judged against the sender counts the wire makes certain (D110)") {
-    // Senders .2 and .3 send a packet each every 10 us from 0 to 400 us; the
-    // DUT answers each `lag` after it arrived. Grant idle time 2 ms.
+    // Two senders, the DUT `lag` behind its wire (two_senders).
     auto run = [](nanos lag, std::uint16_t grant_when_two) {
-        trace_builder b;
-        b.tr.timing.realtime = true;
-        b.tr.p.inbound_rate_bps = 100e9;  // 1000 units
-        b.tr.p.grant_idle = 2ms;
-        for (std::uint32_t i = 0; i < 40; ++i) {
-            const nanos t = i * 10us;
-            b.data(t, D::to_dut, {.ppsn = 100 + i, .src_host = 2});
-            b.data(t + 5us, D::to_dut, {.ppsn = 500 + i, .src_host = 3});
-        }
-        for (std::uint32_t i = 0; i < 40; ++i) {
-            const nanos t = i * 10us;
-            // The first answer has only its own sender for sure.
-            b.ack(t + lag, D::from_dut, 0, 101 + i, {}, 100 + i, false, i == 0 ? std::uint16_t{1000} : grant_when_two, 0, 0, 2);
-            b.ack(t + 5us + lag, D::from_dut, 0, 501 + i, {}, 500 + i, false, grant_when_two, 0, 0, 3);
-        }
-        return b;
+        return two_senders(true, 100e9, lag, 1000, grant_when_two);  // 1000 units
     };
     auto ok = run(50us, 500).check("fair_share");
     CHECK(ok.v == verdict::pass);
