@@ -831,6 +831,34 @@ TEST_CASE("window_cut_on_ece and no_cross_path_cut") {
     }
 }
 
+TEST_CASE("no_cross_path_cut in real time: one unmarked path left low beside another at its window is not a cut (D118)") {
+    // Path 0 marked; paths 1 and 2 never, with `one` and `two` in flight.
+    auto run = [](unsigned one, unsigned two, bool realtime) {
+        trace_builder b;
+        b.tr.timing.realtime = realtime;
+        std::uint32_t next[3] = {100, 500, 900};
+        const unsigned n[3] = {1, one, two};
+        for (int round = 0; round < 10; ++round) {
+            const nanos t = round * 100us;
+            for (unsigned q = 0; q < 3; ++q) {
+                for (unsigned i = 0; i < n[q]; ++i) b.data(t, D::from_dut, {.path = q, .ppsn = next[q] + i});
+                next[q] += n[q];
+                b.ack(t + 50us, D::to_dut, q, next[q], {}, next[q] - 1, q == 0);
+            }
+        }
+        return b.check("no_cross_path_cut", {{"marked", "0"}});
+    };
+    CHECK(run(20, 20, true).v == verdict::pass);
+    CHECK(run(20, 2, false).v == verdict::fail);  // virtual time: every path judged
+    auto preferred = run(20, 2, true);
+    CHECK(preferred.v == verdict::inconclusive);
+    CHECK_THAT(preferred.message, Catch::StartsWith("path 2 (never marked) held at most 2 packets in flight while path 0 was "
+                                                    "marked, but path 1 (never marked) reached 20"));
+    auto shared = run(3, 2, true);  // every unmarked path below: a shared cut
+    CHECK(shared.v == verdict::fail);
+    CHECK_THAT(shared.message, Catch::StartsWith("path 1 (never marked) held at most 3"));
+}
+
 TEST_CASE("timing_figures::held_between counts each held moment once") {
     trace::timing_figures tm;
     tm.late = {{10us, 30us}, {20us, 30us}, {100us, 10us}};  // [10, 40] and [20, 50] overlap: [10, 50]
