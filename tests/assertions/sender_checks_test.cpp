@@ -1255,6 +1255,14 @@ TEST_CASE("grant_rate: a DUT that never came near its grant is inconclusive; an 
     auto slow = run(34us, 100).check("grant_rate");  // 1 Gb/s under a 10 Gb/s grant
     CHECK(slow.v == verdict::inconclusive);
     CHECK_THAT(slow.message, Catch::Contains("never came near its grant"));
+    CHECK_FALSE(slow.timing_doubt);
+    // Real time: flagged for another attempt, which coarse time runs twice as
+    // slow, its grant halved (D119).
+    auto slow_rt = run(34us, 100);
+    slow_rt.tr.timing.realtime = true;
+    auto again = slow_rt.check("grant_rate");
+    CHECK(again.v == verdict::inconclusive);
+    CHECK(again.timing_doubt);
     // 33 Gb/s under 10: a stall of 5 us could move at most ~6 KB into a window, far less than the excess.
     auto fast = run(1000ns, 100);
     fast.tr.timing.realtime = true;
