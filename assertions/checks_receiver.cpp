@@ -1,16 +1,16 @@
 // DUT as receiver: ACKs, NAKs, silent drops, RNRs, placement before completion.
 #include <algorithm>
-#include <map>
 #include <array>
+#include <cmath>
+#include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
-
-#include <cstdio>
+#include <string>
 
 #include "assertions/checks.h"
 #include "core/serial.h"
 #include "core/units.h"
-#include <cmath>
 #include "wire/ctrl.h"
 #include "wire/protocol.h"
 
