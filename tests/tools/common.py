@@ -59,3 +59,9 @@ def check_setup(name, *extra_binaries):
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     return args, work, Failures()
+
+
+def cmake_on(value):
+    """A CMake boolean passed on a test's command line (`--sanitized
+    ${MRCT_SANITIZE}`): ON, 1, TRUE or YES in any case."""
+    return value.upper() in ("ON", "1", "TRUE", "YES")

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 
-from common import Failures
+from common import Failures, cmake_on
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mrct", required=True)
@@ -32,7 +32,7 @@ ap.add_argument("--max-seconds", type=float, default=0, help="fail a plan taking
 ap.add_argument("--only", default="", help="comma-separated plan names")
 args = ap.parse_args()
 args.mrct = os.path.abspath(args.mrct)  # each plan runs in its own folder
-sanitized = args.sanitized.upper() in ("ON", "1", "TRUE", "YES")
+sanitized = cmake_on(args.sanitized)
 fails = Failures()
 root = os.path.join(args.workdir, "hostile_plans")
 os.makedirs(root, exist_ok=True)

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-from common import Failures
+from common import Failures, cmake_on
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mrct", required=True)
@@ -35,7 +35,7 @@ ap.add_argument("--workdir", required=True)
 ap.add_argument("--update", action="store_true")
 ap.add_argument("--sanitized", default="OFF", help="ON: a sanitizer build (the plan runs of 2 and 3 take a subset)")
 args = ap.parse_args()
-sanitized = args.sanitized.upper() in ("ON", "1", "TRUE", "YES")
+sanitized = cmake_on(args.sanitized)
 fails = Failures()
 work = os.path.join(args.workdir, "report_check")
 shutil.rmtree(work, ignore_errors=True)
