@@ -174,9 +174,8 @@ outcome no_cross_path_cut(const context& c) {
                          ">= " + std::to_string(at_least), std::to_string(n), {span.first_rec}),
                     span.first, span.last);
     }
-    const std::size_t others = most.size();
     o.v = verdict::pass;
-    o.message = std::to_string(others) + " unmarked paths kept their windows while path " + std::to_string(p) + " was marked";
+    o.message = std::to_string(most.size()) + " unmarked paths kept their windows while path " + std::to_string(p) + " was marked";
     return o;
 }
 
