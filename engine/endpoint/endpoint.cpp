@@ -159,7 +159,7 @@ void endpoint::impl::try_close(endpoint& e, connection& c, bool on_ack) {
 
 std::uint32_t endpoint::register_mr(std::size_t len) {
     const std::uint32_t rkey = next_rkey_++;
-    mrs_[rkey] = region{next_va_, std::vector<std::uint8_t>(len, 0)};
+    mrs_[rkey] = region{next_va_, zero_pages(len)};
     next_va_ += (len + 0xFFFF) & ~std::uint64_t{0xFFFF};
     next_va_ += 0x10000;
     return rkey;
@@ -206,10 +206,10 @@ std::uint64_t endpoint::mr_va(std::uint32_t rkey) const {
     return it == mrs_.end() ? 0 : it->second.va;
 }
 
-std::span<std::uint8_t> endpoint::mr_bytes(std::uint32_t rkey) {
+std::span<const std::uint8_t> endpoint::mr_bytes(std::uint32_t rkey) const {
     auto it = mrs_.find(rkey);
     if (it == mrs_.end()) return {};
-    return it->second.bytes;
+    return it->second.bytes.bytes();
 }
 
 core::status endpoint::post_recv(std::uint32_t conn, std::uint16_t tag, std::uint32_t rkey, std::uint64_t offset,

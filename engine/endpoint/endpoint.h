@@ -18,6 +18,7 @@
 #include "core/rng.h"
 #include "endpoint/config.h"
 #include "endpoint/units.h"
+#include "endpoint/zero_pages.h"
 #include "sim/scheduler.h"
 #include "wire/build.h"
 #include "wire/frame.h"
@@ -154,7 +155,7 @@ public:
     // Memory: returns the R_Key of a new zeroed region of `len` bytes at va().
     std::uint32_t register_mr(std::size_t len);
     std::uint64_t mr_va(std::uint32_t rkey) const;
-    std::span<std::uint8_t> mr_bytes(std::uint32_t rkey);
+    std::span<const std::uint8_t> mr_bytes(std::uint32_t rkey) const;
 
     // Work requests. Errors are usage errors (unknown connection, bad region).
     core::status post_recv(std::uint32_t conn, std::uint16_t tag, std::uint32_t rkey, std::uint64_t offset,
@@ -234,7 +235,7 @@ private:
     std::vector<std::uint32_t> accepted_;
     struct region {
         std::uint64_t va;
-        std::vector<std::uint8_t> bytes;
+        zero_pages bytes;
     };
     std::map<std::uint32_t, region> mrs_;
     std::uint32_t next_rkey_ = 0x100;

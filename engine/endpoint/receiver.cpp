@@ -356,7 +356,7 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
         // Never write outside the receive (reachable only when a bug profile skips the mismatch checks).
         const std::uint32_t at = has(cfg, bug::send_arrival_order) ? arrival_offset() : m.msg_offset;
         if (static_cast<std::uint64_t>(at) + len > rv.len) return;
-        dst = mr->second.bytes.data() + rv.offset + at;
+        dst = mr->second.bytes.writable(rv.offset + at, len);
     } else {
         auto mr = e.mrs_.find(f.reth.r_key);
         const std::uint64_t va = f.reth.va;
@@ -369,7 +369,7 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
             at = at - m.msg_offset + arrival_offset();
             if (at + len > mr->second.bytes.size()) return;  // never outside the region
         }
-        dst = mr->second.bytes.data() + at;
+        dst = mr->second.bytes.writable(at, len);
     }
     // MR-OOO-1/2: place at the packet's own address; no reorder buffer.
     if (!f.payload.empty()) std::memcpy(dst, f.payload.data(), f.payload.size());  // a described payload writes nothing
