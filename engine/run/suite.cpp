@@ -9,6 +9,7 @@
 
 #include "core/rng.h"
 #include "run/runner.h"
+#include "sim/drivers.h"
 
 namespace mrct::run {
 
@@ -115,6 +116,7 @@ void with_waveform(case_result& r, const plan::test_case& c, std::uint64_t seed,
 }  // namespace
 
 std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make, const run_options& o) {
+    sim::keep_freed_memory();  // cases allocate and free megabytes each
     auto cases = select(s, o);
     struct job {
         const plan::test_case* c;

@@ -13,6 +13,15 @@
 
 namespace mrct::sim {
 
+void keep_freed_memory() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+        ::mallopt(M_MMAP_THRESHOLD, 32 << 20);  // the largest glibc takes on 64-bit
+        ::mallopt(M_TOP_PAD, 64 << 20);          // grow the heap 64 MiB at a time
+    });
+}
+
 std::uint64_t virtual_driver::run_until(nanos t) {
     std::uint64_t n = 0;
     while (s_.run_one(t)) ++n;
@@ -68,14 +77,8 @@ realtime_driver::realtime_driver(scheduler& s) : s_(s), impl_(std::make_unique<i
     // hundred KiB a post or a frame batch allocates and frees, 200-odd calls
     // a case, each taking the process's memory-map lock. Beside stress-ng
     // one of them held the engine 5 to 10 s (perf trace: brk, 5.19 s), its
-    // agent call timed out, the DUT's connection ran out of retries. Freed
-    // memory stays with the process until it exits.
-    static std::once_flag once;
-    std::call_once(once, [] {
-        ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
-        ::mallopt(M_MMAP_THRESHOLD, 32 << 20);  // the largest glibc takes on 64-bit
-        ::mallopt(M_TOP_PAD, 64 << 20);          // grow the heap 64 MiB at a time
-    });
+    // agent call timed out, the DUT's connection ran out of retries.
+    keep_freed_memory();
 }
 realtime_driver::~realtime_driver() = default;
 

@@ -18,6 +18,15 @@ class io_context;
 
 namespace mrct::sim {
 
+// The heap keeps what is freed and does not map blocks of its own below
+// 32 MiB (glibc's mallopt; once per process, later calls do nothing). A case
+// allocates and frees megabytes (posts, payloads, trace blocks); returning
+// them to the kernel each time costs a page fault per page on the next case
+// (a run of the plan in virtual time spent half its time there,
+// docs/performance.md) and, in real time, memory-map lock holds (below).
+// Freed memory stays with the process until it exits.
+void keep_freed_memory();
+
 class virtual_driver {
 public:
     explicit virtual_driver(scheduler& s) : s_(s) {}
