@@ -851,7 +851,7 @@ outcome grant_advertised(const context& c) {
         const double g = r.f().ackh.grant_rate;
         if (g == k_grant_unlimited || std::abs(g - want) > grant_slack(want, tol))
             return fail("a DUT ACK advertises GrantRate " + std::to_string(static_cast<int>(g)) + " x 100 Mb/s",
-                        std::to_string(want) + " x 100 Mb/s +/- " + std::to_string(static_cast<int>(tol * 100)) +
+                        fmt_units(want) + " x 100 Mb/s +/- " + std::to_string(static_cast<int>(tol * 100)) +
                             "% (at least one unit)",
                         std::to_string(static_cast<int>(g)), {r.index});
     }
