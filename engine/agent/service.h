@@ -36,6 +36,7 @@ struct service_options {
     std::function<bool(const std::string& peer_ip)> peer_allowed;
     std::string peer_rule;  // how peer_allowed decides, for its error message
     unsigned tx_burst = 0;  // endpoint::config::tx_burst of every endpoint (a real-time host's)
+    bool resident_regions = false;  // endpoint::config::resident_regions of every endpoint (a real-time host's)
     std::function<bool()> tx_turn;  // endpoint::set_tx_turn of every endpoint
 };
 

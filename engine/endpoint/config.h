@@ -115,6 +115,13 @@ struct config {
     // (docs/timing.md). mrct-refnic --tx-burst; not settable from plans,
     // never in virtual time.
     unsigned tx_burst = 0;
+    // A real-time host's memory regions are in memory from registration on,
+    // as a NIC's registration pins them: a region's first touch of a page
+    // is then no page fault in the middle of a transfer, where it would
+    // stall the DUT or the engine (zero_pages.h; virtual time leaves pages
+    // to be faulted in when written, which costs nothing there).
+    // mrct-refnic and the engine's peers in real time; not settable from plans.
+    bool resident_regions = false;
     // Tests only: every path's first PPSN (normally random, MR-CONN-1), to place
     // a transfer across the 24-bit wrap.
     std::optional<std::uint32_t> initial_ppsn;

@@ -159,7 +159,7 @@ void endpoint::impl::try_close(endpoint& e, connection& c, bool on_ack) {
 
 std::uint32_t endpoint::register_mr(std::size_t len) {
     const std::uint32_t rkey = next_rkey_++;
-    mrs_[rkey] = region{next_va_, zero_pages(len)};
+    mrs_[rkey] = region{next_va_, zero_pages(len, cfg_.resident_regions)};
     next_va_ += (len + 0xFFFF) & ~std::uint64_t{0xFFFF};
     next_va_ += 0x10000;
     return rkey;

@@ -26,7 +26,9 @@ public:
 
     zero_pages() = default;
     // n zero bytes; throws std::bad_alloc when the address space is short.
-    explicit zero_pages(std::size_t n);
+    // `resident`: every page is in memory when this returns (config::
+    // resident_regions), not faulted in when first touched.
+    explicit zero_pages(std::size_t n, bool resident = false);
     ~zero_pages();
     zero_pages(zero_pages&& o) noexcept;
     zero_pages& operator=(zero_pages&& o) noexcept;

@@ -186,6 +186,7 @@ int main(int argc, char** argv) {
     so.clock = [&drv] { drv.sync(); };
     so.max_mr_bytes = max_mr;
     so.tx_burst = tx_burst;
+    so.resident_regions = true;
     so.tx_turn = [&w] { return w.tx_turn(); };
     so.max_total_mr_bytes = max_memory;
     if (!allowed->empty()) {

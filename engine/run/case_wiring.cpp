@@ -14,6 +14,9 @@ core::status case_wiring::configure(bool& refused) {
     for (const auto& [k, v] : p_.dut_config)
         if (k != "bug")
             if (auto st = endpoint::config_set(dut_cfg, k, v); !st) return core::error{"dut: " + st.err().message};
+    // In real time the peers' regions are resident when registered: a page
+    // fault while the DUT's data arrives would be the engine late.
+    peer_cfg.resident_regions = dut_.realtime();
     dut_addr = dut_.address();
     peer_addr = dut_.peer_address();
     return core::ok_status();

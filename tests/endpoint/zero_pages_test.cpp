@@ -1,8 +1,12 @@
 #include "endpoint/zero_pages.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -12,6 +16,14 @@ namespace {
 bool all_zero(const zero_pages& z) {
     const auto b = z.bytes();
     return std::all_of(b.begin(), b.end(), [](std::uint8_t x) { return x == 0; });
+}
+// Pages of z in memory now (mincore).
+std::size_t resident_pages(const zero_pages& z) {
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> v((z.size() + page - 1) / page);
+    auto* p = const_cast<std::uint8_t*>(z.bytes().data());
+    REQUIRE(::mincore(p, z.size(), v.data()) == 0);
+    return static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](unsigned char c) { return c & 1; }));
 }
 }  // namespace
 
@@ -64,4 +76,16 @@ TEST_CASE("zero_pages: a move carries the pages and what was written", "[endpoin
     CHECK(d.bytes().data() == p);
     CHECK(all_zero(d));
     CHECK(q != p);
+}
+
+TEST_CASE("zero_pages: resident pages are in memory from the start, others when touched", "[endpoint][zero_pages]") {
+    // Odd sizes: fresh mappings, not one a test before released.
+    constexpr std::size_t n = 64 * 4096 + 11;
+    zero_pages lazy(n);
+    CHECK(resident_pages(lazy) == 0);
+    std::memset(lazy.writable(3 * 4096, 2 * 4096), 1, 2 * 4096);
+    CHECK(resident_pages(lazy) == 2);
+    zero_pages pinned(n + 4096, true);
+    CHECK(resident_pages(pinned) == 66);
+    CHECK(all_zero(pinned));
 }
