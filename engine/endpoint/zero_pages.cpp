@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <bit>
 #include <cassert>
 #include <cstring>
@@ -68,6 +69,10 @@ zero_pages::zero_pages(std::size_t n, bool resident) : n_(n) {
         p_ = static_cast<std::uint8_t*>(p);
     }
     if (resident && ::madvise(p_, n_, MADV_POPULATE_WRITE) != 0) {
+        if (errno != EINVAL) {  // no memory for it: refused, as an allocation is
+            ::munmap(p_, n_);
+            throw std::bad_alloc{};
+        }
         // Before Linux 5.14: a write per page faults each in (a zero on a
         // zero page changes nothing).
         for (std::size_t at = 0; at < n_; at += k_page) *static_cast<volatile std::uint8_t*>(p_ + at) = 0;
