@@ -79,6 +79,7 @@ struct check_args {
     std::vector<std::string> params;  // NAME=VALUE: the parameters in force on the DUTs
     std::string crossing = "200us";
     std::string max_hold = "10ms";    // how long the DUTs' host may have held them (0: they keep their own time)
+    std::uint64_t capture_lost = 0;   // frames the capture files' capturer dropped (check::input::lost)
     std::string out;                  // reports folder
 };
 int run_check(const check_args& a);

@@ -214,6 +214,11 @@ int main(int argc, char** argv) {
                       "a timing verdict that a hold this long could change is inconclusive. 0 for DUTs that keep\n"
                       "their own time (NICs): every timing verdict stands")
         ->capture_default_str();
+    check->add_option("--capture-lost", ck.capture_lost,
+                      "Frames the capture files' capturer dropped before recording them (tcpdump's \"dropped by kernel\",\n"
+                      "a port's missed count): with any, no verdict on those files stands (inconclusive, saying so).\n"
+                      "An emulator folder's own figure (emulate.json lost_in) is read from it")
+        ->capture_default_str();
     check->add_option("--out", ck.out, "Folder for report.html, results.json, junit.xml");
 
     mrct::app::run_args ra;

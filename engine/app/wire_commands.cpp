@@ -165,7 +165,10 @@ int run_check(const check_args& a) {
                 if (!i.duts.empty()) o.inputs.push_back(std::move(i));
             }
         } else {
-            o.inputs.push_back({in, a.duts});
+            check::input i{in, a.duts};
+            i.lost = a.capture_lost;
+            i.lost_where = "the capturer of " + std::filesystem::path(in).filename().string() + " (--capture-lost)";
+            o.inputs.push_back(std::move(i));
         }
     }
     if (o.inputs.empty()) {

@@ -175,6 +175,8 @@ core::result<std::vector<input>> inputs_of_emulation(const std::string& folder) 
             if (!p.contains("capture")) return core::error{file.string() + ": port " + side + " has no capture (--no-capture)"};
             input i;
             i.capture = (fs::path(folder) / p.at("capture").get<std::string>()).string();
+            i.lost = p.value("lost_in", std::uint64_t{0});
+            i.lost_where = std::string("the emulator's capture of port ") + side + " (emulate.json lost_in)";
             for (const auto& a : p.at("addresses")) i.duts.push_back(a.get<std::string>());
             if (i.duts.empty()) continue;  // no DUT seen on this port
             out.push_back(std::move(i));
@@ -204,6 +206,7 @@ core::result<std::vector<run::case_result>> judge(const options& o) {
         for (const auto& dut : duts) {
             auto tr = trace_of(in.capture, dut, *p, o.crossing_ns, o.max_hold_ns, &*seen);
             if (!tr) return tr.err();
+            (*tr)->timing.frames_lost = in.lost;
             std::shared_ptr<const trace::trace> shared = *tr;
             int line = 0;
             for (const auto& pc : profile()) {
@@ -229,6 +232,9 @@ core::result<std::vector<run::case_result>> judge(const options& o) {
                     if (v == "$mtu") v = std::to_string(p->mtu);
                 }
                 ar.o = assertions::evaluate(*def, *shared, args);
+                if (in.lost)
+                    run::on_incomplete_record(ar, in.lost_where + " lost " + std::to_string(in.lost) +
+                                                      " frames before they were recorded");
                 r.v = ar.o.v;
                 if (rank(r.v) > 0) r.reason = ar.name + ": " + ar.o.message;
                 r.asserts.push_back(std::move(ar));

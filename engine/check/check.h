@@ -38,6 +38,13 @@ const std::vector<passive_check>& profile();
 struct input {
     std::string capture;
     std::vector<std::string> duts;
+    // Frames the capturer dropped before recording them: emulate.json's
+    // `lost_in` for the port (frames its DUT sent that the emulator's capture
+    // buffer lost), or what the user says of a capture file (--capture-lost).
+    // With any lost, no pass or fail on this capture stands: each becomes
+    // inconclusive, saying so (run::on_incomplete_record), as in a run.
+    std::uint64_t lost = 0;
+    std::string lost_where;  // for the reason: "port a's capture buffer"
 };
 
 struct options {

@@ -335,13 +335,8 @@ void case_exec::evaluate(case_result& r) {
     // trace: no verdict on it stands.
     if (tr_->timing.realtime && tr_->timing.frames_lost)
         for (auto& a : r.asserts)
-            if (a.o.v == verdict::pass || a.o.v == verdict::fail) {
-                a.o.message = "the engine's receive path dropped " + std::to_string(tr_->timing.frames_lost) +
-                              " of the DUT's frames unread (a full socket or capture buffer): the trace is incomplete; "
-                              "it would have said " + std::string(assertions::verdict_name(a.o.v)) + ": " + a.o.message;
-                a.o.v = verdict::inconclusive;
-                a.o.timing_doubt = true;  // the host was too busy to read them: another attempt may
-            }
+            on_incomplete_record(a, "the engine's receive path dropped " + std::to_string(tr_->timing.frames_lost) +
+                                        " of the DUT's frames unread (a full socket or capture buffer)");
     // Real time: a case whose scenario holds only if its steps ran on time
     // says how late they may run (limits.step_late). Later, the rule may not
     // have bound (RNR-013's RNR_QUERY after the held message arrived): no pass

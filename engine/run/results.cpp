@@ -11,6 +11,14 @@
 
 namespace mrct::run {
 
+void on_incomplete_record(assertion_result& a, const std::string& lost) {
+    if (a.o.v != verdict::pass && a.o.v != verdict::fail) return;
+    a.o.message = lost + ": the trace is incomplete; it would have said " + std::string(assertions::verdict_name(a.o.v)) +
+                  ": " + a.o.message;
+    a.o.v = verdict::inconclusive;
+    a.o.timing_doubt = true;
+}
+
 core::result<atomic_file> atomic_file::open(const std::string& path) {
     const std::string tmp = path + ".tmp";
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

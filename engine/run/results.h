@@ -26,6 +26,13 @@ struct assertion_result {
     assertions::outcome o;
 };
 
+// A record missing frames of the DUT's (dropped unread before they were
+// recorded: the engine's full socket or capture buffer, a capturer's drops)
+// bears no verdict: a pass or a fail becomes inconclusive, saying `lost`
+// (what was lost, and where) and what it would have said. Flagged as timing:
+// a less busy attempt may judge.
+void on_incomplete_record(assertion_result& a, const std::string& lost);
+
 struct case_result {
     std::string id, title, level, area, role;
     std::vector<std::string> clauses;

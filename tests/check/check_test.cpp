@@ -204,6 +204,37 @@ TEST_CASE("judge: every check of the profile for every DUT, and a broken sender 
     CHECK(only->size() == check::profile().size());
 }
 
+TEST_CASE("judge: on a capture that lost frames no pass or fail stands") {
+    check::options o;
+    check::input in{conversation("df0_lost.pcap", false), {}};
+    in.lost = 3;
+    in.lost_where = "the emulator's capture of port a (emulate.json lost_in)";
+    o.inputs.push_back(in);
+    auto r = check::judge(o);
+    REQUIRE(r.ok());
+    REQUIRE(r->size() == 2 * check::profile().size());
+    // .1's DF=0 failure and .2's pass are both inconclusive now, each saying why
+    // and what it would have said.
+    const auto& failed = r->front();
+    CHECK(failed.id == "10.0.0.1/wire_format");
+    CHECK(failed.v == assertions::verdict::inconclusive);
+    CHECK_THAT(failed.reason, Catch::Contains("port a (emulate.json lost_in) lost 3 frames before they were recorded") &&
+                                  Catch::Contains("it would have said fail"));
+    CHECK(failed.tr != nullptr);  // evidence kept: it did not pass
+    CHECK(failed.tr->timing.frames_lost == 3);
+    const auto& passed = (*r)[check::profile().size()];
+    CHECK(passed.id == "10.0.0.2/wire_format");
+    CHECK(passed.v == assertions::verdict::inconclusive);
+    CHECK_THAT(passed.reason, Catch::Contains("it would have said pass"));
+    for (const auto& c : *r) CHECK(c.v != assertions::verdict::pass);
+    for (const auto& c : *r) CHECK(c.v != assertions::verdict::fail);
+    // Nothing lost: the verdicts stand (the test above, on the same capture).
+    o.inputs.front().lost = 0;
+    auto whole = check::judge(o);
+    REQUIRE(whole.ok());
+    CHECK(whole->front().v == assertions::verdict::fail);
+}
+
 TEST_CASE("inputs_of_emulation: each port's capture with the DUTs seen on it") {
     namespace fs = std::filesystem;
     const auto dir = tmp("emu");
@@ -217,6 +248,15 @@ TEST_CASE("inputs_of_emulation: each port's capture with the DUTs seen on it") {
     CHECK((*in)[0].capture == dir + "/port-a.pcap");
     CHECK((*in)[0].duts == std::vector<std::string>{"10.0.0.1"});
     CHECK((*in)[1].duts == std::vector<std::string>{"10.0.0.2"});
+    CHECK((*in)[0].lost == 0);  // no lost_in: nothing lost
+    // A port whose capture buffer lost frames says so, and where.
+    std::ofstream(dir + "/emulate.json") << R"({"ports": {"a": {"addresses": ["10.0.0.1"], "capture": "port-a.pcap", "lost_in": 0},
+        "b": {"addresses": ["10.0.0.2"], "capture": "port-b.pcap", "lost_in": 1941}}})";
+    auto lossy = check::inputs_of_emulation(dir);
+    REQUIRE(lossy.ok());
+    CHECK((*lossy)[0].lost == 0);
+    CHECK((*lossy)[1].lost == 1941);
+    CHECK_THAT((*lossy)[1].lost_where, Catch::Contains("port b"));
     std::ofstream(dir + "/emulate.json") << R"({"ports": {"a": {"addresses": []}}})";
     auto bad = check::inputs_of_emulation(dir);
     REQUIRE_FALSE(bad.ok());
