@@ -161,6 +161,7 @@ public:
         rte_mbuf* b[k_burst];
         while (const auto n = rte_eth_rx_burst(id_, 0, b, k_burst))
             for (std::uint16_t i = 0; i < n; ++i) rte_pktmbuf_free(b[i]);
+        have_base_ = rte_eth_stats_get(id_, &base_) == 0;  // lost_in counts from here
         if (tap_) return core::ok_status();
         // As agent+pcap: keep the kernel from answering the DUT with ICMP when
         // the port shares a kernel interface (af_packet).
@@ -238,7 +239,16 @@ public:
         sink_.close(ec);
         for (auto& s : more_sinks_) s->close(ec);
     }
-    const port_stats& stats() const override { return stats_; }
+    // lost_in: frames the receive ring had no room (imissed) or no buffer
+    // (rx_nombuf) for since open, and chained ones that could not be read:
+    // frames the DUT sent that the trace or the capture lacks.
+    const port_stats& stats() const override {
+        stats_.lost_in = unreadable_;
+        rte_eth_stats s{};
+        if (have_base_ && rte_eth_stats_get(id_, &s) == 0)
+            stats_.lost_in += (s.imissed - base_.imissed) + (s.rx_nombuf - base_.rx_nombuf);
+        return stats_;
+    }
 
 private:
     // A full TX ring is retried a few times (the PMD frees descriptors as the
@@ -291,7 +301,7 @@ private:
             const std::int64_t now_ns = static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
             for (std::uint16_t i = 0; i < n; ++i) {
                 if (b[i]->nb_segs == 1) deliver(core::bytes_view(rte_pktmbuf_mtod(b[i], const std::uint8_t*), b[i]->data_len), now_ns);
-                else if (!linear(b[i], now_ns)) ++stats_.lost_in;
+                else if (!linear(b[i], now_ns)) ++unreadable_;
                 rte_pktmbuf_free(b[i]);
             }
         } while (n == k_burst && ++batches < 2);
@@ -373,7 +383,10 @@ private:
     std::string deferred_error_;
     std::vector<std::uint8_t> rx_buf_;
     rx cb_;
-    port_stats stats_;
+    mutable port_stats stats_;  // lost_in brought up to date by stats()
+    std::uint64_t unreadable_ = 0;
+    rte_eth_stats base_{};
+    bool have_base_ = false;
     bool stopped_ = false;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // a posted handler outliving the port does nothing
 };
