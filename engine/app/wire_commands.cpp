@@ -167,7 +167,8 @@ int run_check(const check_args& a) {
         } else {
             check::input i{in, a.duts};
             i.lost = a.capture_lost;
-            i.lost_where = "the capturer of " + std::filesystem::path(in).filename().string() + " (--capture-lost)";
+            i.lost_why = "the capturer of " + std::filesystem::path(in).filename().string() + " dropped " +
+                         std::to_string(a.capture_lost) + " frames before recording them (--capture-lost)";
             o.inputs.push_back(std::move(i));
         }
     }

@@ -175,8 +175,14 @@ core::result<std::vector<input>> inputs_of_emulation(const std::string& folder) 
             if (!p.contains("capture")) return core::error{file.string() + ": port " + side + " has no capture (--no-capture)"};
             input i;
             i.capture = (fs::path(folder) / p.at("capture").get<std::string>()).string();
-            i.lost = p.value("lost_in", std::uint64_t{0});
-            i.lost_where = std::string("the emulator's capture of port ") + side + " (emulate.json lost_in)";
+            // Frames its DUT sent that the capture buffer dropped, and sends to
+            // the DUT that failed (a DPDK port's transmit ring drops after the
+            // capture wrote the frame): either way the capture is not the wire.
+            const auto lost_in = p.value("lost_in", std::uint64_t{0}), unsent = p.value("send_errors", std::uint64_t{0});
+            i.lost = lost_in + unsent;
+            i.lost_why = std::string("the emulator's capture of port ") + side + " is not its wire: " +
+                         std::to_string(lost_in) + " frames from its DUT lost before they were recorded (lost_in), " +
+                         std::to_string(unsent) + " sends to it failed (send_errors)";
             for (const auto& a : p.at("addresses")) i.duts.push_back(a.get<std::string>());
             if (i.duts.empty()) continue;  // no DUT seen on this port
             out.push_back(std::move(i));
@@ -232,9 +238,7 @@ core::result<std::vector<run::case_result>> judge(const options& o) {
                     if (v == "$mtu") v = std::to_string(p->mtu);
                 }
                 ar.o = assertions::evaluate(*def, *shared, args);
-                if (in.lost)
-                    run::on_incomplete_record(ar, in.lost_where + " lost " + std::to_string(in.lost) +
-                                                      " frames before they were recorded");
+                if (in.lost) run::on_incomplete_record(ar, in.lost_why);
                 r.v = ar.o.v;
                 if (rank(r.v) > 0) r.reason = ar.name + ": " + ar.o.message;
                 r.asserts.push_back(std::move(ar));

@@ -38,13 +38,15 @@ const std::vector<passive_check>& profile();
 struct input {
     std::string capture;
     std::vector<std::string> duts;
-    // Frames the capturer dropped before recording them: emulate.json's
-    // `lost_in` for the port (frames its DUT sent that the emulator's capture
-    // buffer lost), or what the user says of a capture file (--capture-lost).
-    // With any lost, no pass or fail on this capture stands: each becomes
-    // inconclusive, saying so (run::on_incomplete_record), as in a run.
+    // Frames the capture and the wire disagree on: emulate.json's `lost_in`
+    // for the port (frames its DUT sent that the capture buffer lost) and
+    // `send_errors` (sends to the DUT that failed; a DPDK port's transmit
+    // ring drops them after the capture wrote them), or what the user says
+    // of a capture file (--capture-lost). With any, no pass or fail on this
+    // capture stands: each becomes inconclusive, saying `lost_why`
+    // (run::on_incomplete_record), as in a run (D120).
     std::uint64_t lost = 0;
-    std::string lost_where;  // for the reason: "port a's capture buffer"
+    std::string lost_why;
 };
 
 struct options {

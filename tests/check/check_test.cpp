@@ -208,7 +208,7 @@ TEST_CASE("judge: on a capture that lost frames no pass or fail stands") {
     check::options o;
     check::input in{conversation("df0_lost.pcap", false), {}};
     in.lost = 3;
-    in.lost_where = "the emulator's capture of port a (emulate.json lost_in)";
+    in.lost_why = "the emulator's capture of port a is not its wire: 3 frames from its DUT lost";
     o.inputs.push_back(in);
     auto r = check::judge(o);
     REQUIRE(r.ok());
@@ -218,7 +218,7 @@ TEST_CASE("judge: on a capture that lost frames no pass or fail stands") {
     const auto& failed = r->front();
     CHECK(failed.id == "10.0.0.1/wire_format");
     CHECK(failed.v == assertions::verdict::inconclusive);
-    CHECK_THAT(failed.reason, Catch::Contains("port a (emulate.json lost_in) lost 3 frames before they were recorded") &&
+    CHECK_THAT(failed.reason, Catch::Contains("port a is not its wire: 3 frames from its DUT lost: the trace is incomplete") &&
                                   Catch::Contains("it would have said fail"));
     CHECK(failed.tr != nullptr);  // evidence kept: it did not pass
     CHECK(failed.tr->timing.frames_lost == 3);
@@ -250,13 +250,15 @@ TEST_CASE("inputs_of_emulation: each port's capture with the DUTs seen on it") {
     CHECK((*in)[1].duts == std::vector<std::string>{"10.0.0.2"});
     CHECK((*in)[0].lost == 0);  // no lost_in: nothing lost
     // A port whose capture buffer lost frames says so, and where.
-    std::ofstream(dir + "/emulate.json") << R"({"ports": {"a": {"addresses": ["10.0.0.1"], "capture": "port-a.pcap", "lost_in": 0},
-        "b": {"addresses": ["10.0.0.2"], "capture": "port-b.pcap", "lost_in": 1941}}})";
+    // So does one whose sends to its DUT failed (the capture may show them).
+    std::ofstream(dir + "/emulate.json") << R"({"ports": {"a": {"addresses": ["10.0.0.1"], "capture": "port-a.pcap", "lost_in": 0, "send_errors": 2},
+        "b": {"addresses": ["10.0.0.2"], "capture": "port-b.pcap", "lost_in": 1941, "send_errors": 0}}})";
     auto lossy = check::inputs_of_emulation(dir);
     REQUIRE(lossy.ok());
-    CHECK((*lossy)[0].lost == 0);
+    CHECK((*lossy)[0].lost == 2);
+    CHECK_THAT((*lossy)[0].lost_why, Catch::Contains("port a") && Catch::Contains("2 sends to it failed"));
     CHECK((*lossy)[1].lost == 1941);
-    CHECK_THAT((*lossy)[1].lost_where, Catch::Contains("port b"));
+    CHECK_THAT((*lossy)[1].lost_why, Catch::Contains("port b") && Catch::Contains("1941 frames from its DUT lost"));
     std::ofstream(dir + "/emulate.json") << R"({"ports": {"a": {"addresses": []}}})";
     auto bad = check::inputs_of_emulation(dir);
     REQUIRE_FALSE(bad.ok());
