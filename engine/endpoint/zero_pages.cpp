@@ -3,9 +3,9 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <bit>
 #include <cassert>
+#include <cerrno>
 #include <cstring>
 #include <iterator>
 #include <mutex>
