@@ -177,3 +177,21 @@ TEST_CASE("histogram: median and p99 to 100 ns") {
     h.add(50'000'000);  // beyond 10 ms: the maximum
     CHECK(h.quantile(1.0) == 50'000'000);
 }
+
+TEST_CASE("summary_text: a port whose capture is not the wire says so (D120)") {
+    auto port = [](std::uint64_t lost, std::uint64_t unsent) {
+        return nlohmann::ordered_json{{"port", "pcap:e0"},     {"addresses", {"10.0.0.1"}}, {"frames_in", 10},
+                                      {"frames_out", 9},       {"lost_in", lost},           {"send_errors", unsent}};
+    };
+    auto dir = nlohmann::ordered_json{{"frames_in", 1}, {"frames_out", 1}, {"dropped", 0}, {"marked", 0},
+                                      {"duplicated", 0}, {"corrupted", 0}, {"other_frames", 0}};
+    nlohmann::ordered_json j{{"duration_s", 1.0},
+                             {"paths", 8},
+                             {"ports", {{"a", port(0, 0)}, {"b", port(1941, 2)}}},
+                             {"directions", {{"a_to_b", dir}, {"b_to_a", dir}}},
+                             {"delay_error", {{"median_ns", 0}, {"p99_ns", 0}, {"max_ns", 0}, {"frames", 0}}}};
+    const auto s = summary_text(j);
+    CHECK_THAT(s, Catch::Contains("port a pcap:e0: DUT 10.0.0.1; 10 frames in, 9 out, 0 lost before they were read, 0 sends failed\n"));
+    CHECK_THAT(s, Catch::Contains("port b pcap:e0: DUT 10.0.0.1; 10 frames in, 9 out, 1941 lost before they were read, 2 sends "
+                                  "failed (the capture is not the wire: mrct check gives no verdict on it, D120)\n"));
+}
