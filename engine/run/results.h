@@ -26,11 +26,12 @@ struct assertion_result {
     assertions::outcome o;
 };
 
-// A record missing frames of the DUT's (dropped unread before they were
-// recorded: the engine's full socket or capture buffer, a capturer's drops)
-// bears no verdict: a pass or a fail becomes inconclusive, saying `lost`
-// (what was lost, and where) and what it would have said. Flagged as timing:
-// a less busy attempt may judge.
+// A record that is not the DUT's wire bears no verdict: one missing frames
+// of the DUT's (dropped unread before they were recorded: the engine's full
+// socket or capture buffer, a capturer's drops), or showing frames going to
+// the DUT that never left (an emulator port's failed sends, D120). A pass or
+// a fail becomes inconclusive, saying `lost` (what, and where) and what it
+// would have said. Flagged as timing: a less busy attempt may judge.
 void on_incomplete_record(assertion_result& a, const std::string& lost);
 
 struct case_result {
