@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
-#include <cerrno>
 #include <cstring>
 #include <iterator>
 #include <mutex>
 #include <new>
 #include <utility>
 #include <vector>
+
+#include "core/pages.h"
 
 namespace mrct::endpoint {
 
@@ -68,14 +69,10 @@ zero_pages::zero_pages(std::size_t n, bool resident) : n_(n) {
         if (p == MAP_FAILED) throw std::bad_alloc{};
         p_ = static_cast<std::uint8_t*>(p);
     }
-    if (resident && ::madvise(p_, n_, MADV_POPULATE_WRITE) != 0) {
-        if (errno != EINVAL) {  // no memory for it: refused, as an allocation is
-            ::munmap(p_, n_);
-            throw std::bad_alloc{};
-        }
-        // Before Linux 5.14: a write per page faults each in (a zero on a
-        // zero page changes nothing).
-        for (std::size_t at = 0; at < n_; at += k_page) *static_cast<volatile std::uint8_t*>(p_ + at) = 0;
+    // The mapping is whole pages: its last one, partly beyond n, too.
+    if (resident && !core::make_resident(p_, (n_ + k_page - 1) / k_page * k_page)) {  // no memory for it: refused, as an allocation is
+        ::munmap(p_, n_);
+        throw std::bad_alloc{};
     }
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/pages.h"
+
 namespace mrct::trace {
 
 std::string_view dir_name(dir d) { return d == dir::from_dut ? "from_dut" : "to_dut"; }
@@ -26,9 +28,9 @@ core::bytes_view frame_store::keep(core::bytes_view b) {
 }
 
 void frame_store::prepare() {
+    resident_ = true;
     if (cap_ - used_ >= k_block / 2) return;
     open_block(k_block);
-    std::fill_n(blocks_.back().get(), cap_, std::uint8_t{0});  // the pages touched now, not under the first frames
 }
 
 void frame_store::open_block(std::size_t n) {
@@ -36,6 +38,9 @@ void frame_store::open_block(std::size_t n) {
     // Not zeroed: every byte handed out is written first.
     blocks_.emplace_back(new std::uint8_t[cap_]);
     used_ = 0;
+    // Refused (no memory for them now): the pages come in at first touch,
+    // as without.
+    if (resident_) core::make_resident(blocks_.back().get(), cap_);
 }
 
 record& trace::add(nanos t, dir d, core::bytes_view bytes) {

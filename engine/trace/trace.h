@@ -306,9 +306,10 @@ private:
 class frame_store {
 public:
     frame_store() = default;
-    frame_store(const frame_store& o) : blocks_(o.blocks_) {}
+    frame_store(const frame_store& o) : blocks_(o.blocks_), resident_(o.resident_) {}
     frame_store& operator=(const frame_store& o) {
         blocks_ = o.blocks_;
+        resident_ = o.resident_;
         used_ = cap_ = 0;
         return *this;
     }
@@ -316,11 +317,15 @@ public:
     frame_store& operator=(frame_store&&) noexcept = default;
     // A stable copy of `b`.
     core::bytes_view keep(core::bytes_view b);
-    // Opens a block now and touches its pages, so the first frames kept cost
-    // neither an allocation nor page faults (real time: the DUT's first
-    // CONNECT waits on them, and under a sanitizer a 4 MiB allocation took
-    // milliseconds of a 7 ms retry span).
+    // Real time: from now on a block is brought into memory when it is
+    // opened, in one call (core::make_resident), instead of a page fault per
+    // frame kept while the DUT's traffic flows (11 us each on this project's
+    // VM, docs/performance.md); and one is opened now, so the first frames
+    // kept cost neither an allocation nor faults (the DUT's first CONNECT
+    // waits on them; under a sanitizer a 4 MiB allocation took milliseconds
+    // of a 7 ms retry span).
     void prepare();
+    bool resident() const { return resident_; }
     std::size_t blocks() const { return blocks_.size(); }
     static constexpr std::size_t k_block = std::size_t{4} << 20;
 
@@ -328,6 +333,7 @@ private:
     void open_block(std::size_t n);  // a new last block of n bytes, written from its start
     std::vector<std::shared_ptr<std::uint8_t[]>> blocks_;
     std::size_t used_ = 0, cap_ = 0;  // in the last block, if this store writes it
+    bool resident_ = false;            // prepare() was called
 };
 
 struct trace {

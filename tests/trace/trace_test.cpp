@@ -1,6 +1,8 @@
 // The trace (engine/trace/trace.h): frames kept in blocks stay where they
 // were put, as a trace grows, is moved or copied; the hold figures indexed
 // agree with a scan of every span.
+#include <sys/mman.h>
+
 #include <catch2/catch.hpp>
 
 #include "core/rng.h"
@@ -64,6 +66,34 @@ TEST_CASE("frame_store: prepare opens a block the next frames go into, and only 
     CHECK(same(kc, b));
     CHECK(same(ka, a));
     CHECK(same(kb, b));
+}
+
+TEST_CASE("frame_store: after prepare, a block is in memory when it opens, not page by page as frames come", "[trace]") {
+    // Pages of the block a view starts, from the view's page to the block's
+    // end, that are not in memory.
+    auto missing = [](core::bytes_view at_block_start) {
+        const std::uintptr_t page = 4096;
+        const auto from = (reinterpret_cast<std::uintptr_t>(at_block_start.data()) + page - 1) & ~(page - 1);
+        const auto to = (reinterpret_cast<std::uintptr_t>(at_block_start.data()) + trace::frame_store::k_block) & ~(page - 1);
+        std::vector<unsigned char> v((to - from) / page);
+        REQUIRE(::mincore(reinterpret_cast<void*>(from), to - from, v.data()) == 0);
+        return std::count_if(v.begin(), v.end(), [](unsigned char c) { return (c & 1) == 0; });
+    };
+    trace::frame_store st;
+    CHECK_FALSE(st.resident());
+    st.prepare();
+    CHECK(st.resident());
+    const auto f = frame(4186, 1);
+    const auto first = st.keep(f);
+    CHECK(missing(first) == 0);
+    // Fill the block: the next frame opens a second one, made resident too.
+    core::bytes_view second;
+    for (std::size_t i = 0; st.blocks() == 1; ++i) second = st.keep(f);
+    CHECK(st.blocks() == 2);
+    CHECK(missing(second) == 0);
+    CHECK(same(second, f));
+    trace::frame_store copy(st);
+    CHECK(copy.resident());
 }
 
 TEST_CASE("trace: records keep their bytes and decodes as frames grows, and in a copy or a move", "[trace]") {

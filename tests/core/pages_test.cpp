@@ -1,0 +1,74 @@
+// core::make_resident (engine/core/pages.h): the whole pages of a range are
+// in memory when it returns, and the bytes are those that were there.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "core/pages.h"
+
+using namespace mrct;
+
+namespace {
+constexpr std::size_t k_page = 4096;
+// Pages of [p, p + n) in memory now (mincore); p page-aligned.
+std::size_t resident_pages(void* p, std::size_t n) {
+    std::vector<unsigned char> v((n + k_page - 1) / k_page);
+    REQUIRE(::mincore(p, n, v.data()) == 0);
+    std::size_t k = 0;
+    for (auto c : v) k += c & 1;
+    return k;
+}
+struct mapping {
+    std::size_t n;
+    std::uint8_t* p;
+    explicit mapping(std::size_t bytes)
+        : n(bytes),
+          p(static_cast<std::uint8_t*>(::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))) {
+        REQUIRE(p != MAP_FAILED);
+        ::madvise(p, n, MADV_NOHUGEPAGE);  // a touch faults in one page, not 2 MiB
+    }
+    ~mapping() { ::munmap(p, n); }
+};
+}  // namespace
+
+TEST_CASE("make_resident: every page of a fresh mapping is in memory, and reads zero", "[core][pages]") {
+    REQUIRE(::sysconf(_SC_PAGESIZE) == static_cast<long>(k_page));
+    mapping m(64 * k_page);
+    REQUIRE(resident_pages(m.p, m.n) == 0);  // untouched anonymous pages
+    REQUIRE(core::make_resident(m.p, m.n));
+    CHECK(resident_pages(m.p, m.n) == 64);
+    for (std::size_t i = 0; i < m.n; i += 997) CHECK(m.p[i] == 0);
+}
+
+TEST_CASE("make_resident: only the whole pages inside the range; the bytes stay", "[core][pages]") {
+    mapping m(8 * k_page);
+    // Pages 0 and 7 are written first, so they hold bytes to keep; the
+    // range starts inside page 1 and ends inside page 6.
+    m.p[10] = 0x5A;
+    m.p[7 * k_page + 3] = 0xA5;
+    REQUIRE(resident_pages(m.p, m.n) == 2);
+    REQUIRE(core::make_resident(m.p + k_page + 1, 6 * k_page - 2));  // [page 1 + 1, page 7 - 1)
+    std::vector<unsigned char> v(8);
+    REQUIRE(::mincore(m.p, m.n, v.data()) == 0);
+    // Pages 2 to 5 lie wholly inside; 1 and 6 only partly, so they wait.
+    CHECK(std::vector<int>{v[0] & 1, v[1] & 1, v[2] & 1, v[3] & 1, v[4] & 1, v[5] & 1, v[6] & 1, v[7] & 1} ==
+          std::vector<int>{1, 0, 1, 1, 1, 1, 0, 1});
+    CHECK(m.p[10] == 0x5A);
+    CHECK(m.p[7 * k_page + 3] == 0xA5);
+    // Bytes already written inside the range are kept too.
+    m.p[3 * k_page + 100] = 0x11;
+    REQUIRE(core::make_resident(m.p, m.n));
+    CHECK(resident_pages(m.p, m.n) == 8);
+    CHECK(m.p[3 * k_page + 100] == 0x11);
+    CHECK(m.p[10] == 0x5A);
+}
+
+TEST_CASE("make_resident: a range with no whole page is nothing to do", "[core][pages]") {
+    mapping m(2 * k_page);
+    CHECK(core::make_resident(m.p, 0));
+    CHECK(core::make_resident(m.p + 1, k_page));  // inside pages 0 and 1, wholly in neither
+    CHECK(resident_pages(m.p, m.n) == 0);
+}
