@@ -258,19 +258,20 @@ outcome data_integrity(const context& c) {
     for (const auto& m : c.tr().memory) {
         if (c.str("side") != "both" && c.str("side") != m.side) continue;
         ++checks;
-        if (m.actual.size() != m.expected.size())
-            return fail("could not read back " + m.side + " memory for wr_id " + std::to_string(m.wr_id), std::to_string(m.expected.size()) + " bytes",
+        const core::bytes_view want = m.expected();
+        if (m.actual.size() != want.size())
+            return fail("could not read back " + m.side + " memory for wr_id " + std::to_string(m.wr_id), std::to_string(want.size()) + " bytes",
                         std::to_string(m.actual.size()) + " bytes", {});
-        for (std::size_t i = 0; i < m.expected.size(); ++i)
-            if (m.actual[i] != m.expected[i]) {
+        for (std::size_t i = 0; i < want.size(); ++i)
+            if (m.actual[i] != want[i]) {
                 char e[8], a[8];
-                std::snprintf(e, sizeof e, "0x%02x", m.expected[i]);
+                std::snprintf(e, sizeof e, "0x%02x", want[i]);
                 std::snprintf(a, sizeof a, "0x%02x", m.actual[i]);
                 return fail(m.side + " memory of wr_id " + std::to_string(m.wr_id) + " differs at byte " + std::to_string(i) +
                                 " (region offset " + std::to_string(m.offset + i) + ")",
                             e, a, {});
             }
-        bytes += m.expected.size();
+        bytes += want.size();
     }
     if (!checks) return inconclusive("no memory to compare");
     return pass(std::to_string(bytes) + " bytes in " + std::to_string(checks) + " regions as expected");

@@ -28,12 +28,12 @@ void case_exec::collect() {
     for (auto& m : expected) {
         if (!ok_at_sender(m.side, m.wr_id)) continue;
         if (m.side == "dut") {
-            auto got = dut_->read_mem(w.dut_rkey, m.offset, m.expected.size());
+            auto got = dut_->read_mem(w.dut_rkey, m.offset, m.expected().size());
             if (got) m.actual = std::move(*got);
         } else {
             auto mem = w.peer->mr_bytes(w.peer_rkey);
             m.actual.assign(mem.begin() + static_cast<std::ptrdiff_t>(m.offset),
-                            mem.begin() + static_cast<std::ptrdiff_t>(m.offset + m.expected.size()));
+                            mem.begin() + static_cast<std::ptrdiff_t>(m.offset + m.expected().size()));
         }
         tr_->memory.push_back(std::move(m));
     }

@@ -192,6 +192,10 @@ core::status step_exec::post(const post_op& a) {
     if (!is_recv)
         for (std::uint32_t k = 0; k < a.count; ++k) payloads.push_back(payload(next_wr_ + k, size));
     for (std::uint32_t k = 0; k < a.count; ++k) {
+        // Real time: the post starts at the wall clock, not when the step
+        // began (making its payloads took time): its time in the trace, the
+        // engine's first packets and its timers.
+        if (rt_) rt_->sync();
         const std::uint64_t wr = next_wr_++;
         trace::posted_wr p{wr, is_recv ? "recv" : a.k == post_op::kind::send ? "send" : "write", a.stream, a.tag, size, s_.now()};
         if (is_recv) {
@@ -203,13 +207,17 @@ core::status step_exec::post(const post_op& a) {
             recvs_[{on_dut, a.tag}].push_back({off, size});
             off += size;
         } else {
-            auto data = std::move(payloads[k]);
+            // Shared by the expectation and the engine's endpoint: a post
+            // copies nothing (in real time a 64 MiB copy, its pages faulted
+            // in, held the wire for 200 ms after the first packets left).
+            auto data = std::make_shared<const core::byte_buffer>(std::move(payloads[k]));
+            const core::bytes_view d = *data;
             core::status st = core::ok_status();
             if (a.k == post_op::kind::write && a.offset) {
                 // At an explicit offset of the other side's region, possibly
                 // out of bounds (MR-OOO-4): no memory expectation.
                 const std::uint64_t o = *a.offset;
-                st = on_dut ? dut_.post_write(w_.dut_conn, a.stream, data, peer.mr_va(w_.peer_rkey) + o, w_.peer_rkey, wr, a.imm)
+                st = on_dut ? dut_.post_write(w_.dut_conn, a.stream, d, peer.mr_va(w_.peer_rkey) + o, w_.peer_rkey, wr, a.imm)
                             : peer.post_write(w_.peer_conn, a.stream, data, dut_.mr_va(w_.dut_rkey) + o, w_.dut_rkey, wr, a.imm);
             } else if (a.k == post_op::kind::write) {
                 // Into the other side's region, at its next free offset.
@@ -222,20 +230,17 @@ core::status step_exec::post(const post_op& a) {
                     if (a.peer > w_.extra.size()) return core::error{"post_write: no peer " + std::to_string(a.peer)};
                     ep = w_.extra[a.peer - 1].ep.get(), conn = w_.extra[a.peer - 1].conn;
                 }
-                // The expectation is stored (moved, not copied) before the
-                // post: in real time, copying megabytes after it would hold
-                // up the wire while the DUT is already sending.
-                expected_.push_back({on_dut ? "peer" : "dut", wr, off, std::move(data), {}});
-                const core::bytes_view d = expected_.back().expected;
+                // The expectation is stored before the post: in real time,
+                // work after it would hold up the wire while the DUT is
+                // already sending.
+                expected_.push_back({on_dut ? "peer" : "dut", wr, off, data, {}});
                 st = on_dut ? dut_.post_write(w_.dut_conn, a.stream, d, peer.mr_va(w_.peer_rkey) + off, w_.peer_rkey, wr, a.imm)
-                            : ep->post_write(conn, a.stream, d, dut_.mr_va(w_.dut_rkey) + off, w_.dut_rkey, wr, a.imm);
+                            : ep->post_write(conn, a.stream, data, dut_.mr_va(w_.dut_rkey) + off, w_.dut_rkey, wr, a.imm);
                 off += size;
             } else {
-                auto& list = sends_[{!on_dut, a.tag}];
-                list.push_back({wr, std::move(data)});
-                const core::bytes_view d = list.back().second;
+                sends_[{!on_dut, a.tag}].push_back({wr, data});
                 st = on_dut ? dut_.post_send(w_.dut_conn, a.stream, a.tag, d, wr, a.imm)
-                            : peer.post_send(w_.peer_conn, a.stream, a.tag, d, wr, a.imm);
+                            : peer.post_send(w_.peer_conn, a.stream, a.tag, data, wr, a.imm);
             }
             if (!st) return st;
         }
@@ -251,7 +256,7 @@ std::vector<trace::memory_check> step_exec::memory_expectations() {
         auto it = recvs_.find(key);
         if (it == recvs_.end()) continue;
         for (std::size_t k = 0; k < list.size() && k < it->second.size(); ++k)
-            if (list[k].second.size() <= it->second[k].second)
+            if (list[k].second->size() <= it->second[k].second)
                 out.push_back({key.first ? "dut" : "peer", list[k].first, it->second[k].first, list[k].second, {}});
     }
     return out;

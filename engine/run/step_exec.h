@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -104,7 +105,7 @@ private:
     std::unordered_map<std::uint64_t, core::byte_buffer> premade_;
     std::uint64_t dut_off_ = 0, peer_off_ = 0, next_wr_ = 1;
     std::map<std::pair<bool, std::uint16_t>, std::vector<std::pair<std::uint64_t, std::uint32_t>>> recvs_;  // (on_dut, tag)
-    std::map<std::pair<bool, std::uint16_t>, std::vector<std::pair<std::uint64_t, core::byte_buffer>>> sends_;  // (to dut, tag)
+    std::map<std::pair<bool, std::uint16_t>, std::vector<std::pair<std::uint64_t, std::shared_ptr<const core::byte_buffer>>>> sends_;  // (to dut, tag)
     std::vector<trace::memory_check> expected_;
 };
 

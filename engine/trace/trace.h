@@ -77,8 +77,12 @@ struct memory_check {
     std::string side;       // dut or peer: whose memory
     std::uint64_t wr_id = 0;  // the message that should have written it
     std::uint64_t offset = 0;
-    core::byte_buffer expected;
+    // The bytes that belong there, shared with the endpoint that sends them:
+    // posting a message of megabytes copies nothing (real time: a copy held
+    // the wire for a fifth of a second after the post's first packets).
+    std::shared_ptr<const core::byte_buffer> expected_bytes;
     core::byte_buffer actual;  // read back after the run
+    core::bytes_view expected() const { return expected_bytes ? core::bytes_view(*expected_bytes) : core::bytes_view{}; }
 };
 
 struct side_obs {

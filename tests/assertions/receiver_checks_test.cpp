@@ -423,9 +423,9 @@ TEST_CASE("observation assertions: completions, order, progress, memory, counts"
     CHECK(b.check("completion_count", {{"kind", "write"}, {"at_least", "4"}}).count_short);
     CHECK(b.check("stream_progress", {{"stream", "0"}, {"within", "5500ns"}}).v == verdict::fail);
     CHECK(b.check("stream_progress", {{"stream", "0"}, {"within", "6us"}}).v == verdict::pass);
-    b.tr.memory.push_back({"dut", 1, 0, {1, 2, 3}, {1, 2, 3}});
+    b.tr.memory.push_back({"dut", 1, 0, std::make_shared<const core::byte_buffer>(core::byte_buffer{1, 2, 3}), {1, 2, 3}});
     CHECK(b.check("data_integrity").v == verdict::pass);
-    b.tr.memory.push_back({"dut", 2, 64, {1, 2, 3}, {1, 9, 3}});
+    b.tr.memory.push_back({"dut", 2, 64, std::make_shared<const core::byte_buffer>(core::byte_buffer{1, 2, 3}), {1, 9, 3}});
     auto m = b.check("data_integrity");
     CHECK(m.v == verdict::fail);
     CHECK_THAT(m.message, Catch::Contains("differs at byte 1 (region offset 65)"));

@@ -267,3 +267,38 @@ TEST_CASE("agent_call_held: a timed-out agent call is the DUT's slowness only wh
     tm.realtime = false;
     CHECK_FALSE(agent_call_held(tm, 0ms, 2s));
 }
+
+// A post hands the engine's endpoint the bytes its memory check keeps, not a
+// copy: in real time a copy of a 64 MiB WRITE (its pages faulted in) held
+// the wire 200 ms after the first packets left, and the engine's timers,
+// started before it, resent the whole first window (bench/wire_rate.py).
+TEST_CASE("step_exec: a WRITE the engine posts shares its bytes with the memory check, copying none") {
+    parts x(R"(cases:
+  - id: A
+    clauses: [MR-OOO-1]
+    role: sender
+    setup:
+      - memory: {size: 65536}
+      - post_write: {size: 8192, count: 2}
+    expect: [data_integrity: {}]
+)");
+    sim::virtual_driver drv(x.s);
+    x.w.open();
+    for (int i = 0; i < 2000 && !x.w.opened(); ++i) drv.run_until(x.s.now() + nanos{10'000});
+    REQUIRE(x.w.opened());
+    x.w.register_memory();
+    REQUIRE(x.steps.run_setup().ok());
+    auto expected = x.steps.memory_expectations();
+    REQUIRE(expected.size() == 2);
+    for (const auto& m : expected) {
+        REQUIRE(m.expected_bytes);
+        CHECK(m.expected().size() == 8192);
+        // The check's reference and the peer's message in flight: one buffer.
+        CHECK(m.expected_bytes.use_count() == 2);
+    }
+    CHECK(expected[0].offset == 0);
+    CHECK(expected[1].offset == 8192);
+    // Delivered and completed, the endpoint lets go; the check keeps the bytes.
+    drv.run_until(x.s.now() + nanos{5'000'000});
+    for (const auto& m : expected) CHECK(m.expected_bytes.use_count() == 1);
+}
