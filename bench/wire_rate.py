@@ -62,6 +62,18 @@ def data_phase(pcap):
     return (last - first if n > 1 else float("nan")), n
 
 
+def udp_drops(netns):
+    """The kernel's UDP drop counters in a network namespace (/proc/net/snmp):
+    {'RcvbufErrors': n, 'SndbufErrors': n}: frames a socket's receive buffer
+    had no room for, and sends refused for a full send buffer."""
+    r = subprocess.run(["ip", "netns", "exec", netns, "cat", "/proc/net/snmp"], capture_output=True, text=True)
+    lines = [l.split() for l in r.stdout.splitlines() if l.startswith("Udp:")]
+    if len(lines) < 2:
+        return {}
+    row = dict(zip(lines[0][1:], (int(x) for x in lines[1][1:])))
+    return {k: row.get(k, 0) for k in ("RcvbufErrors", "SndbufErrors")}
+
+
 def data_frames_pcap(src, dst):
     """Copies the data frames (4 KiB payloads) of pcap `src` into `dst`; returns how many."""
     n = 0
@@ -131,6 +143,10 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--perf", help="record perf profiles of both processes into this folder")
+    ap.add_argument("--case", action="append", default=[], metavar="GLOB",
+                    help="only the cases matching GLOB (mrct run --filter; repeatable), e.g. RATE-ENGINE-SENDS")
+    ap.add_argument("--perf-event", default="cycles",
+                    help="with --perf: the event sampled, one sample per 10 (e.g. page-faults: where the faults are taken); default cycles at 2 kHz")
     ap.add_argument("--workdir", default="/tmp/mrct-wire-rate")
     ap.add_argument("--wire", choices=["udp", "dpdk"], default="udp",
                     help="udp: agent+udp and mrct-refnic on UDP sockets; dpdk: both through net_af_packet")
@@ -141,6 +157,7 @@ def main():
     plan = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plans", "wire_rate.yaml")
     os.makedirs(args.workdir, exist_ok=True)
     rows = {}
+    perf_event = ["-F", "2000"] if args.perf_event == "cycles" else ["-e", args.perf_event, "-c", "10"]
     with Netns() as ns:
         lab = argparse.Namespace(refnic=refnic)
         for i in range(args.runs):
@@ -148,13 +165,16 @@ def main():
             perf = []
             if args.perf:
                 os.makedirs(args.perf, exist_ok=True)
-                perf.append(subprocess.Popen(["perf", "record", "--call-graph", "dwarf,16384", "-F", "2000", "-o", os.path.join(args.perf, f"refnic.{i}.data"),
+                perf.append(subprocess.Popen(["perf", "record", "--call-graph", "dwarf,16384", *perf_event, "-o", os.path.join(args.perf, f"refnic.{i}.data"),
                                               "-p", str(nic.p.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             out = os.path.join(args.workdir, f"run{i}")
             cmd = ["ip", "netns", "exec", ns.e]
             if args.perf:
-                cmd += ["perf", "record", "--call-graph", "dwarf,16384", "-F", "2000", "-o", os.path.join(args.perf, f"engine.{i}.data")]
+                cmd += ["perf", "record", "--call-graph", "dwarf,16384", *perf_event, "-o", os.path.join(args.perf, f"engine.{i}.data")]
             cmd += [mrct, "-q", "run", plan, "--dut", dut_spec(args.wire, ns, timeout="5s", busy=args.busy), "--capture", "all", "--out", out]
+            for c in args.case:
+                cmd += ["--filter", c]
+            drops0 = {n: udp_drops(n) for n in (ns.e, ns.d)}
             t0 = time.time()
             before = os.times()
             r = subprocess.run(cmd, capture_output=True, text=True)
@@ -180,8 +200,13 @@ def main():
                 rows.setdefault(c["id"], []).append((c["verdict"], SIZE * 8 / secs / 1e9, n / secs, n - PACKETS,
                                                      c["sim_time_us"] / 1e6))
             last_out = out
+            drops = []
+            for who, n in (("engine", ns.e), ("refnic", ns.d)):
+                d1 = udp_drops(n)
+                drops.append(f"{who} " + "/".join(str(d1.get(k, 0) - drops0[n].get(k, 0)) for k in ("RcvbufErrors", "SndbufErrors")))
             print(f"run {i + 1}: engine cpu {after.children_user - before.children_user + after.children_system - before.children_system:.2f} s, "
-                  f"refnic cpu {nic_cpu if nic_cpu is not None else float('nan'):.2f} s, wall {wall:.1f} s", flush=True)
+                  f"refnic cpu {nic_cpu if nic_cpu is not None else float('nan'):.2f} s, wall {wall:.1f} s; "
+                  f"UDP receive-buffer/send-buffer drops: {', '.join(drops)}", flush=True)
         # Side by side: the same data frames replayed by tcpreplay on the same
         # veth, or (dpdk) testpmd forwarding over the same DPDK ports.
         replay = None
