@@ -70,10 +70,14 @@ zero_pages::zero_pages(std::size_t n, bool resident) : n_(n) {
         p_ = static_cast<std::uint8_t*>(p);
     }
     // The mapping is whole pages: its last one, partly beyond n, too.
-    if (resident && !core::make_resident(p_, (n_ + k_page - 1) / k_page * k_page)) {  // no memory for it: refused, as an allocation is
+    const std::size_t whole = (n_ + k_page - 1) / k_page * k_page;
+    if (resident && !core::make_resident(p_, whole)) {  // no memory for it: refused, as an allocation is
         ::munmap(p_, n_);
         throw std::bad_alloc{};
     }
+    // Touched too, at registration rather than under the first frames placed
+    // (a VM's hypervisor maps a page at the guest's first touch: core/pages.h).
+    if (resident) core::touch_pages(p_, whole);
 }
 
 zero_pages::~zero_pages() { release(); }

@@ -26,8 +26,9 @@ public:
 
     zero_pages() = default;
     // n zero bytes; throws std::bad_alloc when the address space is short.
-    // `resident`: every page is in memory when this returns (config::
-    // resident_regions), not faulted in when first touched.
+    // `resident`: every page is in memory, and touched once, when this
+    // returns (config::resident_regions), not faulted in when the first
+    // frames are placed (core/pages.h).
     explicit zero_pages(std::size_t n, bool resident = false);
     ~zero_pages();
     zero_pages(zero_pages&& o) noexcept;

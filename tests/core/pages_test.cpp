@@ -72,3 +72,14 @@ TEST_CASE("make_resident: a range with no whole page is nothing to do", "[core][
     CHECK(core::make_resident(m.p + 1, k_page));  // inside pages 0 and 1, wholly in neither
     CHECK(resident_pages(m.p, m.n) == 0);
 }
+
+TEST_CASE("touch_pages: each whole page written once, its bytes kept", "[core][pages]") {
+    mapping m(6 * k_page);
+    m.p[2 * k_page + 5] = 0x77;
+    core::touch_pages(m.p + 1, 5 * k_page);  // pages 1 to 4 lie wholly inside
+    std::vector<unsigned char> v(6);
+    REQUIRE(::mincore(m.p, m.n, v.data()) == 0);
+    CHECK(std::vector<int>{v[0] & 1, v[1] & 1, v[2] & 1, v[3] & 1, v[4] & 1, v[5] & 1} == std::vector<int>{0, 1, 1, 1, 1, 0});
+    CHECK(m.p[2 * k_page + 5] == 0x77);
+    CHECK(m.p[3 * k_page] == 0);
+}
