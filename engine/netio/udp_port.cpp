@@ -182,8 +182,14 @@ private:
         }
         ::setsockopt(s.native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);  // port::rx's wire_ns
         ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one);     // port_stats::lost_in
+        // 8 MiB: about a thousand 4 KiB frames (the kernel counts each
+        // one's buffer, about twice its size) for a burst that arrives while
+        // this process is held. SO_RCVBUF is capped at net.core.rmem_max
+        // (4 MiB here, and the engine overflowed it beside a fast DUT);
+        // SO_RCVBUFFORCE is not, with CAP_NET_ADMIN.
         const int buf = 8 << 20;
-        ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+        if (::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) != 0)
+            ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
         s.non_blocking(true, ec);
         return core::ok_status();
     }
