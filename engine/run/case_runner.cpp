@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <variant>
 
 #include "run/case_exec.h"
 #include "run/time_scale.h"
@@ -173,13 +174,35 @@ core::status case_exec::setup() {
     return core::ok_status();
 }
 
+namespace {
+
+// The message bytes a case posts, both ways (setup and steps): about what
+// its trace's frames will hold, less headers, ACKs and resends.
+std::uint64_t posted_bytes(const program& p) {
+    std::uint64_t n = 0;
+    auto add = [&](const compiled_action& a) {
+        const auto* o = std::get_if<post_op>(&a.o);
+        if (!o || o->k == post_op::kind::recv) return;
+        n += std::uint64_t{o->size} * o->count * (o->all_peers ? p.topology.peers : 1);
+    };
+    for (const auto& a : p.setup) add(a);
+    for (const auto& st : p.steps)
+        for (const auto& a : st.actions) add(a);
+    return n;
+}
+
+}  // namespace
+
 // Real time: the driver that waits on the wire, the host probe, and the
 // agent's clock and waits (an agent call keeps the wire moving, step_exec).
 void case_exec::start_realtime() {
     // Room for the frames of a typical real-time case up front: growing
     // the trace moves every record, in the middle of the DUT's traffic.
     tr_->frames.reserve(1u << 15);
-    tr_->store.prepare();
+    // And for their bytes: the messages' and a quarter more (headers, ACKs,
+    // resends), touched now rather than under the traffic.
+    const std::uint64_t posted = posted_bytes(p_);
+    tr_->store.prepare(static_cast<std::size_t>(std::min<std::uint64_t>(posted + posted / 4, trace::frame_store::k_max_ready)));
     rt_ = std::make_unique<sim::realtime_driver>(s_);
     rt_->set_busy_poll(dut_->busy_poll());
     rt_->anchor();

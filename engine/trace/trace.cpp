@@ -27,17 +27,33 @@ core::bytes_view frame_store::keep(core::bytes_view b) {
     return {at, b.size()};
 }
 
-void frame_store::prepare() {
+void frame_store::prepare(std::size_t expect) {
     resident_ = true;
-    if (cap_ - used_ >= k_block / 2) return;
-    open_block(k_block);
+    const std::size_t want = std::min(std::max(expect, k_block), k_max_ready);
+    std::size_t room = cap_ - used_ >= k_block / 2 ? cap_ - used_ : 0;
+    room += ready_.size() * k_block;
+    while (room < want) {
+        // Not zeroed: every byte handed out is written first. A refused
+        // make_resident (no memory for them now) leaves the pages to the touch.
+        std::shared_ptr<std::uint8_t[]> b(new std::uint8_t[k_block]);
+        core::make_resident(b.get(), k_block);
+        core::touch_pages(b.get(), k_block);
+        ready_.push_back(std::move(b));
+        room += k_block;
+    }
+    if (cap_ - used_ < k_block / 2) open_block(k_block);
 }
 
 void frame_store::open_block(std::size_t n) {
     cap_ = n;
+    used_ = 0;
+    if (n == k_block && !ready_.empty()) {
+        blocks_.push_back(std::move(ready_.back()));
+        ready_.pop_back();
+        return;
+    }
     // Not zeroed: every byte handed out is written first.
     blocks_.emplace_back(new std::uint8_t[cap_]);
-    used_ = 0;
     // Refused (no memory for them now): the pages come in at first touch,
     // as without.
     if (resident_) core::make_resident(blocks_.back().get(), cap_);

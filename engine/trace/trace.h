@@ -321,16 +321,21 @@ public:
     frame_store& operator=(frame_store&&) noexcept = default;
     // A stable copy of `b`.
     core::bytes_view keep(core::bytes_view b);
-    // Real time: from now on a block is brought into memory when it is
-    // opened, in one call (core::make_resident), instead of a page fault per
-    // frame kept while the DUT's traffic flows (11 us each on this project's
-    // VM, docs/performance.md); and one is opened now, so the first frames
-    // kept cost neither an allocation nor faults (the DUT's first CONNECT
-    // waits on them; under a sanitizer a 4 MiB allocation took milliseconds
-    // of a 7 ms retry span).
-    void prepare();
+    // Real time, before the traffic: from now on a block is brought into
+    // memory when it is opened, in one call (core::make_resident), instead
+    // of a page fault per frame kept while the DUT's traffic flows (11 us
+    // each on this project's VM, docs/performance.md). And blocks for
+    // `expect` bytes of frames (at least one, at most k_max_ready) are
+    // opened now and touched (core::touch_pages: a VM's hypervisor maps a
+    // page at its first touch, 4-6 us each here), so the frames kept cost
+    // neither an allocation nor faults (the DUT's first CONNECT waits on the
+    // first; under a sanitizer a 4 MiB allocation took milliseconds of a
+    // 7 ms retry span).
+    void prepare(std::size_t expect = 0);
+    static constexpr std::size_t k_max_ready = std::size_t{256} << 20;
     bool resident() const { return resident_; }
     std::size_t blocks() const { return blocks_.size(); }
+    std::size_t ready() const { return ready_.size(); }  // blocks prepared, not opened yet
     static constexpr std::size_t k_block = std::size_t{4} << 20;
 
 private:
@@ -338,6 +343,7 @@ private:
     std::vector<std::shared_ptr<std::uint8_t[]>> blocks_;
     std::size_t used_ = 0, cap_ = 0;  // in the last block, if this store writes it
     bool resident_ = false;            // prepare() was called
+    std::vector<std::shared_ptr<std::uint8_t[]>> ready_;  // blocks prepare() made, for the next blocks opened
 };
 
 struct trace {

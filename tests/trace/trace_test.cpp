@@ -96,6 +96,26 @@ TEST_CASE("frame_store: after prepare, a block is in memory when it opens, not p
     CHECK(copy.resident());
 }
 
+TEST_CASE("frame_store: prepare(expect) readies blocks for that many bytes, and the blocks opened next are those", "[trace]") {
+    constexpr auto blk = trace::frame_store::k_block;
+    trace::frame_store st;
+    st.prepare(2 * blk + 1);  // three blocks: one open, two ready
+    CHECK(st.blocks() == 1);
+    CHECK(st.ready() == 2);
+    const auto f = frame(4186, 7);
+    std::vector<core::bytes_view> kept;
+    while (st.blocks() < 3) kept.push_back(st.keep(f));
+    CHECK(st.ready() == 0);
+    while (st.blocks() < 4) kept.push_back(st.keep(f));  // beyond what was prepared: a new one
+    CHECK(st.ready() == 0);
+    for (const auto& k : kept) CHECK(same(k, f));
+    // Enough room already: nothing more is readied.
+    trace::frame_store small;
+    small.prepare();
+    CHECK(small.blocks() == 1);
+    CHECK(small.ready() == 0);
+}
+
 TEST_CASE("trace: records keep their bytes and decodes as frames grows, and in a copy or a move", "[trace]") {
     trace::trace tr;
     std::vector<core::byte_buffer> in;
