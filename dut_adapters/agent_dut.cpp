@@ -292,7 +292,7 @@ public:
         t.median = v[v.size() / 2];
         return t;
     }
-    bool rx_stamped() const override { return o_.wire != "dpdk"; }
+    bool rx_stamped() const override { return port_ ? port_->rx_stamped() : o_.wire != "dpdk"; }
     bool busy_poll() const override { return o_.wire == "dpdk" && o_.busy_poll; }
     bool shares_host() const override { return o_.shares_host; }
     int host_pid() const override { return o_.shares_host ? o_.pid : 0; }

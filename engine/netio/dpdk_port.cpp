@@ -8,7 +8,9 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <ctime>
@@ -18,12 +20,14 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "netio/device_clock.h"
 #include "netio/port.h"
 #include "wire/frame.h"
 
@@ -35,6 +39,14 @@ namespace asio = boost::asio;
 constexpr std::uint16_t k_ring = 1024;
 constexpr std::uint16_t k_burst = 32;
 
+// A port's receive timestamps (RTE_ETH_RX_OFFLOAD_TIMESTAMP): where the
+// PMD puts them in an mbuf, and its clock on the host's.
+struct hw_stamps {
+    int offset = -1;    // the timestamp's dynamic field
+    std::uint64_t flag = 0;  // the ol_flags bit saying a frame has one
+    device_clock clock;
+};
+
 // What the process's EAL was brought up with.
 struct eal_state {
     bool up = false;
@@ -42,7 +54,24 @@ struct eal_state {
     rte_mempool* pool = nullptr;           // one for every port of the process
     std::set<std::uint16_t> configured;   // ports set up (once per process)
     std::map<std::uint16_t, std::string> port_errors;
+    std::map<std::uint16_t, hw_stamps> stamps;  // ports that stamp what they receive
 };
+
+std::int64_t realtime_ns() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// One reading of the port's clock between two of the host's; false when the
+// PMD cannot read it.
+bool read_device_clock(std::uint16_t port, device_clock& c) {
+    std::uint64_t ticks = 0;
+    const std::int64_t before = realtime_ns();
+    if (rte_eth_read_clock(port, &ticks) != 0) return false;
+    c.sample(ticks, before, realtime_ns());
+    return true;
+}
 
 eal_state& eal() {
     static eal_state s;
@@ -113,6 +142,11 @@ core::result<rte_mempool*> setup_port_once(std::uint16_t port) {
     auto* pool = e.pool;
     rte_eth_conf conf{};
     conf.rxmode.mtu = 9000;
+    // Receive timestamps where the device offers them (NICs with a clock;
+    // none of the vdevs here: net_af_packet, net_ring, net_memif, net_pcap).
+    rte_eth_dev_info info{};
+    if (rte_eth_dev_info_get(port, &info) == 0 && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
+        conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
     int rc = rte_eth_dev_configure(port, 1, 1, &conf);
     if (rc < 0) {
         conf.rxmode.mtu = 0;  // a device that cannot do jumbo frames: its default
@@ -127,6 +161,16 @@ core::result<rte_mempool*> setup_port_once(std::uint16_t port) {
     if ((rc = rte_eth_dev_start(port)) < 0) return core::error{"DPDK start: " + std::string(rte_strerror(-rc))};
     rte_eth_promiscuous_enable(port);
     e.configured.insert(port);
+    // The stamps are used once the device's clock has been read twice, 6 ms
+    // apart, for its rate; a PMD that stamps but cannot read its clock gives
+    // stamps of no known time base: frames are stamped when read, as without.
+    if (conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_TIMESTAMP) {
+        hw_stamps h;
+        if (rte_mbuf_dyn_rx_timestamp_register(&h.offset, &h.flag) == 0 && read_device_clock(port, h.clock)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(6));
+            if (read_device_clock(port, h.clock) && h.clock.ready()) e.stamps.emplace(port, std::move(h));
+        }
+    }
     return pool;
 }
 
@@ -151,6 +195,7 @@ public:
         auto pool = setup_port(id_);
         if (!pool) return pool.err();
         pool_ = *pool;
+        if (auto it = eal().stamps.find(id_); it != eal().stamps.end()) hw_ = &it->second;
         rte_ether_addr mac{};
         rte_eth_macaddr_get(id_, &mac);
         std::memcpy(local_mac_.data(), mac.addr_bytes, 6);
@@ -242,6 +287,7 @@ public:
     // lost_in: frames the receive ring had no room (imissed) or no buffer
     // (rx_nombuf) for since open, and chained ones that could not be read:
     // frames the DUT sent that the trace or the capture lacks.
+    bool rx_stamped() const override { return hw_ != nullptr; }
     const port_stats& stats() const override {
         stats_.lost_in = unreadable_;
         rte_eth_stats s{};
@@ -295,17 +341,26 @@ private:
             n = rte_eth_rx_burst(id_, 0, b, k_burst);
             if (!n) break;
             // The time this burst was read: frames a handler takes later keep
-            // it (wire_age). No hardware stamp (docs/adapters.md).
-            timespec ts{};
-            ::clock_gettime(CLOCK_REALTIME, &ts);
-            const std::int64_t now_ns = static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+            // it (wire_age). A device that stamps frames gives each its own
+            // arrival, on the host's clock (device_clock), never after the
+            // read; its clock is read again every 100 ms.
+            const std::int64_t now_ns = realtime_ns();
+            if (hw_ && now_ns - hw_->clock.last_sample_ns() >= k_resample_ns) read_device_clock(id_, hw_->clock);
             for (std::uint16_t i = 0; i < n; ++i) {
-                if (b[i]->nb_segs == 1) deliver(core::bytes_view(rte_pktmbuf_mtod(b[i], const std::uint8_t*), b[i]->data_len), now_ns);
-                else if (!linear(b[i], now_ns)) ++unreadable_;
+                const std::int64_t at = arrival(b[i], now_ns);
+                if (b[i]->nb_segs == 1) deliver(core::bytes_view(rte_pktmbuf_mtod(b[i], const std::uint8_t*), b[i]->data_len), at);
+                else if (!linear(b[i], at)) ++unreadable_;
                 rte_pktmbuf_free(b[i]);
             }
         } while (n == k_burst && ++batches < 2);
         schedule_poll(n == k_burst);
+    }
+    static constexpr std::int64_t k_resample_ns = 100'000'000;
+    std::int64_t arrival(const rte_mbuf* m, std::int64_t read_ns) const {
+        if (!hw_ || !(m->ol_flags & hw_->flag)) return read_ns;
+        const auto ticks = *RTE_MBUF_DYNFIELD(m, hw_->offset, const rte_mbuf_timestamp_t*);
+        const auto host = hw_->clock.to_host(ticks);
+        return host ? std::min(*host, read_ns) : read_ns;
     }
     // A chained mbuf (a PMD with small buffers, memif's 2 KiB) copied out whole.
     bool linear(rte_mbuf* m, std::int64_t now_ns) {
@@ -382,6 +437,7 @@ private:
     bool flush_posted_ = false;
     std::string deferred_error_;
     std::vector<std::uint8_t> rx_buf_;
+    hw_stamps* hw_ = nullptr;  // the device stamps what it receives (eal_state::stamps)
     rx cb_;
     mutable port_stats stats_;  // lost_in brought up to date by stats()
     std::uint64_t unreadable_ = 0;

@@ -76,6 +76,10 @@ public:
     virtual core::status send(core::bytes_view frame) = 0;
     virtual void stop() = 0;
     virtual const port_stats& stats() const = 0;
+    // Whether a frame's wire_ns is when it reached this host (the kernel's
+    // receive stamp, a NIC's timestamp), not only when this port read it
+    // (a DPDK port whose device does not stamp: its burst's read time).
+    virtual bool rx_stamped() const { return true; }
     // A sender's turn (endpoint::set_tx_turn, D116): sends what this port
     // holds now, and says whether frames wait to be read. A port that cannot
     // tell says yes: its sender then waits for the next turn of the loop.
