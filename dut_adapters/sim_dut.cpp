@@ -1,10 +1,6 @@
 #include "dut_adapters/dut.h"
 
-
 namespace mrct::dut {
-
-endpoint::address dut::address() const { return {{0x02, 0, 0, 0, 0, 0x01}, {10, 0, 0, 1}}; }
-endpoint::address dut::peer_address() const { return {{0x02, 0, 0, 0, 0, 0x02}, {10, 0, 0, 2}}; }
 
 namespace {
 
