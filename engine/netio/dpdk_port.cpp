@@ -284,10 +284,11 @@ public:
         sink_.close(ec);
         for (auto& s : more_sinks_) s->close(ec);
     }
+    // Whether the device stamps frames (D121); else they carry their read time.
+    bool rx_stamped() const override { return hw_ != nullptr; }
     // lost_in: frames the receive ring had no room (imissed) or no buffer
     // (rx_nombuf) for since open, and chained ones that could not be read:
     // frames the DUT sent that the trace or the capture lacks.
-    bool rx_stamped() const override { return hw_ != nullptr; }
     const port_stats& stats() const override {
         stats_.lost_in = unreadable_;
         rte_eth_stats s{};
