@@ -9,7 +9,14 @@
 // before its own fields, the frames the library transmitted during the call
 // (the engine's transmit gets them before the call returns, as in-process)
 // and the library's next time, asked right after the call, so that
-// mrct_dut_next_time costs no round trip.
+// mrct_dut_next_time costs no round trip; and, after a call given a time
+// (advance, receive, the posts, ...) of a started instance, the
+// completions a poll at that time gave. The engine polls every 50 us of
+// virtual time whether or not anything happened; answering from those, a
+// poll costs no round trip either (a third of the plan's 126 k). A library
+// makes completions only in calls, and has no timer next_time does not
+// show (docs/dut-abi.md), so a poll at a later time with no call between
+// has nothing more to give.
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -21,6 +28,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "dut_adapters/so_library.h"
@@ -192,6 +200,12 @@ struct remote_instance {
     std::string last_error;  // the child's, kept for mrct_dut_last_error's pointer
     mrct_time_ns next = MRCT_NEVER;
     std::vector<std::uint8_t> in;
+    // Completions the child polled after a call, not yet handed to the
+    // engine, oldest first; and whether a call since may have made others
+    // (one the child polled nothing after, or a poll that did not end).
+    std::vector<mrct_completion> polled;
+    std::size_t polled_at = 0;  // the first not handed over
+    bool poll_remote = true;
 
     // How the child ended, once it has (waits up to `grace`, then kills it).
     std::string reap(std::chrono::milliseconds grace) {
@@ -252,6 +266,22 @@ struct remote_instance {
             if (r.ok) host.transmit(host.ctx, null ? nullptr : p, n);
         }
         next = r.get<mrct_time_ns>();
+        // The completions polled after the call (a flag: whether it polled).
+        const bool polled_after = r.get<std::uint8_t>() != 0;
+        if (polled_after) {
+            auto [p, n] = r.bytes();
+            const bool emptied = r.get<std::uint8_t>() != 0;
+            if (p && n % sizeof(mrct_completion) == 0) {
+                const auto k = n / sizeof(mrct_completion);
+                const auto at = polled.size();
+                polled.resize(at + k);
+                std::memcpy(polled.data() + at, p, n);
+            }
+            poll_remote = poll_remote || !emptied;
+        } else if (o != op::status && o != op::accepted && o != op::read_mem && o != op::counters && o != op::last_error &&
+                   o != op::poll) {
+            poll_remote = true;  // a call that may change the instance, not followed by a poll
+        }
         if (!r.ok) {
             kill_child("the DUT library's process answered " + std::string(op_fn(o)) + " with a malformed message");
             return false;
@@ -479,10 +509,23 @@ int t_post_send(mrct_dut* d, mrct_time_ns now, uint32_t conn, uint16_t stream, u
     w.put(imm);
     return R(d)->status_call(op::post_send, w);
 }
+// From what the child polled after the calls first (they are the oldest),
+// then, only if a call since may have made more, from the library.
 int t_poll(mrct_dut* d, mrct_time_ns now, mrct_completion* out, size_t cap, size_t* n) {
+    auto& x = *R(d);
+    std::size_t k = std::min(cap, x.polled.size() - x.polled_at);
+    if (k) std::memcpy(out, x.polled.data() + x.polled_at, k * sizeof(mrct_completion));
+    x.polled_at += k;
+    if (x.polled_at == x.polled.size()) x.polled.clear(), x.polled_at = 0;
+    *n = k;
+    if (k == cap || !x.poll_remote) return x.dead.empty() ? MRCT_OK : MRCT_E_INTERNAL;
     writer w;
     w.put(now);
-    return list_call(d, op::poll, std::move(w), out, cap, n);
+    std::size_t more = 0;
+    const int st = list_call(d, op::poll, std::move(w), out + k, cap - k, &more);
+    if (st == MRCT_OK && more < cap - k) x.poll_remote = false;  // the library has nothing more until the next call
+    *n = k + more;
+    return st;
 }
 int t_read_mem(mrct_dut* d, uint32_t rkey, uint64_t offset, uint8_t* out, uint64_t len) {
     writer w;
@@ -613,12 +656,14 @@ int serve_instance(int fd, const so_library& lib) {
     mrct_dut* d = nullptr;
     bool started = false;
     std::vector<std::uint8_t> in;
+    std::vector<mrct_completion> polled;
     for (;;) {
         if (recv_message(fd, in) != 0) break;  // the engine closed: done
         reader r = body_of(in);
         const auto o = static_cast<op>(r.get<std::uint8_t>());
         writer w;  // the call's own fields
         out.frames.clear();
+        std::optional<mrct_time_ns> call_now;  // a call given a time (not a poll): the child polls after it
         if (o == op::destroy) break;
         if (o != op::create && !d) return 2;
         switch (o) {
@@ -651,16 +696,28 @@ int serve_instance(int fd, const so_library& lib) {
                 w.put<std::int32_t>(st);
                 break;
             }
-            case op::advance: lib.mrct_dut_advance(d, r.get<mrct_time_ns>()); break;
+            case op::advance: {
+                const auto now = r.get<mrct_time_ns>();
+                lib.mrct_dut_advance(d, now);
+                call_now = now;
+                break;
+            }
             case op::receive: {
                 const auto now = r.get<mrct_time_ns>();
                 auto [p, n] = r.bytes();
                 lib.mrct_dut_receive(d, now, p, n);
+                call_now = now;
                 break;
             }
-            case op::listen: w.put<std::int32_t>(lib.mrct_dut_listen(d, r.get<mrct_time_ns>())); break;
+            case op::listen: {
+                const auto now = r.get<mrct_time_ns>();
+                w.put<std::int32_t>(lib.mrct_dut_listen(d, now));
+                call_now = now;
+                break;
+            }
             case op::connect: {
                 const auto now = r.get<mrct_time_ns>();
+                call_now = now;
                 mrct_dut_addr a{};
                 auto [p, n] = r.bytes();
                 if (p) std::memcpy(&a, p, std::min(n, sizeof a));
@@ -681,10 +738,12 @@ int serve_instance(int fd, const so_library& lib) {
             case op::close: {
                 const auto now = r.get<mrct_time_ns>();
                 w.put<std::int32_t>(lib.mrct_dut_close(d, now, r.get<std::uint32_t>()));
+                call_now = now;
                 break;
             }
             case op::register_mr: {
                 const auto now = r.get<mrct_time_ns>();
+                call_now = now;
                 const auto len = r.get<std::uint64_t>();
                 std::uint32_t rkey = 0;
                 std::uint64_t va = 0;
@@ -702,6 +761,7 @@ int serve_instance(int fd, const so_library& lib) {
                 const auto len = r.get<std::uint32_t>();
                 const auto wr = r.get<std::uint64_t>();
                 w.put<std::int32_t>(lib.mrct_dut_post_recv(d, now, conn, tag, rkey, off, len, wr));
+                call_now = now;
                 break;
             }
             case op::post_write: {
@@ -715,6 +775,7 @@ int serve_instance(int fd, const so_library& lib) {
                 const auto has_imm = r.get<std::int32_t>();
                 const auto imm = r.get<std::uint32_t>();
                 w.put<std::int32_t>(lib.mrct_dut_post_write(d, now, conn, stream, p, n, va, rkey, wr, has_imm, imm));
+                call_now = now;
                 break;
             }
             case op::post_send: {
@@ -727,6 +788,7 @@ int serve_instance(int fd, const so_library& lib) {
                 const auto has_imm = r.get<std::int32_t>();
                 const auto imm = r.get<std::uint32_t>();
                 w.put<std::int32_t>(lib.mrct_dut_post_send(d, now, conn, stream, tag, p, n, wr, has_imm, imm));
+                call_now = now;
                 break;
             }
             case op::poll: {
@@ -756,6 +818,29 @@ int serve_instance(int fd, const so_library& lib) {
         m.put<std::uint32_t>(static_cast<std::uint32_t>(out.frames.size()));
         for (const auto& f : out.frames) m.bytes(f.data(), f.empty() ? 0 : f.size() - 1), m.put<std::uint8_t>(f.empty());
         m.put<mrct_time_ns>(started ? lib.mrct_dut_next_time(d) : MRCT_NEVER);
+        // After a call given a time, a poll at that time (the header's note):
+        // its completions, and whether it ended (a status other than OK, or
+        // more than k_most, leave the rest to the engine's own poll).
+        if (started && call_now) {
+            constexpr std::size_t k_room = 64, k_most = 1 << 16;
+            polled.clear();
+            bool emptied = false;
+            while (polled.size() < k_most) {
+                mrct_completion b[k_room];
+                std::size_t n = 0;
+                if (lib.mrct_dut_poll(d, *call_now, b, k_room, &n) != MRCT_OK) break;
+                polled.insert(polled.end(), b, b + std::min(n, k_room));
+                if (n < k_room) {
+                    emptied = true;
+                    break;
+                }
+            }
+            m.put<std::uint8_t>(1);
+            m.bytes(polled.data(), polled.size() * sizeof(mrct_completion));
+            m.put<std::uint8_t>(emptied);
+        } else {
+            m.put<std::uint8_t>(0);
+        }
         m.b.insert(m.b.end(), w.b.begin(), w.b.end());
         if (!send_message(fd, m.b)) break;
     }

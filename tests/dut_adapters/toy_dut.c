@@ -30,6 +30,7 @@ struct mrct_dut {
     uint64_t frames_in;
     uint64_t posted;     /* completions owed */
     uint64_t next_wr_id; /* of the first owed */
+    uint64_t polls;      /* mrct_dut_poll calls (counter "polls") */
     int started;
 };
 
@@ -192,6 +193,7 @@ int mrct_dut_post_send(mrct_dut *d, mrct_time_ns now, uint32_t conn, uint16_t st
 int mrct_dut_poll(mrct_dut *d, mrct_time_ns now, mrct_completion *out, size_t cap, size_t *n) {
     size_t k = 0;
     d->now = now;
+    d->polls++;
     if (is(d, "poll_overflow")) {
         *n = cap + 1;
         return MRCT_OK;
@@ -222,8 +224,11 @@ int mrct_dut_read_mem(mrct_dut *d, uint32_t rkey, uint64_t offset, uint8_t *out,
 }
 
 int mrct_dut_counters(mrct_dut *d, mrct_counter *out, size_t cap, size_t *n) {
-    *n = 1;
-    if (cap < 1) return MRCT_OK;
+    *n = 2;
+    if (cap < 2) return MRCT_OK;
+    memset(out[1].name, 0, sizeof out[1].name);
+    strcpy(out[1].name, "polls");
+    out[1].value = d->polls;
     memset(out[0].name, 0, sizeof out[0].name);
     if (is(d, "unterminated_counter"))
         memset(out[0].name, 'a', sizeof out[0].name);
