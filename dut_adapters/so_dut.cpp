@@ -285,7 +285,8 @@ public:
                 break;
             }
             for (std::size_t i = 0; i < n; ++i) {
-                auto wc = convert(buf[i]);
+                const auto bound = lib_->polled_time ? std::min(now().count(), lib_->polled_time(d_, i)) : now().count();
+                auto wc = convert(buf[i], bound);
                 if (!wc) break;
                 out.push_back(*wc);
             }
@@ -407,15 +408,17 @@ private:
         }
         return core::error{std::string(fn) + ": " + name + ": " + why};
     }
-    std::optional<endpoint::completion> convert(const mrct_completion& c) {
+    // `bound`: the latest time a completion may carry (the poll's now, or
+    // the time the library was polled at, polled_time).
+    std::optional<endpoint::completion> convert(const mrct_completion& c, mrct_time_ns bound) {
         if (c.kind > MRCT_WC_RECV_WRITE_IMM || c.status > MRCT_WC_CONNECTION_ERROR) {
             breach("mrct_dut_poll", "gave a completion of kind " + std::to_string(c.kind) + ", status " + std::to_string(c.status) +
                                         " (not in the ABI)");
             return std::nullopt;
         }
-        if (c.time < 0 || c.time > now().count()) {
+        if (c.time < 0 || c.time > bound) {
             breach("mrct_dut_poll", "gave a completion at " + std::to_string(c.time) + " ns, outside 0.." +
-                                        std::to_string(now().count()) + " ns (now)");
+                                        std::to_string(bound) + " ns (now)");
             return std::nullopt;
         }
         endpoint::completion wc;

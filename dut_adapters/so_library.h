@@ -51,6 +51,11 @@ struct so_library {
     // Isolated: why the child hosting the instance is gone (it died, or
     // hung and was killed), or nullptr while it serves. Null in-process.
     const char* (*dead)(mrct_dut*) = nullptr;
+    // Isolated: the time the i-th completion the last mrct_dut_poll handed
+    // over was polled at: the child polls after each call given a time, so
+    // a completion is checked against that call's time, not the engine's
+    // later poll. Null in-process (the poll's own now).
+    mrct_time_ns (*polled_time)(mrct_dut*, std::size_t i) = nullptr;
     // Isolated: makes an instance in a new child (instead of mrct_dut_create),
     // with the instance's own options (library options, call_limit).
     std::function<mrct_dut*(const so_options&, const mrct_dut_host*, char* err, std::size_t cap)> create;

@@ -204,8 +204,10 @@ struct remote_instance {
     // engine, oldest first; and whether a call since may have made others
     // (one the child polled nothing after, or a poll that did not end).
     std::vector<mrct_completion> polled;
-    std::size_t polled_at = 0;  // the first not handed over
+    std::vector<mrct_time_ns> polled_t;  // each one's poll time (the call it followed)
+    std::size_t polled_at = 0;           // the first not handed over
     bool poll_remote = true;
+    std::vector<mrct_time_ns> handed_t;  // the poll times of what the last t_poll handed over
 
     // How the child ended, once it has (waits up to `grace`, then kills it).
     std::string reap(std::chrono::milliseconds grace) {
@@ -269,6 +271,7 @@ struct remote_instance {
         // The completions polled after the call (a flag: whether it polled).
         const bool polled_after = r.get<std::uint8_t>() != 0;
         if (polled_after) {
+            const auto at_time = r.get<mrct_time_ns>();
             auto [p, n] = r.bytes();
             const bool emptied = r.get<std::uint8_t>() != 0;
             if (p && n % sizeof(mrct_completion) == 0) {
@@ -276,6 +279,7 @@ struct remote_instance {
                 const auto at = polled.size();
                 polled.resize(at + k);
                 std::memcpy(polled.data() + at, p, n);
+                polled_t.resize(at + k, at_time);
             }
             poll_remote = poll_remote || !emptied;
         } else if (o != op::status && o != op::accepted && o != op::read_mem && o != op::counters && o != op::last_error &&
@@ -515,8 +519,10 @@ int t_poll(mrct_dut* d, mrct_time_ns now, mrct_completion* out, size_t cap, size
     auto& x = *R(d);
     std::size_t k = std::min(cap, x.polled.size() - x.polled_at);
     if (k) std::memcpy(out, x.polled.data() + x.polled_at, k * sizeof(mrct_completion));
+    x.handed_t.assign(x.polled_t.begin() + static_cast<std::ptrdiff_t>(x.polled_at),
+                      x.polled_t.begin() + static_cast<std::ptrdiff_t>(x.polled_at + k));
     x.polled_at += k;
-    if (x.polled_at == x.polled.size()) x.polled.clear(), x.polled_at = 0;
+    if (x.polled_at == x.polled.size()) x.polled.clear(), x.polled_t.clear(), x.polled_at = 0;
     *n = k;
     if (k == cap || !x.poll_remote) return x.dead.empty() ? MRCT_OK : MRCT_E_INTERNAL;
     writer w;
@@ -525,7 +531,12 @@ int t_poll(mrct_dut* d, mrct_time_ns now, mrct_completion* out, size_t cap, size
     const int st = list_call(d, op::poll, std::move(w), out + k, cap - k, &more);
     if (st == MRCT_OK && more < cap - k) x.poll_remote = false;  // the library has nothing more until the next call
     *n = k + more;
+    x.handed_t.resize(k + std::min(more, cap - k), now);
     return st;
+}
+mrct_time_ns t_polled_time(mrct_dut* d, std::size_t i) {
+    const auto& h = R(d)->handed_t;
+    return i < h.size() ? h[i] : MRCT_NEVER;
 }
 int t_read_mem(mrct_dut* d, uint32_t rkey, uint64_t offset, uint8_t* out, uint64_t len) {
     writer w;
@@ -588,6 +599,7 @@ core::result<std::shared_ptr<so_library>> remote_library(const so_options& o) {
     L.mrct_dut_read_mem = t_read_mem;
     L.mrct_dut_counters = t_counters;
     L.dead = t_dead;
+    L.polled_time = t_polled_time;
     L.create = [](const so_options& o, const mrct_dut_host* host, char* err, std::size_t cap) -> mrct_dut* {
         auto say = [&](const std::string& m) -> mrct_dut* {
             std::snprintf(err, cap, "%s", m.c_str());
@@ -826,16 +838,19 @@ int serve_instance(int fd, const so_library& lib) {
             polled.clear();
             bool emptied = false;
             while (polled.size() < k_most) {
-                mrct_completion b[k_room];
+                mrct_completion b[k_room] = {};
                 std::size_t n = 0;
-                if (lib.mrct_dut_poll(d, *call_now, b, k_room, &n) != MRCT_OK) break;
-                polled.insert(polled.end(), b, b + std::min(n, k_room));
+                // A status other than OK, or more written than room (a
+                // breach): left for the engine's own poll to meet.
+                if (lib.mrct_dut_poll(d, *call_now, b, k_room, &n) != MRCT_OK || n > k_room) break;
+                polled.insert(polled.end(), b, b + n);
                 if (n < k_room) {
                     emptied = true;
                     break;
                 }
             }
             m.put<std::uint8_t>(1);
+            m.put<mrct_time_ns>(*call_now);
             m.bytes(polled.data(), polled.size() * sizeof(mrct_completion));
             m.put<std::uint8_t>(emptied);
         } else {

@@ -197,6 +197,16 @@ TEST_CASE("so: isolated, the engine's polls are answered from what the child pol
     REQUIRE(t.d->configure({{"mtu", "4096"}}).ok());
     CHECK(t.d->poll().empty());
     CHECK(t.d->counters().at("polls") == (isolated ? 72u : 9u));
+
+    // A completion later than the poll that gave it is a breach, also when
+    // the engine's own poll comes later than that completion: isolated, it
+    // is held to the time of the call the child polled after.
+    toy future("future_completion", iso);
+    REQUIRE(future.d->post_write(1, 0, f, 0, 7, 1, std::nullopt).ok());  // at 0 ns
+    future.s.advance_to(core::nanos{50'000});
+    (void)future.d->poll();
+    CHECK_THAT(future.d->fault(), Catch::Contains(isolated ? "mrct_dut_poll gave a completion at 1000 ns, outside 0..0 ns (now)"
+                                                           : "mrct_dut_poll gave a completion at 51000 ns, outside 0..50000 ns (now)"));
   }
 }
 
