@@ -274,7 +274,7 @@ struct remote_instance {
             const auto at_time = r.get<mrct_time_ns>();
             auto [p, n] = r.bytes();
             const bool emptied = r.get<std::uint8_t>() != 0;
-            if (p && n % sizeof(mrct_completion) == 0) {
+            if (p && n > 0 && n % sizeof(mrct_completion) == 0) {
                 const auto k = n / sizeof(mrct_completion);
                 const auto at = polled.size();
                 polled.resize(at + k);
