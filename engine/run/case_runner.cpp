@@ -202,7 +202,7 @@ void case_exec::start_realtime() {
     // And for their bytes: the messages' and a quarter more (headers, ACKs,
     // resends), touched now rather than under the traffic.
     const std::uint64_t posted = posted_bytes(p_);
-    tr_->store.prepare(static_cast<std::size_t>(std::min<std::uint64_t>(posted + posted / 4, trace::frame_store::k_max_ready)));
+    tr_->store.prepare(static_cast<std::size_t>(posted + posted / 4));  // prepare caps it (k_max_ready)
     rt_ = std::make_unique<sim::realtime_driver>(s_);
     rt_->set_busy_poll(dut_->busy_poll());
     rt_->anchor();
