@@ -9,7 +9,8 @@ agent included); the CPU each process spent. Then, side by side on the same
 veth, tcpreplay (Debian's tcpreplay) sending the data frames of the engine's
 own capture as fast as it can: the frames/s a plain replay tool reaches
 there, the bar issue 24 sets for mrct. With --perf DIR, records perf
-profiles of both processes.
+profiles of both processes, stamped with the wall clock like the pcaps, and
+prints each case's data phase as a `perf report --time` range.
 
 With --wire dpdk both ends speak through DPDK's net_af_packet on their veth
 ends (the engine over agent+dpdk, mrct-refnic --dpdk), polled every 10 us or,
@@ -40,8 +41,9 @@ PACKETS = SIZE // 4096
 
 
 def data_phase(pcap):
-    """(seconds from the first to the last data frame, data frames) of a
-    classic pcap: data frames are the 4 KiB-payload ones (4186 bytes)."""
+    """(seconds from the first to the last data frame, data frames, first,
+    last) of a classic pcap: data frames are the 4 KiB-payload ones (4186
+    bytes); first and last are their wall-clock stamps."""
     first = last = None
     n = 0
     with open(pcap, "rb") as f:
@@ -59,7 +61,7 @@ def data_phase(pcap):
             first = t if first is None else first
             last = t
             n += 1
-    return (last - first if n > 1 else float("nan")), n
+    return (last - first if n > 1 else float("nan")), n, first, last
 
 
 def udp_drops(netns):
@@ -157,7 +159,9 @@ def main():
     plan = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plans", "wire_rate.yaml")
     os.makedirs(args.workdir, exist_ok=True)
     rows = {}
-    perf_event = ["-F", "2000"] if args.perf_event == "cycles" else ["-e", args.perf_event, "-c", "10"]
+    # Samples stamped with the wall clock, as the pcaps are: the data phase's
+    # profile alone is `perf report --time FIRST,LAST` (printed per case).
+    perf_event = ["-k", "realtime"] + (["-F", "2000"] if args.perf_event == "cycles" else ["-e", args.perf_event, "-c", "10"])
     with Netns() as ns:
         lab = argparse.Namespace(refnic=refnic)
         for i in range(args.runs):
@@ -196,7 +200,10 @@ def main():
                 return 1
             res = json.load(open(res_path))
             for c in res["cases"]:
-                secs, n = data_phase(os.path.join(out, "pcap", c["id"] + ".pcap"))
+                secs, n, first, last = data_phase(os.path.join(out, "pcap", c["id"] + ".pcap"))
+                if args.perf and first is not None:
+                    print(f"{c['id']}: data phase alone: perf report -i {os.path.join(args.perf, f'engine.{i}.data')} "
+                          f"(or refnic.{i}.data) --time {first:.6f},{last:.6f}", flush=True)
                 rows.setdefault(c["id"], []).append((c["verdict"], SIZE * 8 / secs / 1e9, n / secs, n - PACKETS,
                                                      c["sim_time_us"] / 1e6))
             last_out = out

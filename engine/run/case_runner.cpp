@@ -196,13 +196,11 @@ std::uint64_t posted_bytes(const program& p) {
 // Real time: the driver that waits on the wire, the host probe, and the
 // agent's clock and waits (an agent call keeps the wire moving, step_exec).
 void case_exec::start_realtime() {
-    // Room for the frames of a typical real-time case up front: growing
-    // the trace moves every record, in the middle of the DUT's traffic.
-    tr_->frames.reserve(1u << 15);
-    // And for their bytes: the messages' and a quarter more (headers, ACKs,
-    // resends), touched now rather than under the traffic.
+    // Room for the case's frames up front, records and bytes: the messages'
+    // and a quarter more (headers, ACKs, resends), touched now rather than
+    // under the traffic (growing the trace there moves every record).
     const std::uint64_t posted = posted_bytes(p_);
-    tr_->store.prepare(static_cast<std::size_t>(posted + posted / 4));  // prepare caps it (k_max_ready)
+    tr_->prepare(static_cast<std::size_t>(posted + posted / 4));  // prepare caps it
     rt_ = std::make_unique<sim::realtime_driver>(s_);
     rt_->set_busy_poll(dut_->busy_poll());
     rt_->anchor();

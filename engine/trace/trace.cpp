@@ -18,6 +18,18 @@ int record::path_id() const {
     return -1;
 }
 
+void trace::prepare(std::size_t expect) {
+    store.prepare(expect);
+    const std::size_t ready = std::min(expect / k_bytes_per_record + 1024, k_max_ready_records);
+    if (frames.capacity() < std::max(k_min_records, frames.size() + ready)) frames.reserve(std::max(k_min_records, frames.size() + ready));
+    // The records not built yet: raw storage of the vector's, each page
+    // written once, a byte back unchanged.
+    auto* at = reinterpret_cast<std::uint8_t*>(frames.data() + frames.size());
+    const std::size_t n = std::min(ready, frames.capacity() - frames.size()) * sizeof(record);
+    core::make_resident(at, n);
+    core::touch_pages(at, n);
+}
+
 core::bytes_view frame_store::keep(core::bytes_view b) {
     if (b.empty()) return {};
     if (cap_ - used_ < b.size()) open_block(std::max(k_block, b.size()));

@@ -116,6 +116,37 @@ TEST_CASE("frame_store: prepare(expect) readies blocks for that many bytes, and 
     CHECK(small.ready() == 0);
 }
 
+TEST_CASE("trace: prepare(expect) reserves the records of that many bytes and brings their pages in; recording them never moves a record", "[trace]") {
+    trace::trace tr;
+    constexpr std::size_t expect = std::size_t{64} << 20;  // 64 MiB: a record per 2 KiB, 32 k + 1024
+    tr.prepare(expect);
+    const std::size_t n = expect / trace::trace::k_bytes_per_record + 1024;
+    REQUIRE(tr.frames.capacity() >= n);
+    CHECK(tr.store.resident());
+    // The records' storage is in memory before any frame is recorded.
+    const std::uintptr_t page = 4096;
+    const auto lo = (reinterpret_cast<std::uintptr_t>(tr.frames.data()) + page - 1) & ~(page - 1);
+    const auto hi = (reinterpret_cast<std::uintptr_t>(tr.frames.data() + n)) & ~(page - 1);
+    std::vector<unsigned char> v((hi - lo) / page);
+    REQUIRE(::mincore(reinterpret_cast<void*>(lo), hi - lo, v.data()) == 0);
+    CHECK(std::count_if(v.begin(), v.end(), [](unsigned char c) { return (c & 1) == 0; }) == 0);
+    const auto* before = tr.frames.data();
+    const auto f = frame(4186, 3);
+    for (std::size_t i = 0; i < n; ++i) tr.add(nanos{static_cast<std::int64_t>(i)}, trace::dir::from_dut, f);
+    CHECK(tr.frames.data() == before);
+    CHECK(same(tr.frames.front().bytes, f));
+    CHECK(same(tr.frames.back().bytes, f));
+    // A small case still gets the floor of records, and past it the vector grows as before.
+    trace::trace small;
+    small.prepare(4096);
+    CHECK(small.frames.capacity() >= trace::trace::k_min_records);
+    // Prepared again with records kept: room for that many more.
+    const std::size_t kept = tr.frames.size();
+    tr.prepare(expect);
+    CHECK(tr.frames.capacity() >= kept + n);
+    CHECK(same(tr.frames[kept - 1].bytes, f));
+}
+
 TEST_CASE("trace: records keep their bytes and decodes as frames grows, and in a copy or a move", "[trace]") {
     trace::trace tr;
     std::vector<core::byte_buffer> in;
