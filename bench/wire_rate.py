@@ -201,7 +201,11 @@ def main():
             res = json.load(open(res_path))
             for c in res["cases"]:
                 secs, n, first, last = data_phase(os.path.join(out, "pcap", c["id"] + ".pcap"))
-                if args.perf and first is not None:
+                zero = c.get("timing", {}).get("wall_zero_unix_ns")
+                if args.perf and first is not None and zero is not None:
+                    # The pcap counts from the case's time 0; results.json
+                    # has its calendar time.
+                    first, last = (int(zero) / 1e9 + x for x in (first, last))
                     print(f"{c['id']}: data phase alone: perf report -i {os.path.join(args.perf, f'engine.{i}.data')} "
                           f"(or refnic.{i}.data) --time {first:.6f},{last:.6f}", flush=True)
                 rows.setdefault(c["id"], []).append((c["verdict"], SIZE * 8 / secs / 1e9, n / secs, n - PACKETS,

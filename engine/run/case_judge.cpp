@@ -51,6 +51,7 @@ void case_exec::note_timing() {
     auto& tm = tr_->timing;
     tm.realtime = true;
     tm.rx_stamped = dut_->rx_stamped();
+    tm.wall_zero_unix_ns = std::chrono::duration_cast<nanos>(rt_->system_time_of(nanos{0}).time_since_epoch()).count();
     tm.frames_lost = dut_->frames_lost();
     const auto late = rt_->lateness_since();
     tm.events = late.events;

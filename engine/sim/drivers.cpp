@@ -48,6 +48,7 @@ struct realtime_driver::impl {
     bool io_first = false;
     bool busy = false;
     std::chrono::steady_clock::time_point origin_wall;
+    std::chrono::system_clock::time_point origin_system;
     nanos origin_sim{0};
     bool anchored = false;
     struct late_sample {
@@ -100,6 +101,7 @@ void realtime_driver::set_busy_poll(bool on) { impl_->busy = on; }
 
 void realtime_driver::anchor() {
     impl_->origin_wall = std::chrono::steady_clock::now();
+    impl_->origin_system = std::chrono::system_clock::now();
     impl_->origin_sim = s_.now();
     impl_->anchored = true;
 }
@@ -112,6 +114,10 @@ void realtime_driver::sync() {
 
 nanos realtime_driver::sim_time_of(std::chrono::steady_clock::time_point wall) const {
     return impl_->origin_sim + std::chrono::duration_cast<nanos>(wall - impl_->origin_wall);
+}
+
+std::chrono::system_clock::time_point realtime_driver::system_time_of(nanos t) const {
+    return impl_->origin_system + std::chrono::duration_cast<std::chrono::system_clock::duration>(t - impl_->origin_sim);
 }
 
 boost::asio::io_context& realtime_driver::io() { return impl_->io; }

@@ -59,6 +59,10 @@ public:
     void sync();
     // The scheduler time of a wall-clock instant (after anchor()).
     nanos sim_time_of(std::chrono::steady_clock::time_point wall) const;
+    // The calendar time (the system clock, read at anchor()) of scheduler
+    // time `t`: to line the case's trace up with captures and logs taken
+    // elsewhere.
+    std::chrono::system_clock::time_point system_time_of(nanos t) const;
     // The io_context the driver waits on: sockets and timers opened on it run
     // their handlers on the driver thread, between events.
     boost::asio::io_context& io();

@@ -114,6 +114,10 @@ struct params {
 struct timing_figures {
     bool realtime = false;
     bool rx_stamped = true;      // DUT frames carry the kernel's receive time (not dpdk)
+    // The calendar time of the trace's time zero (the case's pcap counts
+    // from it), in nanoseconds since the Unix epoch: a frame recorded at t
+    // was on the wire at wall_zero_unix_ns + t by the engine's system clock.
+    std::int64_t wall_zero_unix_ns = 0;
     std::uint64_t events = 0;    // scheduler events run (timers, fabric deliveries, timed steps)
     nanos event_late_max{0}, event_late_p99{0};  // how late they ran after their time
     nanos step_late_max{0};      // a plan step after its time (timed) or its trigger frame

@@ -174,6 +174,20 @@ TEST_CASE("realtime driver waits for the wall clock and runs posted work on its 
     CHECK(s.size() == 1);
 }
 
+TEST_CASE("realtime driver: the calendar time of a scheduler time is read at the anchor and counts with it") {
+    scheduler s;
+    s.advance_to(7ms);  // a case's clock need not be at zero when it is tied to the wall
+    realtime_driver rt(s);
+    const auto before = std::chrono::system_clock::now();
+    rt.anchor();
+    const auto after = std::chrono::system_clock::now();
+    const auto at_anchor = rt.system_time_of(7ms);
+    CHECK(at_anchor >= before);
+    CHECK(at_anchor <= after);
+    CHECK(rt.system_time_of(7ms + 1500ms) - at_anchor == 1500ms);
+    CHECK(at_anchor - rt.system_time_of(0ns) == 7ms);  // the trace's zero, which a pcap counts from
+}
+
 // A port polled from the io_context (agent+dpdk re-arms a 10 us timer after
 // every poll) keeps a handler ready whenever a poll outlasts its period, as on
 // a loaded machine. The driver must still run the scheduler's due events in

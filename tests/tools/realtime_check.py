@@ -78,8 +78,17 @@ def main():
             case that never agrees stays as it was and is reported."""
             nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"), v6=v6)
             try:
+                t0 = time.time()
                 rc, res, out = run_mrct(args, os.path.join(work, name), with_pid(spec, nic.p.pid), ns, extra)
+                t1 = time.time()
                 if res is not None:
+                    # A real-time case says when its time 0 was (results.md):
+                    # within the run, by this host's clock.
+                    for c in res["cases"]:
+                        z = c.get("timing", {}).get("wall_zero_unix_ns")
+                        if c["verdict"] != "skipped" and "timing" in c and (z is None or not t0 - 1 <= int(z) / 1e9 <= t1):
+                            problems.append(f"{name}: {c['id']}: timing.wall_zero_unix_ns {z} is not within the run "
+                                            f"({t0:.3f} to {t1:.3f})")
                     ran = [c for c in res["cases"] if c["verdict"] != "skipped"]
                     first_runs[name] = {
                         "runs": len(res["cases"]), "executed": len(ran),
