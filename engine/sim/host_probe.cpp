@@ -104,11 +104,19 @@ struct host_probe::impl {
     std::atomic<std::uint64_t> wakeups{0};
     mutable std::mutex mu;
     std::vector<hold> holds;
+    // The run of stalled periods the pressure sampler is in, if any: a
+    // hold already, though it may grow (holds() includes it). Read at a
+    // case's end while the host is still stalled, it would otherwise be
+    // missing, and the stall with it.
+    std::optional<hold> open_run;
     std::vector<int> cpus;
     std::vector<std::thread> threads;
 
     void note(clock::time_point due, core::nanos late, int cpu) {
         std::lock_guard lock(mu);
+        note_locked(due, late, cpu);
+    }
+    void note_locked(clock::time_point due, core::nanos late, int cpu) {
         if (holds.size() < k_max_holds) {
             holds.push_back({due, late, cpu});
             return;
@@ -181,7 +189,9 @@ struct host_probe::impl {
         core::nanos run{0};
         clock::time_point run_end{};
         auto flush = [&] {
-            if (run > core::nanos{0}) note(run_end - run, run, k_host_pressure);
+            std::lock_guard lock(mu);
+            if (run > core::nanos{0}) note_locked(run_end - run, run, k_host_pressure);
+            open_run.reset();
             run = core::nanos{0};
         };
         auto due = clock::now();
@@ -193,6 +203,8 @@ struct host_probe::impl {
                     if (grew > k_pressure_floor) {
                         run += grew;
                         run_end = now;
+                        std::lock_guard lock(mu);
+                        open_run = hold{run_end - run, run, k_host_pressure};
                     } else {
                         flush();
                     }
@@ -259,6 +271,7 @@ std::vector<int> host_probe::cpus() const { return impl_->cpus; }
 std::vector<host_probe::hold> host_probe::holds() const {
     std::lock_guard lock(impl_->mu);
     auto out = impl_->holds;
+    if (impl_->open_run) out.push_back(*impl_->open_run);
     std::sort(out.begin(), out.end(), [](const hold& a, const hold& b) { return a.due < b.due; });
     return out;
 }

@@ -63,7 +63,8 @@ public:
     // `taskset` to keep the probe to the DUT's CPUs (docs/timing.md).
     std::vector<int> cpus() const;
     // Every wake-up later than the floor so far, on any CPU, in order of
-    // deadline; at most k_max_holds
+    // deadline, at most k_max_holds; and the host's pressure stall in
+    // progress, if any, as long as it has lasted
     // (past that, the latest replaces a shorter one: the longest are kept).
     std::vector<hold> holds() const;
     // Wake-ups so far, all threads (the probe ran at all).
