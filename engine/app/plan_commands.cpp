@@ -172,7 +172,7 @@ int run_plan(const run_args& a) {
         if (!pcap_dir.empty() && r.tr && (a.capture == "all" || r.v == assertions::verdict::fail || r.v == assertions::verdict::error)) {
             const auto name = run::evidence_name(r.id);
             const auto path = pcap_dir + "/" + name + ".pcap";
-            auto w = capture::pcap_writer::create(path + ".tmp");
+            auto w = capture::pcap_writer::create(path + ".tmp", capture::pcap_writer::k_bulk_buffer);
             bool written = false;
             if (w) {
                 for (const auto& f : r.tr->frames) (*w)->write(f.t.count(), f.bytes);

@@ -2,6 +2,10 @@
 
 #include <pcap/pcap.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 namespace mrct::capture {
 
 namespace {
@@ -53,16 +57,30 @@ wire::decode_result pcap_reader::decode(core::bytes_view data, const wire::decod
     return link_ == link_kind::ethernet ? wire::decode_ethernet(data, opt) : wire::decode_ip(data, opt);
 }
 
-core::result<std::unique_ptr<pcap_writer>> pcap_writer::create(const std::string& path) {
+core::result<std::unique_ptr<pcap_writer>> pcap_writer::create(const std::string& path, std::size_t buffer) {
     pcap_t* p = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
     if (!p) return core::error{"pcap_open_dead failed"};
-    pcap_dumper_t* d = pcap_dump_open(p, path.c_str());
+    std::unique_ptr<char[]> buf;
+    pcap_dumper_t* d = nullptr;
+    if (buffer == 0) {
+        d = pcap_dump_open(p, path.c_str());
+    } else if (FILE* f = std::fopen(path.c_str(), "wbe")) {
+        // The buffer is set before the first write, as setvbuf needs.
+        buf.reset(new char[buffer]);
+        std::setvbuf(f, buf.get(), _IOFBF, buffer);
+        d = pcap_dump_fopen(p, f);
+        if (!d) std::fclose(f);
+    } else {
+        std::string e = path + ": " + std::strerror(errno);
+        pcap_close(p);
+        return core::error{e};
+    }
     if (!d) {
         std::string e = path + ": " + pcap_geterr(p);
         pcap_close(p);
         return core::error{e};
     }
-    return std::unique_ptr<pcap_writer>(new pcap_writer(p, d));
+    return std::unique_ptr<pcap_writer>(new pcap_writer(p, d, std::move(buf)));
 }
 
 pcap_writer::~pcap_writer() {
@@ -80,7 +98,9 @@ void pcap_writer::write(std::int64_t ts_ns, core::bytes_view frame) {
 
 core::status pcap_writer::close() {
     if (!d_) return core::ok_status();
-    bool flush_failed = pcap_dump_flush(d_) != 0;
+    // A write that failed earlier (a full disk) leaves the stream's error
+    // flag set, and may have left nothing for the flush to fail on.
+    bool flush_failed = pcap_dump_flush(d_) != 0 || std::ferror(pcap_dump_file(d_)) != 0;
     pcap_dump_close(d_);
     d_ = nullptr;
     if (flush_failed) return core::error{"pcap write failed (disk full?)"};
