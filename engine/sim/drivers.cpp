@@ -188,8 +188,14 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
         // the timer for it cost two timerfd_settime calls and a pass through
         // epoll per frame, and kept both processes below 30 k frames/s on the
         // wire (bench/wire_rate.py, issue 24).
+        //
+        // I/O was just polled (before the events or after them), and a poll
+        // with nothing ready is a pass through epoll: polled again only when
+        // busy (a busy port's next poll is always ready). Two passes a turn
+        // cost mrct-refnic 3 epoll_wait calls per data frame it sent
+        // (bench/wire_rate.py).
         if (m.busy || deadline <= std::chrono::steady_clock::now()) {
-            run_ready(m.io, ready_most);
+            if (m.busy) run_ready(m.io, ready_most);
             continue;
         }
         if (!m.waiting || deadline != m.wake_at) {
@@ -201,7 +207,8 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
             });
         }
         m.io.run_one();
-        run_ready(m.io, ready_most);  // what else is ready
+        // What else is ready; with I/O first, the next turn polls it anyway.
+        if (!m.io_first) run_ready(m.io, ready_most);
     }
     if (!done && end_sim != core::k_never && !m.stopping && end_sim > s_.now()) s_.advance_to(end_sim);
 }
