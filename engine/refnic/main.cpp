@@ -187,7 +187,13 @@ int main(int argc, char** argv) {
     so.max_mr_bytes = max_mr;
     so.tx_burst = tx_burst;
     so.resident_regions = true;
-    so.tx_turn = [&w] { return w.tx_turn(); };
+    // Frames waiting: the driver's turn ends (no later events join it) and
+    // the next reads them before the endpoint goes on (D116).
+    so.tx_turn = [&w, &drv] {
+        const bool waiting = w.tx_turn();
+        if (waiting) drv.end_turn();
+        return waiting;
+    };
     so.max_total_mr_bytes = max_memory;
     if (!allowed->empty()) {
         so.peer_rule = "--peers " + peers;

@@ -47,6 +47,8 @@ struct realtime_driver::impl {
     std::atomic<bool> stopping{false};
     bool io_first = false;
     bool busy = false;
+    nanos turn_extend = realtime_driver::k_turn_extend;
+    bool turn_over = false;  // end_turn()
     std::chrono::steady_clock::time_point origin_wall;
     std::chrono::system_clock::time_point origin_system;
     nanos origin_sim{0};
@@ -98,6 +100,8 @@ void realtime_driver::stop() {
 
 void realtime_driver::set_io_first(bool on) { impl_->io_first = on; }
 void realtime_driver::set_busy_poll(bool on) { impl_->busy = on; }
+void realtime_driver::set_turn_extend(nanos d) { impl_->turn_extend = d; }
+void realtime_driver::end_turn() { impl_->turn_over = true; }
 
 void realtime_driver::anchor() {
     impl_->origin_wall = std::chrono::steady_clock::now();
@@ -166,11 +170,21 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
     const int ready_most = m.busy ? k_max_ready_busy : k_max_ready;
     while (!over()) {
         if (m.io_first) run_ready(m.io, ready_most);
-        const nanos t = m.sim_now();
+        const nanos began = m.sim_now();
+        nanos t = began;
+        m.turn_over = false;
         if (t > s_.now()) s_.advance_to(t);
         while (true) {
             nanos due = s_.next_time();
-            if (due > t) break;
+            if (due > t) {
+                // Fell due while this turn ran (set_turn_extend)?
+                if (due == core::k_never) break;
+                const nanos now = m.sim_now();
+                if (m.turn_over || due > now || now - began >= m.turn_extend) break;
+                t = now;
+                s_.advance_to(t);
+                continue;
+            }
             m.note_late(due, t - due);
             s_.run_one(t);
         }

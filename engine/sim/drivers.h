@@ -82,6 +82,19 @@ public:
     // (tens of microseconds on a VM) on every frame and timer: the traffic
     // emulator's --busy-poll (docs/emulator.md).
     void set_busy_poll(bool on);
+    // A turn runs the events due when it began, then those that fell due
+    // while it ran them, until `d` after it began; then I/O has its turn.
+    // A paced sender's next packet is due a few nanoseconds after the one it
+    // just sent: with d = 0 every packet took a turn of its own (a pass
+    // through epoll and a sendmmsg each); within d they leave together.
+    // Nothing runs before its time either way. Default k_turn_extend.
+    void set_turn_extend(nanos d);
+    static constexpr nanos k_turn_extend{20'000};
+    // From an event: no further events in this turn beyond those already
+    // due at its start; I/O has its turn first. A sender that found frames
+    // waiting for it (mrct-refnic's transmit burst, D116) asks this, so
+    // that it reads them before it goes on.
+    void end_turn();
     // How late events ran after their time (timers, deliveries, timed steps):
     // the engine's own lateness in real time (docs/timing.md). `since`: only
     // events due at or after that scheduler time.

@@ -188,6 +188,69 @@ TEST_CASE("realtime driver: the calendar time of a scheduler time is read at the
     CHECK(at_anchor - rt.system_time_of(0ns) == 7ms);  // the trace's zero, which a pcap counts from
 }
 
+// A paced sender: each event schedules the next a nanosecond later, and
+// posts I/O work (a socket's flush). Within the turn's extension the chain
+// runs before the I/O's turn; with none, I/O has a turn between any two.
+TEST_CASE("realtime driver: events that fall due while a turn runs them join it, within its extension") {
+    for (const bool io_first : {false, true}) {
+        for (const nanos extend : {nanos{0}, nanos{std::chrono::seconds{10}}}) {
+            scheduler s;
+            realtime_driver rt(s);
+            rt.set_io_first(io_first);
+            rt.set_turn_extend(extend);
+            std::vector<std::string> log;
+            std::function<void(int)> send = [&](int i) {
+                log.push_back("e" + std::to_string(i));
+                // Sending takes time: the next, 1 ns later, is due when this returns.
+                const auto until = std::chrono::steady_clock::now() + 2us;
+                while (std::chrono::steady_clock::now() < until) {
+                }
+                if (i == 0) boost::asio::post(rt.io(), [&] { log.push_back("io"); });
+                if (i < 9) s.after(1ns, [&, i] { send(i + 1); });
+            };
+            s.after(1ms, [&] { send(0); });
+            rt.run_for(20ms);
+            REQUIRE(log.size() == 11);
+            const auto io_at = std::find(log.begin(), log.end(), "io") - log.begin();
+            INFO("io_first " << io_first << ", extension " << extend.count() << " ns");
+            if (extend > nanos{0}) CHECK(io_at == 10);  // the whole chain first
+            else CHECK(io_at == 1);                     // I/O's turn right after the first
+            for (int i = 0; i < 10; ++i) CHECK(std::count(log.begin(), log.end(), "e" + std::to_string(i)) == 1);
+        }
+    }
+    // An event that ends the turn (a sender that found frames waiting for
+    // it, D116): I/O has its turn before the rest of the chain.
+    {
+        scheduler s;
+        realtime_driver rt(s);
+        rt.set_io_first(true);
+        rt.set_turn_extend(std::chrono::seconds{10});
+        std::vector<std::string> log;
+        std::function<void(int)> send = [&](int i) {
+            log.push_back("e" + std::to_string(i));
+            if (i == 0) {
+                boost::asio::post(rt.io(), [&] { log.push_back("io"); });
+                rt.end_turn();
+            }
+            if (i < 3) s.after(1ns, [&, i] { send(i + 1); });
+        };
+        s.after(1ms, [&] { send(0); });
+        rt.run_for(20ms);
+        CHECK(log == std::vector<std::string>{"e0", "io", "e1", "e2", "e3"});
+    }
+    // Nothing runs before its time: a chain step 5 ms ahead waits for it.
+    scheduler s;
+    realtime_driver rt(s);
+    nanos first{-1}, second{-1};
+    s.after(1ms, [&] {
+        first = s.now();
+        s.after(5ms, [&] { second = s.now(); });
+    });
+    rt.run_for(20ms);
+    REQUIRE(second > nanos{0});
+    CHECK(second - first >= 5ms);
+}
+
 // A port polled from the io_context (agent+dpdk re-arms a 10 us timer after
 // every poll) keeps a handler ready whenever a poll outlasts its period, as on
 // a loaded machine. The driver must still run the scheduler's due events in
@@ -221,6 +284,7 @@ TEST_CASE("realtime driver: busy polling runs due events after each ready handle
         scheduler s;
         realtime_driver rt(s);
         rt.set_busy_poll(busy);
+        rt.set_turn_extend(0ns);  // one event of the chain a turn (the chain would join one turn otherwise)
         int since = 0, most = 0, events = 0;
         bool stop = false;
         std::function<void()> poll = [&] {
