@@ -261,6 +261,39 @@ TEST_CASE("rto_timing in real time: a hold at an RTT sample's ACK, or before its
     CHECK_THAT(after.message, Catch::Contains("fired after 600.000 us"));
 }
 
+TEST_CASE("rto_timing in real time: a path's first flight may have been stamped when the data was posted (D123)") {
+    // The DUT's WRITE posted at 0; PPSN 100, path 0's first packet, leaves at
+    // 400 us, its ACK comes 10 us later: RTO 100 us from the wire. PPSN 101,
+    // sent after that ACK, expires 600 us after it left. No ACK released 100:
+    // the DUT may have decided (and stamped) it at the post, its sample up to
+    // 410 us, its RTO up to 410 + 4 x 205 us, so the late expiry cannot be
+    // told from a conforming one. Without a data post (none, or a receive
+    // only), or in virtual time, it is a failure.
+    auto make = [](std::optional<std::string> kind, bool realtime) {
+        trace_builder b;
+        b.tr.timing.realtime = realtime;
+        if (kind) {
+            trace::posted_wr w;
+            w.kind = *kind;
+            w.t = 0us;
+            b.tr.dut.posted.push_back(w);
+        }
+        b.data(400us, D::from_dut, {.path = 0, .ppsn = 100});
+        b.ack(410us, D::to_dut, 0, 101, {}, 100);
+        b.data(420us, D::from_dut, {.path = 0, .ppsn = 101});
+        b.data(1020us, D::from_dut, {.path = 0, .ppsn = 101, .retx = true});
+        b.tr.end = 1100us;
+        return b.check("rto_timing");
+    };
+    auto posted = make("write", true);
+    CHECK(posted.v == verdict::inconclusive);
+    CHECK(posted.timing_doubt);
+    CHECK_THAT(posted.message, Catch::Contains("its RTO may have been up to 1.230 ms where the wire shows 100.000 us"));
+    CHECK(make(std::nullopt, true).v == verdict::fail);
+    CHECK(make("recv", true).v == verdict::fail);
+    CHECK(make("write", false).v == verdict::fail);
+}
+
 TEST_CASE("rto_timing in real time: a hold before the frame that started the timer may explain an early expiry") {
     // Sample 10 us: RTO 100 us. PPSN 101 leaves at 1000 us into an empty
     // path; its resend comes 40 us later, 60 us early for the bound (100 us
