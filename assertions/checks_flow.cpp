@@ -859,21 +859,30 @@ outcome rnr_keeps_window(const context& c) {
     return o;
 }
 
-// MR-CONN-3: CLOSE only once everything is acknowledged.
+// MR-CONN-3: CLOSE only once everything is acknowledged. "Everything" is
+// the data the DUT had to send, not only what it had sent: a packet it
+// first sends after its CLOSE was unacknowledged when it closed (D124).
 outcome close_after_ack(const context& c) {
     const auto& sv = c.sender();
+    // First transmissions of data after time t, in trace order.
+    const auto first_sent_after = [&](nanos t) {
+        std::vector<const tx_event*> out;
+        for (const auto& e : sv.tx)
+            if (e.kind == tx_kind::first && e.t > t) out.push_back(&e);
+        return out;
+    };
     // The premise: data was unacknowledged when the DUT surely had the close
-    // request (the plan's close call had returned). Otherwise a DUT that
-    // closes at once and one that waits send the same CLOSE: nothing is
-    // tested (on a wire, a call held 70 ms by a busy host came after the
-    // last ACK, and close-early passed CONN-030).
+    // request (the plan's close call had returned): in flight, or not yet
+    // sent. Otherwise a DUT that closes at once and one that waits send the
+    // same CLOSE: nothing is tested (on a wire, a call held 70 ms by a busy
+    // host came after the last ACK, and close-early passed CONN-030).
     if (const auto& asked = c.tr().dut.close_done) {
         unsigned in_flight = 0;
         for (const auto& [p, _] : sv.paths) in_flight += sv.inflight_at(p, *asked);
-        if (!in_flight) {
+        if (!in_flight && first_sent_after(*asked).empty()) {
             auto o = premise_not_met("the DUT had every packet acknowledged by " +
-                                     fmt_time(*asked) + ", when its close call had returned; a CLOSE then says nothing "
-                                     "about waiting for ACKs");
+                                     fmt_time(*asked) + ", when its close call had returned, and sent no new data after; "
+                                     "a CLOSE then says nothing about waiting for ACKs");
             // In real time the call's round trip (a host busy elsewhere)
             // decides it: another attempt may find data in flight (D66).
             o.timing_doubt = c.tr().timing.realtime;
@@ -893,7 +902,18 @@ outcome close_after_ack(const context& c) {
                 return fail("the DUT sent CLOSE with " + std::to_string(n) + " packets unacknowledged on path " + std::to_string(p),
                             "CLOSE only when everything is acknowledged", std::to_string(n) + " in flight", {r.index});
         }
-        return pass("CLOSE sent at " + fmt_time(r.t) + " with nothing in flight");
+        // Nothing in flight, but data still to send: the CLOSE did not wait
+        // for it (the DUT's own order on the wire, whatever its host did).
+        if (const auto later = first_sent_after(r.t); !later.empty()) {
+            const auto& e = *later.front();
+            return fail("the DUT sent CLOSE at " + fmt_time(r.t) + " with data still unsent: " + std::to_string(later.size()) +
+                            " new data packets followed it, the first at " + fmt_time(e.t) + " (path " +
+                            std::to_string(e.path) + ", stream " + std::to_string(e.stream) + " seq " +
+                            std::to_string(e.stream_seq) + " offset " + std::to_string(e.offset) + ")",
+                        "CLOSE only when everything is acknowledged", std::to_string(later.size()) + " sent after",
+                        {r.index, e.rec});
+        }
+        return pass("CLOSE sent at " + fmt_time(r.t) + " with nothing in flight and no data after it");
     }
     return inconclusive("the DUT sent no CLOSE");
 }

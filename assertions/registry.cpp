@@ -204,8 +204,9 @@ const std::vector<assertion_def>& builtin() {
           {"keep", T::number, "0.5", "fraction of the earlier inflight required after"}},
          k::rnr_keeps_window, need_of("span", "a quarter of the window around the RNR: a hold of half of it moves the windows compared", false, 4)},
         {"close_after_ack", {"MR-CONN-3"},
-         "CLOSE leaves only when nothing is unacknowledged; inconclusive where nothing was when the DUT surely had "
-         "the close request (its call had returned): there was nothing to wait for.",
+         "CLOSE leaves only when nothing is unacknowledged: nothing in flight, and no new data after it (data first sent "
+         "after the CLOSE was unacknowledged when it left; D124); inconclusive where nothing was in flight or left to send "
+         "when the DUT surely had the close request (its call had returned): there was nothing to wait for.",
          {}, k::close_after_ack},
         {"acks_conform", {"MR-SACK-1", "MR-SACK-2", "MR-CC-1", "MR-GR-1", "MR-PATH-3"},
          "The DUT acknowledges at once on AckReq, a new gap or CE (with ECE), every packet within the ACK interval; "

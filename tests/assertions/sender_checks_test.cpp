@@ -979,6 +979,31 @@ TEST_CASE("close_after_ack") {
         CHECK(o.v == verdict::inconclusive);
         CHECK_THAT(o.message, Catch::Contains("premise did not arise: the DUT had every packet acknowledged"));
     }
+    SECTION("data first sent after the CLOSE was unacknowledged when the DUT closed (D124)") {
+        // Nothing in flight at the CLOSE, but the message goes on after it:
+        // close-early on a wire fast enough to drain each window first.
+        trace_builder u;
+        u.data(0us, D::from_dut, {.ppsn = 100, .offset = 0});
+        u.ack(4us, D::to_dut, 0, 101);
+        u.ctrl(5us, D::from_dut, wire::ctrl_type::close);
+        u.data(6us, D::from_dut, {.ppsn = 101, .offset = 4096});
+        const auto o = u.check("close_after_ack");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("with data still unsent: 1 new data packets followed it"));
+        // The premise holds too: at the call's return (4.5 us) nothing was in
+        // flight, but PPSN 101 was still to send.
+        u.tr.dut.close_done = 4500ns;
+        CHECK(u.check("close_after_ack").v == verdict::fail);
+        // A resend after the CLOSE is not new data (nothing was in flight).
+        trace_builder r;
+        r.data(0us, D::from_dut, {.ppsn = 100, .offset = 0});
+        r.ack(4us, D::to_dut, 0, 101);
+        r.ctrl(5us, D::from_dut, wire::ctrl_type::close);
+        r.data(6us, D::from_dut, {.ppsn = 100, .retx = true, .offset = 0});
+        const auto p = r.check("close_after_ack");
+        CHECK(p.v == verdict::pass);
+        CHECK(p.message == "CLOSE sent at 5.000 us with nothing in flight and no data after it");
+    }
     SECTION("a path the DUT failed is not judged: its packets moved to other paths") {
         trace_builder f;
         f.data(0us, D::from_dut, {.path = 1, .ppsn = 100});  // never acknowledged on path 1
