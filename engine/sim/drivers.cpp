@@ -203,13 +203,18 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
         // epoll per frame, and kept both processes below 30 k frames/s on the
         // wire (bench/wire_rate.py, issue 24).
         //
-        // I/O was just polled (before the events or after them), and a poll
-        // with nothing ready is a pass through epoll: polled again only when
-        // busy (a busy port's next poll is always ready). Two passes a turn
-        // cost mrct-refnic 3 epoll_wait calls per data frame it sent
-        // (bench/wire_rate.py).
+        // I/O was just polled (after the events), and a poll with nothing
+        // ready is a pass through epoll: the engine polls again only when
+        // busy (a busy port's next poll is always ready); it saved 1 of 3
+        // epoll_wait calls per data frame (bench/wire_rate.py).
+        //
+        // Reading I/O first (mrct-refnic), the second poll stays, and so does
+        // the one after a wake below: without them, beside `stress-ng --cpu
+        // 2`, mrct-refnic drew false fails of the reference (an ACK 0.7 ms
+        // past its interval, `acks_conform`) in 10 of 49 loaded whole-plan
+        // runs, against 0 of 28 with them (docs/testplan.md).
         if (m.busy || deadline <= std::chrono::steady_clock::now()) {
-            if (m.busy) run_ready(m.io, ready_most);
+            if (m.busy || m.io_first) run_ready(m.io, ready_most);
             continue;
         }
         if (!m.waiting || deadline != m.wake_at) {
@@ -221,8 +226,7 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
             });
         }
         m.io.run_one();
-        // What else is ready; with I/O first, the next turn polls it anyway.
-        if (!m.io_first) run_ready(m.io, ready_most);
+        run_ready(m.io, ready_most);  // what else is ready
     }
     if (!done && end_sim != core::k_never && !m.stopping && end_sim > s_.now()) s_.advance_to(end_sim);
 }
