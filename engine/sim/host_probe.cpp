@@ -96,7 +96,7 @@ std::optional<std::uint64_t> read_some_total(int fd) {
 }  // namespace
 
 struct host_probe::impl {
-    core::nanos period, floor;
+    core::nanos period, floor, dut_floor;
     int dut_pid = 0;
     std::atomic<bool> dut_seen{false};
     std::atomic<bool> pressure_seen{false};
@@ -171,7 +171,7 @@ struct host_probe::impl {
             // The kernel adds a wait when it ends (the thread runs again),
             // so it ended within the last period: placed to end now.
             const core::nanos waited{static_cast<std::int64_t>(most)};
-            if (waited > floor) note(now - waited, waited, k_dut_wait);
+            if (waited > dut_floor) note(now - waited, waited, k_dut_wait);
             due = std::max(due + period, now);
             sleep_until(due);
         }
@@ -180,11 +180,9 @@ struct host_probe::impl {
 
     // The host's CPU pressure: consecutive stalled periods make one hold,
     // placed to end when the last of them was read.
-    void sample_pressure() {
+    void sample_pressure(const pressure_source& read_total) {
         become_ordinary();
         ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-        const int fd = ::open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return;  // no PSI in this kernel (or psi=0): pressure_sampled() says so
         std::optional<std::uint64_t> last;
         core::nanos run{0};
         clock::time_point run_end{};
@@ -197,7 +195,7 @@ struct host_probe::impl {
         auto due = clock::now();
         while (!stopping.load(std::memory_order_relaxed)) {
             const auto now = clock::now();
-            if (auto t = read_some_total(fd)) {
+            if (auto t = read_total()) {
                 if (last) {
                     const core::nanos grew{static_cast<std::int64_t>((*t - std::min(*t, *last)) * 1000)};
                     if (grew > k_pressure_floor) {
@@ -216,6 +214,13 @@ struct host_probe::impl {
             sleep_until(due);
         }
         flush();
+    }
+    // The kernel's pressure, if this kernel has PSI (else pressure_sampled()
+    // stays false and says so).
+    void sample_kernel_pressure() {
+        const int fd = ::open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return;  // no PSI in this kernel (or psi=0)
+        sample_pressure([fd] { return read_some_total(fd); });
         ::close(fd);
     }
 
@@ -248,12 +253,26 @@ struct host_probe::impl {
     }
 };
 
-host_probe::host_probe(core::nanos period, core::nanos floor, int dut_pid, bool pressure) : impl_(std::make_unique<impl>()) {
+host_probe::host_probe(core::nanos period, core::nanos floor, int dut_pid, bool pressure, core::nanos dut_floor)
+    : impl_(std::make_unique<impl>()) {
     impl_->period = period;
     impl_->floor = floor;
+    impl_->dut_floor = dut_floor;
     impl_->dut_pid = dut_pid;
     if (dut_pid > 0) impl_->threads.emplace_back([m = impl_.get()] { m->sample_dut(); });
-    else if (pressure) impl_->threads.emplace_back([m = impl_.get()] { m->sample_pressure(); });
+    else if (pressure) impl_->threads.emplace_back([m = impl_.get()] { m->sample_kernel_pressure(); });
+    start_sleepers();
+}
+
+host_probe::host_probe(core::nanos period, core::nanos floor, pressure_source source) : impl_(std::make_unique<impl>()) {
+    impl_->period = period;
+    impl_->floor = floor;
+    impl_->dut_floor = k_dut_floor;
+    impl_->threads.emplace_back([m = impl_.get(), src = std::move(source)] { m->sample_pressure(src); });
+    start_sleepers();
+}
+
+void host_probe::start_sleepers() {
     impl_->cpus = allowed_cpus();
     if (impl_->cpus.empty()) impl_->cpus.push_back(-1);
     for (int cpu : impl_->cpus) impl_->threads.emplace_back([m = impl_.get(), cpu] { m->run(cpu); });

@@ -12,7 +12,10 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/time.h"
@@ -36,12 +39,17 @@ public:
     static constexpr int k_host_pressure = -3;
     // A period counts as stalled when some task waited at least this long in it.
     static constexpr core::nanos k_pressure_floor{50'000};
+    // A DUT thread's wait for a CPU is kept when it grew by more than this in
+    // a period. Below the sleepers' floor: a wait of 190 us at a DUT timer's
+    // due time delays it 190 us, which the checks of an ACK within its
+    // interval (5 us allowed) must see to excuse (docs/timing.md).
+    static constexpr core::nanos k_dut_floor{50'000};
 
     // `dut_pid` > 0: a DUT process on this host. A further thread reads, every
     // period, how long each of its threads waited for a CPU (the kernel's
     // scheduler accounting, /proc/PID/task/TID/schedstat, not the DUT's word),
     // and keeps, as a hold, each period in which a thread's wait grew by more
-    // than the floor: the DUT was runnable and not run. A sleeper only shows
+    // than `dut_floor`: the DUT was runnable and not run. A sleeper only shows
     // holds of a light thread; a busy DUT on a contended CPU waits longer (CFS
     // slices of 3-4 ms beside stress-ng, while the sleepers woke on time).
     //
@@ -52,7 +60,16 @@ public:
     // in which it grew by more than k_pressure_floor as one hold, its length
     // the waiting in all. An upper bound on the DUT's waits: where no task
     // waited, the DUT did not; where tasks waited, it may have (D95).
-    host_probe(core::nanos period = k_period, core::nanos floor = k_floor, int dut_pid = 0, bool pressure = false);
+    // `dut_floor`: the DUT's waits kept (k_dut_floor), apart from the
+    // sleepers' `floor`.
+    host_probe(core::nanos period = k_period, core::nanos floor = k_floor, int dut_pid = 0, bool pressure = false,
+               core::nanos dut_floor = k_dut_floor);
+    // The host's CPU pressure read from `source` (the "some" total in us, as
+    // /proc/pressure/cpu gives it; nullopt: unreadable this time) instead of
+    // the kernel, and no DUT process: for tests, which can then hold a stall
+    // open as long as they like.
+    using pressure_source = std::function<std::optional<std::uint64_t>()>;
+    host_probe(core::nanos period, core::nanos floor, pressure_source source);
     ~host_probe();  // stops and joins the thread (within one period)
     host_probe(const host_probe&) = delete;
     host_probe& operator=(const host_probe&) = delete;
@@ -78,6 +95,7 @@ public:
     static constexpr std::size_t k_max_holds = 1 << 16;
 
 private:
+    void start_sleepers();
     struct impl;
     std::unique_ptr<impl> impl_;
 };

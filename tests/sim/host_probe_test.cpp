@@ -109,6 +109,27 @@ TEST_CASE("host_probe reads a DUT process's waits for a CPU from its schedstat")
     CHECK(waited);
 }
 
+// The DUT's waits have their own floor (k_dut_floor, below the sleepers'):
+// an ACK timer held 190 us must show. A sleepers' floor of an hour does not
+// hide them; a DUT floor of an hour keeps none.
+TEST_CASE("host_probe keeps the DUT's waits by their own floor, apart from the sleepers'") {
+    STATIC_REQUIRE(sim::host_probe::k_dut_floor < sim::host_probe::k_floor);
+    auto dut_waits = [](const sim::host_probe& p) {
+        std::size_t n = 0;
+        for (const auto& h : p.holds()) n += h.cpu == sim::host_probe::k_dut_wait;
+        return n;
+    };
+    sim::host_probe kept(250us, std::chrono::hours(1), ::getpid());
+    sim::host_probe none(250us, std::chrono::hours(1), ::getpid(), false, std::chrono::hours(1));
+    spinners spin;
+    for (int i = 0; i < 5000 && dut_waits(kept) == 0; ++i) std::this_thread::sleep_for(1ms);  // a bound, not a timing
+    spin.stop();
+    CHECK(dut_waits(kept) > 0);
+    CHECK(none.dut_sampled());
+    CHECK(dut_waits(none) == 0);
+    for (const auto& h : kept.holds()) CHECK(h.cpu == sim::host_probe::k_dut_wait);  // no sleeper's hold passed its hour
+}
+
 TEST_CASE("host_probe with a DUT process that does not exist samples nothing and keeps probing") {
     sim::host_probe probe(100us, 0ns, 4194303);
     while (probe.wakeups() < 3) std::this_thread::sleep_for(1ms);
@@ -146,25 +167,64 @@ TEST_CASE("host_probe reads the host's CPU pressure where the DUT's process is n
 
 // A case ends while the host is still stalled: its judge reads the holds
 // with the stall still going on. The stall is in them as far as it went.
+// The pressure comes from a source that grows 1 ms at every read, so the
+// stall never ends while the test looks: only the run in progress can show.
 TEST_CASE("host_probe: the host's pressure stall in progress is among the holds before it ends") {
-    if (::access("/proc/pressure/cpu", R_OK) != 0) return;  // the test above says what a kernel without PSI gives
-    sim::host_probe probe(250us, 0ns, 0, true);
-    spinners spin;  // kept spinning through every read below
-    core::nanos seen{0};
-    for (int i = 0; i < 5000 && seen == core::nanos{0}; ++i) {  // a bound, not a timing
-        std::this_thread::sleep_for(1ms);
+    std::atomic<std::uint64_t> reads{0};
+    sim::host_probe probe(250us, std::chrono::hours(1), [&]() -> std::optional<std::uint64_t> { return ++reads * 1000; });
+    auto stall = [&] {
+        core::nanos longest{0};
+        std::size_t n = 0;
         for (const auto& h : probe.holds())
-            if (h.cpu == sim::host_probe::k_host_pressure) seen = std::max(seen, h.late);
-    }
-    CHECK(seen > core::nanos{0});
-    // Still stalled: read again later, the same stall is longer (or has ended and is kept).
-    core::nanos later{0};
-    for (int i = 0; i < 5000 && later <= seen; ++i) {
-        std::this_thread::sleep_for(1ms);
-        for (const auto& h : probe.holds())
-            if (h.cpu == sim::host_probe::k_host_pressure) later = std::max(later, h.late);
-    }
+            if (h.cpu == sim::host_probe::k_host_pressure) longest = std::max(longest, h.late), ++n;
+        CHECK(n <= 1);  // one run, never split
+        return longest;
+    };
+    while (reads < 4) std::this_thread::sleep_for(1ms);
+    // Read 4 returned: reads 2 and 3 grew 1 ms each and were noted before it.
+    const auto seen = stall();
+    CHECK(seen >= 2ms);
+    while (reads < 10) std::this_thread::sleep_for(1ms);
+    const auto later = stall();
+    CHECK(later >= 8ms);
     CHECK(later > seen);
+    CHECK(probe.pressure_sampled());
+}
+
+// A stall that ended is kept at its length: four reads grew 1 ms each.
+TEST_CASE("host_probe keeps a pressure stall that ended, as long as it grew") {
+    std::atomic<std::uint64_t> reads{0};
+    sim::host_probe probe(250us, std::chrono::hours(1), [&]() -> std::optional<std::uint64_t> {
+        return std::min<std::uint64_t>(++reads, 5) * 1000;  // flat from read 5 on
+    });
+    while (reads < 7) std::this_thread::sleep_for(1ms);  // read 6 found no growth and ended the run
+    std::vector<core::nanos> stalls;
+    for (const auto& h : probe.holds())
+        if (h.cpu == sim::host_probe::k_host_pressure) stalls.push_back(h.late);
+    REQUIRE(stalls.size() == 1);
+    CHECK(stalls[0] == 4ms);
+}
+
+// Growth below k_pressure_floor per period is no stall; an unreadable source
+// is said, nothing made up.
+TEST_CASE("host_probe: pressure below its floor, or unreadable, makes no stall") {
+    std::atomic<std::uint64_t> reads{0};
+    {
+        sim::host_probe probe(250us, std::chrono::hours(1), [&]() -> std::optional<std::uint64_t> {
+            return ++reads * (sim::host_probe::k_pressure_floor.count() / 1000);  // exactly the floor: not above it
+        });
+        while (reads < 6) std::this_thread::sleep_for(1ms);
+        CHECK(probe.pressure_sampled());
+        for (const auto& h : probe.holds()) CHECK(h.cpu != sim::host_probe::k_host_pressure);
+    }
+    reads = 0;
+    sim::host_probe probe(250us, std::chrono::hours(1), [&]() -> std::optional<std::uint64_t> {
+        ++reads;
+        return std::nullopt;
+    });
+    while (reads < 4) std::this_thread::sleep_for(1ms);
+    CHECK_FALSE(probe.pressure_sampled());
+    CHECK(probe.holds().empty());
 }
 
 TEST_CASE("host_probe with the DUT's process named reads its waits, not the host's pressure") {
