@@ -21,7 +21,7 @@ int record::path_id() const {
 void trace::prepare(std::size_t expect) {
     store.prepare(expect);
     const std::size_t ready = std::min(expect / k_bytes_per_record + 1024, k_max_ready_records);
-    if (frames.capacity() < std::max(k_min_records, frames.size() + ready)) frames.reserve(std::max(k_min_records, frames.size() + ready));
+    frames.reserve(std::max(k_min_records, frames.size() + ready));  // no-op when already that large
     // The records not built yet: raw storage of the vector's, each page
     // written once, a byte back unchanged.
     auto* at = reinterpret_cast<std::uint8_t*>(frames.data() + frames.size());
