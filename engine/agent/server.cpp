@@ -47,7 +47,7 @@ private:
         sess_.in_data.emplace(want);
         const std::size_t have = take_buffered(in_, sess_.in_data->data(), want);
         if (have == want) return on_attachment();
-        asio::async_read(s_, asio::buffer(sess_.in_data->data() + have, want - have),
+        asio::async_read(s_, asio::buffer(sess_.in_data->data() + have, want - have), transfer_rest{want - have},
                          [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                              if (ec) return;
                              self->on_attachment();
@@ -65,7 +65,7 @@ private:
             out_.append(sess_.out_data->begin(), sess_.out_data->end());
             sess_.out_data.reset();
         }
-        asio::async_write(s_, asio::buffer(out_), [self = shared_from_this(), close_after](const boost::system::error_code& ec, std::size_t) {
+        asio::async_write(s_, asio::buffer(out_), transfer_rest{out_.size()}, [self = shared_from_this(), close_after](const boost::system::error_code& ec, std::size_t) {
             if (ec) return;
             if (close_after) {
                 boost::system::error_code e2;

@@ -121,6 +121,51 @@ TEST_CASE("client: a hung agent times out, and the connection stays broken") {
     CHECK_THAT(again.err().message, Catch::Contains("agent poll: no response"));
 }
 
+// The attachment is written from the caller's bytes, not a copy: a call that
+// times out with the write still going must leave them alone once it has
+// returned: its failure closes the socket. An agent that reads nothing
+// until then keeps 16 MiB from being written; the bytes are freed at once
+// after the call, and then the agent reads all it can while the client's
+// io_context runs on. It must find the client's end closed: a socket left
+// open would go on sending from the freed bytes (the kernel reads them, so
+// ASan would not see it; the test fails with the closes taken out).
+TEST_CASE("client 1.1: an attachment nobody reads times out, and its bytes are the caller's again") {
+    asio::io_context io, cio;
+    tcp::acceptor acc(io, {asio::ip::make_address("127.0.0.1"), 0});
+    tcp::socket held(io);  // accepted; read only after the call
+    std::thread t([&] { acc.accept(held); });
+    agent::client c;
+    c.use(cio, [&](const bool& done, std::chrono::milliseconds timeout) {
+        const auto end = std::chrono::steady_clock::now() + timeout;
+        while (!done && std::chrono::steady_clock::now() < end) cio.run_one_for(1ms);
+        cio.restart();
+        return done;
+    });
+    REQUIRE(c.connect("127.0.0.1", acc.local_endpoint().port(), 1000ms).ok());
+    t.join();
+    auto big = std::make_unique<core::byte_buffer>(16u << 20, std::uint8_t{0x5A});
+    auto r = c.call("post_write", agent::json::object(), 200ms, core::bytes_view(*big), nullptr);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.err().message, Catch::Contains("no response within 200 ms"));
+    CHECK(c.broken());
+    big.reset();
+    held.non_blocking(true);
+    std::vector<std::uint8_t> sink(1u << 20);
+    std::size_t drained = 0;
+    boost::system::error_code ec;
+    for (int i = 0; i < 2000 && (!ec || ec == asio::error::would_block); ++i) {  // a bound, not a timing
+        cio.poll();
+        cio.restart();
+        ec = {};
+        drained += held.read_some(asio::buffer(sink), ec);
+        if (ec == asio::error::would_block) std::this_thread::sleep_for(1ms);
+    }
+    INFO(ec.message());
+    CHECK((ec == asio::error::eof || ec == asio::error::connection_reset));  // the client's end closed, not waiting to send more
+    CHECK(drained < (16u << 20));
+    CHECK_FALSE(c.call("poll", {}, 100ms).ok());
+}
+
 TEST_CASE("client: garbage, a wrong id and error responses") {
     SECTION("not JSON") {
         fake_agent a([](const std::string&) { return std::string("<html>hello</html>\n"); });
