@@ -2,7 +2,7 @@
 #include <map>
 
 #include "app/commands.h"
-#include "app/huge_pages.h"
+#include "core/heap_pages.h"
 #include "assertions/assertion.h"
 #include "plan/plan.h"
 #include "run/clauses.h"
@@ -166,7 +166,7 @@ core::status apply_override(simulate::options& o, const std::string& kv) {
 }  // namespace
 
 int run_simulate(const simulate_args& a) {
-    if (!a.small_pages) spdlog::debug("simulate: {}", heap_on_huge_pages());
+    if (!a.small_pages) spdlog::debug("simulate: {}", core::heap_on_huge_pages());
     simulate::options o;
     if (!a.config.empty()) {
         auto f = simulate::options_from_yaml(a.config);

@@ -46,7 +46,7 @@ struct simulate_args {
     std::string config;  // YAML file, optional; command-line options override it
     std::vector<std::string> overrides;  // "key=value" from options, applied after the file
     bool pretty = false;
-    bool small_pages = false;  // leave the heap alone (app/huge_pages.h)
+    bool small_pages = false;  // leave the heap alone (core/heap_pages.h)
 };
 int run_simulate(const simulate_args& a);
 

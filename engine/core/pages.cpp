@@ -33,6 +33,11 @@ bool make_resident(void* p, std::size_t n) {
     return true;
 }
 
+bool prefer_huge_pages(void* p, std::size_t n) {
+    const auto [from, to] = whole_pages(p, n);
+    return to > from && ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE) == 0;
+}
+
 void touch_pages(void* p, std::size_t n) {
     const auto [from, to] = whole_pages(p, n);
     // A byte written back unchanged keeps the bytes.

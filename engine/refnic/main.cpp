@@ -10,6 +10,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
+#include "core/heap_pages.h"
 #include "agent/address.h"
 #include "agent/server.h"
 #include "agent/service.h"
@@ -109,6 +110,10 @@ int main(int argc, char** argv) {
     app.add_option("--max-mr", max_mr, "Largest memory region one register_mr may ask for (bytes; 1GiB, 64MiB ... accepted)")
         ->transform(CLI::AsSizeValue(false))
         ->capture_default_str();
+    bool small_pages = false;
+    app.add_flag("--small-pages", small_pages,
+                 "Leave the heap on 4 KiB pages (by default it is advised for 2 MiB pages: a 4 MiB post's buffer is "
+                 "faulted in without 1024 faults on the data path's thread)");
     app.add_option("--max-memory", max_memory, "Bytes of memory regions in all, until the engine's next reset")
         ->transform(CLI::AsSizeValue(false))
         ->capture_default_str();
@@ -154,6 +159,7 @@ int main(int argc, char** argv) {
         return 2;
     }
 
+    if (!small_pages) spdlog::debug("mrct-refnic: {}", core::heap_on_huge_pages());
     sim::scheduler sched;
     sim::realtime_driver drv(sched);
     drv.set_io_first(true);  // frames in before due timers, as a NIC's pipeline

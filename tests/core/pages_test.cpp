@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "core/pages.h"
@@ -82,4 +85,31 @@ TEST_CASE("touch_pages: each whole page written once, its bytes kept", "[core][p
     CHECK(std::vector<int>{v[0] & 1, v[1] & 1, v[2] & 1, v[3] & 1, v[4] & 1, v[5] & 1} == std::vector<int>{0, 1, 1, 1, 1, 0});
     CHECK(m.p[2 * k_page + 5] == 0x77);
     CHECK(m.p[3 * k_page] == 0);
+}
+
+// The advice is on the mapping (/proc/self/smaps: "hg" among its VmFlags),
+// where the kernel has transparent huge pages at all.
+TEST_CASE("prefer_huge_pages: the mapping is advised for 2 MiB pages; a range with no whole page is not", "[core][pages]") {
+    if (::access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0) return;  // no THP: refused, said by the result
+    mapping m(std::size_t{4} << 20);  // advised MADV_NOHUGEPAGE: the call must undo it
+    auto* p = m.p;
+    std::uint8_t small[64];
+    CHECK_FALSE(core::prefer_huge_pages(small, sizeof small));
+    REQUIRE(core::prefer_huge_pages(p, m.n));
+    auto flags_of = [](const void* at) {
+        std::ifstream smaps("/proc/self/smaps");
+        std::string line;
+        bool in = false;
+        while (std::getline(smaps, line)) {
+            unsigned long lo = 0, hi = 0;
+            if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2)  // a mapping's first line; its fields follow
+                in = reinterpret_cast<std::uintptr_t>(at) >= lo && reinterpret_cast<std::uintptr_t>(at) < hi;
+            if (in && line.rfind("VmFlags:", 0) == 0) return line;
+        }
+        return std::string();
+    };
+    CHECK_THAT(flags_of(p), Catch::Contains(" hg"));
+    // The bytes are untouched by the advice: still zero.
+    CHECK(p[0] == 0);
+    CHECK(p[m.n - 1] == 0);
 }

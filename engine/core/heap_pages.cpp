@@ -1,4 +1,4 @@
-#include "app/huge_pages.h"
+#include "core/heap_pages.h"
 
 #include <malloc.h>
 #include <sys/mman.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace mrct::app {
+namespace mrct::core {
 
 namespace {
 constexpr int k_mmap_threshold = 64 << 20;  // larger blocks still get their own mapping
@@ -37,4 +37,4 @@ std::string heap_on_huge_pages() {
     return "no [heap] mapping found; heap left on small pages";
 }
 
-}  // namespace mrct::app
+}  // namespace mrct::core

@@ -1,4 +1,4 @@
-// app/huge_pages.h: after heap_on_huge_pages(), large blocks come from the
+// core/heap_pages.h: after heap_on_huge_pages(), large blocks come from the
 // main heap and the kernel takes that heap as eligible for huge pages.
 #include <catch2/catch.hpp>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "app/huge_pages.h"
+#include "core/heap_pages.h"
 
 namespace {
 
@@ -45,7 +45,7 @@ bool thp_possible() {
 }  // namespace
 
 TEST_CASE("heap_on_huge_pages: large blocks come from one heap the kernel may back with huge pages") {
-    const std::string what = mrct::app::heap_on_huge_pages();
+    const std::string what = mrct::core::heap_on_huge_pages();
     INFO(what);
 #if defined(__SANITIZE_ADDRESS__)
     // AddressSanitizer's allocator replaces glibc's and refuses mallopt: the
