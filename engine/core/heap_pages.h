@@ -1,5 +1,5 @@
 // Transparent huge pages for a process's main heap: a single-threaded
-// simulation (`mrct simulate`), and mrct-refnic, whose agent takes 4 MiB
+// simulation (`mrct simulate`), and mrct-refnic --huge-pages, whose agent takes 4 MiB
 // posts into fresh heap memory (each 4 KiB page faulted in for ~16 us on
 // this project's VM, on its data path's thread).
 //
