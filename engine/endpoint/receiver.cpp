@@ -267,7 +267,11 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
             send_ack(e, c, p, ppsn, ce, f.udp.sport, e.conns_);
         } else if (!r.ack_timer->armed()) {
             connection* self = &c;
-            r.ack_timer->arm_in(cfg.ack_delay, [&e, self, p] {
+            // The ACK interval runs from the packet's arrival (the host's
+            // stamp in real time; now in virtual time), as RTT samples and
+            // RNR pauses do (D80): a frame that waited in the socket while a
+            // userspace DUT worked elsewhere is not acknowledged later for it.
+            r.ack_timer->arm_at(std::max(e.sched().now(), e.arrival() + cfg.ack_delay), [&e, self, p] {
                 // D53: the latest packet on the path is the trigger; no ECE.
                 auto& rr = self->rx[p];
                 send_ack(e, *self, p, rr.last_ppsn, false, rr.last_sport, e.conns_);

@@ -407,24 +407,7 @@ TEST_CASE("no-rnr: a SEND without a receive is discarded without an RNR (MR-RNR-
 namespace {
 // A WRITE crafted as A's own on path `path_id`, with a nonzero Tag (a header mismatch).
 core::byte_buffer crafted_write(pair_rig& r, std::uint32_t rk, std::uint8_t path_id, std::uint16_t tag) {
-    auto w = r.a->conn_wire(r.conn_a);
-    REQUIRE(w);
-    wire::frame_spec s;
-    s.eth.src = r.a->self().mac;
-    s.eth.dst = w->peer.mac;
-    s.ipv4.src = r.a->self().ip;
-    s.ipv4.dst = w->peer.ip;
-    s.ipv4.df = true;
-    s.udp.sport = w->paths[0].port;
-    s.udp.dport = wire::k_udp_port;
-    s.bth.opcode = k_write;
-    s.bth.dest_qp = w->remote_id;
-    s.bth.psn = w->paths[0].next_ppsn;
-    s.bth.ack_req = true;
-    s.mrh = wire::mrh{1, 0, wire::k_flag_som | wire::k_flag_eom, path_id, 0, 0, 0, tag, 0, 0};
-    s.reth = wire::reth{r.b->mr_va(rk), rk, 64};
-    s.payload.assign(64, 1);
-    return wire::build(s);
+    return wire::build(r.crafted_write(rk, path_id, tag));
 }
 std::vector<std::uint8_t> naks_of(pair_rig& r) {
     std::vector<std::uint8_t> v;

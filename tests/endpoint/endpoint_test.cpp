@@ -1129,3 +1129,25 @@ TEST_CASE("a paced expiry resend restarts the timer when it leaves: one resend p
     CHECK(retx[2].f().udp.sport == retx[1].f().udp.sport);
     CHECK(retx[3].f().udp.sport != retx[2].f().udp.sport);  // the 4th moves it again (one path: never failed)
 }
+
+// A packet that needs no ACK at once is acknowledged within the ACK interval
+// of its arrival, not of when the endpoint took it in: a real-time host hands
+// the frame over with the kernel's stamp, and a frame that waited in the
+// socket must not wait the whole interval again (D80's rule for RTT samples
+// and RNR pauses, for the ACK timer too).
+TEST_CASE("the ACK interval counts from the packet's arrival (MR-SACK-2)") {
+    for (const bool late_intake : {false, true}) {
+        pair_rig r;
+        const auto rk = r.b->register_mr(4096);
+        auto spec = r.crafted_write(rk);
+        spec.bth.ack_req = false;  // neither AckReq, CE nor a gap: the ACK timer's
+        r.run_for(1ms);
+        const auto now = r.s.now();
+        const auto arrived = late_intake ? now - 15us : now;  // ack_delay is 20 us
+        r.b->receive(wire::build(spec), arrived);
+        r.run_for(100us);
+        const auto acks = r.frames(direction::b_to_a, static_cast<std::uint8_t>(wire::opcode::ack));
+        REQUIRE_FALSE(acks.empty());
+        CHECK(acks.back().t == arrived + endpoint::config{}.ack_delay);
+    }
+}

@@ -115,6 +115,29 @@ struct pair_rig {
         fab->at(fabric::direction::a_to_b, 0).set_failed(true);
         REQUIRE(a->close(conn_a).ok());
     }
+    // A one-packet WRITE of 64 bytes as A's own on its path 0, at the path's
+    // next PPSN, into B's region `rk`, with AckReq: for tests that speak for A
+    // (a header field made wrong, a frame handed to B with its own arrival).
+    wire::frame_spec crafted_write(std::uint32_t rk, std::uint8_t path_id = 0, std::uint16_t tag = 0) const {
+        auto w = a->conn_wire(conn_a);
+        REQUIRE(w);
+        wire::frame_spec s;
+        s.eth.src = a->self().mac;
+        s.eth.dst = w->peer.mac;
+        s.ipv4.src = a->self().ip;
+        s.ipv4.dst = w->peer.ip;
+        s.ipv4.df = true;
+        s.udp.sport = w->paths[0].port;
+        s.udp.dport = wire::k_udp_port;
+        s.bth.opcode = static_cast<std::uint8_t>(wire::opcode::write);
+        s.bth.dest_qp = w->remote_id;
+        s.bth.psn = w->paths[0].next_ppsn;
+        s.bth.ack_req = true;
+        s.mrh = wire::mrh{1, 0, wire::k_flag_som | wire::k_flag_eom, path_id, 0, 0, 0, tag, 0, 0};
+        s.reth = wire::reth{b->mr_va(rk), rk, 64};
+        s.payload.assign(64, 1);
+        return s;
+    }
     // `n` late duplicate ACKs to A (nothing new acknowledged), `gap` apart.
     void late_acks(int n, core::nanos gap) {
         const auto w = a->conn_wire(conn_a);
