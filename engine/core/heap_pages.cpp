@@ -1,7 +1,8 @@
 #include "core/heap_pages.h"
 
+#include "core/pages.h"
+
 #include <malloc.h>
-#include <sys/mman.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -30,8 +31,10 @@ std::string heap_on_huge_pages() {
         if (line.find("[heap]") == std::string::npos) continue;
         unsigned long lo = 0, hi = 0;
         if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) != 2) break;
-        if (madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE) != 0)
-            return std::string("madvise(MADV_HUGEPAGE) on the heap: ") + std::strerror(errno);
+        errno = 0;
+        if (!prefer_huge_pages(reinterpret_cast<void*>(lo), hi - lo))
+            return std::string("madvise(MADV_HUGEPAGE) on the heap: ") +
+                   (errno != 0 ? std::strerror(errno) : "no whole page in it");
         return "heap of " + std::to_string((hi - lo) >> 20) + " MiB advised MADV_HUGEPAGE";
     }
     return "no [heap] mapping found; heap left on small pages";
