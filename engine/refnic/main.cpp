@@ -2,6 +2,8 @@
 // protocol (docs/agent-protocol.md) on TCP and speaks MetaRoCE over UDP on its
 // wire address (or through a DPDK port, --dpdk), in real time. One thread: the real-time driver runs the
 // endpoint's timers, the agent connections and the UDP sockets.
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <iostream>
 
@@ -16,6 +18,7 @@
 #include "agent/service.h"
 #include "endpoint/config.h"
 #include "netio/port.h"
+#include "netio/rx_waits.h"
 #include "sim/drivers.h"
 
 using namespace mrct;
@@ -219,8 +222,16 @@ int main(int argc, char** argv) {
     // endpoint sends (endpoint::begin_batch): the batch ends in a handler
     // posted behind the read's.
     bool batch_open = false;
+    // Its own stalls, logged: frames that waited over 0.5 ms in the host
+    // before intake, and whether this thread ran meanwhile (netio/rx_waits.h;
+    // docs/cli.md). What a loaded host did to the reference, told apart from
+    // what the reference did.
+    netio::rx_waits waits(std::chrono::microseconds(500));
     w.start([&](core::bytes_view f, std::int64_t wire_ns) {
         spdlog::trace("wire in: {} bytes", f.size());
+        const auto wall = std::chrono::duration_cast<core::nanos>(std::chrono::system_clock::now().time_since_epoch());
+        if (auto r = waits.on_frame(wall, core::nanos{wire_ns}, netio::thread_cpu_now()))
+            spdlog::info("wire: {}", r->text());
         drv.sync();
         // When the frame reached the host (the kernel's stamp): RTT samples
         // and RNR pauses count from it, as a NIC's do (D80).
@@ -238,8 +249,14 @@ int main(int argc, char** argv) {
     });
     agent::server srv(drv.io(), [&](const agent::json& req, agent::session& s) {
         drv.sync();
+        const auto began = std::chrono::steady_clock::now();
         auto resp = svc.handle(req, s);
+        const auto took = std::chrono::steady_clock::now() - began;
         const auto op = req.is_object() && req.contains("op") && req["op"].is_string() ? req["op"].get<std::string>() : "?";
+        // A long call holds the wire too (one thread): logged, to tell it
+        // from a stall of the host.
+        if (took > std::chrono::milliseconds(1))
+            spdlog::info("agent {} took {:.3f} ms", op, std::chrono::duration<double, std::milli>(took).count());
         if (!resp.value("ok", false))
             spdlog::warn("agent {}: {}", op, resp["error"].value("message", ""));
         else
@@ -269,6 +286,14 @@ int main(int argc, char** argv) {
     while (!stopping) drv.run_for(std::chrono::seconds(1));
     srv.close();
     w.stop();
+    if (auto r = waits.finish()) spdlog::info("wire: {}", r->text());
+    const auto late = drv.late_events(std::chrono::milliseconds(1));
+    if (!late.empty()) {
+        auto worst = std::max_element(late.begin(), late.end(), [](auto& x, auto& y) { return x.second < y.second; });
+        spdlog::info("mrct-refnic: {} events ran over 1 ms late, the latest {:.3f} ms (due {:.6f} s after start)",
+                     late.size(), std::chrono::duration<double, std::milli>(worst->second).count(),
+                     core::to_seconds(worst->first));
+    }
     const auto& st = w.stats();
     spdlog::info("mrct-refnic: stopped; {} frames in, {} out, {} from elsewhere dropped", st.frames_in, st.frames_out,
                  st.foreign_in);

@@ -1,0 +1,64 @@
+#include "netio/rx_waits.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace mrct::netio {
+
+namespace {
+double ms(core::nanos d) { return static_cast<double>(d.count()) / 1e6; }
+}  // namespace
+
+std::string rx_waits::run::text() const {
+    const auto ns = first_arrival.count();
+    const time_t secs = static_cast<time_t>(ns / 1'000'000'000);
+    tm t{};
+    gmtime_r(&secs, &t);
+    char b[256];
+    std::snprintf(b, sizeof b,
+                  "frames waited up to %.3f ms in the host before intake (%llu frames, the first arrived at "
+                  "%02d:%02d:%02d.%06lld UTC); the thread ran %.3f ms of the %.3f ms since its last prompt intake",
+                  ms(longest), static_cast<unsigned long long>(frames), t.tm_hour, t.tm_min, t.tm_sec,
+                  static_cast<long long>((ns % 1'000'000'000) / 1000), ms(cpu), ms(wall));
+    return b;
+}
+
+std::optional<rx_waits::run> rx_waits::on_frame(core::nanos now, core::nanos arrived, core::nanos cpu) {
+    if (arrived.count() <= 0) return std::nullopt;  // no stamp: nothing known
+    const auto waited = std::max(core::nanos{0}, now - arrived);
+    if (waited > threshold_) {
+        if (!open_) {
+            open_ = run{};
+            open_->first_arrival = arrived;
+            open_base_wall_ = have_prompt_ ? prompt_wall_ : now;
+            open_base_cpu_ = have_prompt_ ? prompt_cpu_ : cpu;
+        }
+        open_->longest = std::max(open_->longest, waited);
+        ++open_->frames;
+        open_->wall = now - open_base_wall_;
+        open_->cpu = cpu - open_base_cpu_;
+        return std::nullopt;
+    }
+    prompt_wall_ = now;
+    prompt_cpu_ = cpu;
+    have_prompt_ = true;
+    return finish();
+}
+
+std::optional<rx_waits::run> rx_waits::finish() {
+    if (!open_) return std::nullopt;
+    auto r = std::move(open_);
+    open_.reset();
+    ++runs_;
+    return r;
+}
+
+core::nanos thread_cpu_now() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return core::nanos{static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec};
+}
+
+}  // namespace mrct::netio

@@ -1,0 +1,72 @@
+// rx_waits: runs of frames that waited in the host, with the thread's CPU.
+#include <catch2/catch.hpp>
+
+#include "netio/rx_waits.h"
+
+using namespace mrct;
+using core::nanos;
+
+namespace {
+constexpr nanos us(long long v) { return nanos{v * 1000}; }
+constexpr nanos base{1'700'000'000'000'000'000LL};  // some wall-clock instant
+}  // namespace
+
+TEST_CASE("rx_waits: frames taken in promptly make no run") {
+    netio::rx_waits w(us(1000));
+    for (int i = 0; i < 10; ++i) CHECK_FALSE(w.on_frame(base + us(100 * i + 20), base + us(100 * i), us(5 * i)));
+    CHECK_FALSE(w.finish());
+    CHECK(w.runs() == 0);
+}
+
+TEST_CASE("rx_waits: frames that waited past the threshold make one run, ended by the next prompt frame") {
+    netio::rx_waits w(us(1000));
+    CHECK_FALSE(w.on_frame(base + us(100), base + us(90), us(50)));  // prompt: the span starts here
+    // Three frames arrived from 200 us on and were taken in at 4.3 ms, the
+    // thread having run 0.2 ms meanwhile: it did not run.
+    CHECK_FALSE(w.on_frame(base + us(4300), base + us(200), us(240)));
+    CHECK_FALSE(w.on_frame(base + us(4310), base + us(250), us(245)));
+    CHECK_FALSE(w.on_frame(base + us(4320), base + us(3000), us(250)));
+    const auto r = w.on_frame(base + us(4400), base + us(4380), us(260));
+    REQUIRE(r);
+    CHECK(r->first_arrival == base + us(200));
+    CHECK(r->longest == us(4100));
+    CHECK(r->frames == 3);  // the prompt frame is not in it
+    CHECK(r->wall == us(4220));  // 100 us to 4320 us
+    CHECK(r->cpu == us(200));
+    CHECK(w.runs() == 1);
+    CHECK(r->text().find("frames waited up to 4.100 ms") == 0);
+    CHECK(r->text().find("(3 frames") != std::string::npos);
+    CHECK(r->text().find("the thread ran 0.200 ms of the 4.220 ms") != std::string::npos);
+    CHECK_FALSE(w.on_frame(base + us(4500), base + us(4490), us(270)));  // a second prompt frame: no run again
+}
+
+TEST_CASE("rx_waits: a wait at the threshold is prompt; a run still open at the end is given by finish; no stamp is ignored") {
+    netio::rx_waits w(us(1000));
+    CHECK_FALSE(w.on_frame(base + us(1000), base, us(0)));  // exactly the threshold
+    CHECK_FALSE(w.on_frame(base + us(9000), nanos{0}, us(1)));  // no kernel stamp: nothing known
+    CHECK_FALSE(w.finish());
+    CHECK_FALSE(w.on_frame(base + us(5000), base + us(2000), us(3000)));  // 3 ms: opens a run
+    const auto r = w.finish();
+    REQUIRE(r);
+    CHECK(r->frames == 1);
+    CHECK(r->cpu == us(3000));  // from the prompt frame at 1 ms: busy all along
+    CHECK(r->wall == us(4000));
+    CHECK_FALSE(w.finish());
+}
+
+TEST_CASE("rx_waits: without a prompt frame before it, a run's span starts at its first intake") {
+    netio::rx_waits w(us(500));
+    CHECK_FALSE(w.on_frame(base + us(2000), base, us(100)));
+    CHECK_FALSE(w.on_frame(base + us(2600), base + us(100), us(700)));
+    const auto r = w.finish();
+    REQUIRE(r);
+    CHECK(r->wall == us(600));
+    CHECK(r->cpu == us(600));
+}
+
+TEST_CASE("rx_waits: the thread's CPU clock advances while it works") {
+    const auto a = netio::thread_cpu_now();
+    volatile unsigned long x = 0;
+    for (unsigned long i = 0; i < 2'000'000; ++i) x = x + i;
+    CHECK(netio::thread_cpu_now() > a);
+}
