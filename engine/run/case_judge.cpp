@@ -102,7 +102,7 @@ void case_exec::note_timing() {
         tm.dut_waits_read = probe_->dut_sampled();
         tm.host_pressure_read = probe_->pressure_sampled();
         for (const auto& h : probe_->holds()) {
-            const trace::timing_figures::late_span s{rt_->sim_time_of(h.due), h.late};
+            const trace::timing_figures::late_span s{rt_->sim_time_of(h.due), h.late, h.err};
             tm.late.push_back(s);
             if (h.cpu == sim::host_probe::k_dut_wait) {
                 tm.dut_waits.push_back(s);

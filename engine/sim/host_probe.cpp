@@ -47,19 +47,6 @@ void sleep_until(host_probe::clock::time_point due) {
 
 }  // namespace
 
-namespace detail {
-// One DUT thread's scheduler accounting: /proc/PID/task/TID/schedstat holds
-// "time on CPU (ns) time waiting on a run queue (ns) timeslices". The file is
-// kept open and read from offset 0 each time (the kernel regenerates it).
-// Outside the anonymous namespace: host_probe::impl, which has external
-// linkage, keeps a map of them.
-struct task_stat {
-    int fd = -1;
-    std::uint64_t wait = 0;
-    bool seen = false;
-};
-}  // namespace detail
-
 namespace {
 
 std::optional<std::uint64_t> read_wait(int fd) {
@@ -75,6 +62,54 @@ std::optional<std::uint64_t> read_wait(int fd) {
     if (end == w) return std::nullopt;
     return v;
 }
+
+// A DUT process's threads' waits on a run queue, from the kernel: each
+// thread's /proc/PID/task/TID/schedstat ("time on CPU (ns) time waiting on a
+// run queue (ns) timeslices"), kept open and read from offset 0 each time
+// (the kernel regenerates it); the threads listed again every k_relist reads
+// (threads come and go rarely). A thread gone is dropped.
+class proc_waits {
+public:
+    explicit proc_waits(int pid) : dir_("/proc/" + std::to_string(pid) + "/task") {}
+    ~proc_waits() {
+        for (auto& [_, fd] : fds_) ::close(fd);
+    }
+    proc_waits(const proc_waits&) = delete;
+    proc_waits& operator=(const proc_waits&) = delete;
+    std::map<int, std::uint64_t> operator()() {
+        if (n_++ % k_relist == 0) relist();
+        std::map<int, std::uint64_t> out;
+        for (auto it = fds_.begin(); it != fds_.end();) {
+            auto w = read_wait(it->second);
+            if (!w) {  // the thread is gone
+                ::close(it->second);
+                it = fds_.erase(it);
+                continue;
+            }
+            out[it->first] = *w;
+            ++it;
+        }
+        return out;
+    }
+
+private:
+    static constexpr unsigned k_relist = 400;  // 100 ms at 250 us
+    void relist() {
+        DIR* d = ::opendir(dir_.c_str());
+        if (!d) return;
+        while (auto* e = ::readdir(d)) {
+            const int tid = std::atoi(e->d_name);
+            if (tid <= 0 || fds_.count(tid)) continue;
+            const std::string f = dir_ + "/" + e->d_name + "/schedstat";
+            const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) fds_[tid] = fd;
+        }
+        ::closedir(d);
+    }
+    std::string dir_;
+    std::map<int, int> fds_;  // tid -> its schedstat
+    unsigned n_ = 0;
+};
 
 // The "some" line's total of /proc/pressure/cpu, in microseconds: "some
 // avg10=0.27 avg60=1.45 avg300=15.04 total=2579257145".
@@ -112,78 +147,63 @@ struct host_probe::impl {
     std::vector<int> cpus;
     std::vector<std::thread> threads;
 
-    void note(clock::time_point due, core::nanos late, int cpu) {
+    void note(clock::time_point due, core::nanos late, int cpu, core::nanos err = core::nanos{0}) {
         std::lock_guard lock(mu);
-        note_locked(due, late, cpu);
+        note_locked(due, late, cpu, err);
     }
-    void note_locked(clock::time_point due, core::nanos late, int cpu) {
+    void note_locked(clock::time_point due, core::nanos late, int cpu, core::nanos err = core::nanos{0}) {
         if (holds.size() < k_max_holds) {
-            holds.push_back({due, late, cpu});
+            holds.push_back({due, late, cpu, err});
             return;
         }
         auto shortest = std::min_element(holds.begin(), holds.end(),
                                          [](const hold& a, const hold& b) { return a.late < b.late; });
         if (late > shortest->late) {
             holds.erase(shortest);
-            holds.push_back({due, late, cpu});
+            holds.push_back({due, late, cpu, err});
         }
     }
 
-    // The DUT's threads: (re)listed every `relist` periods (threads come and
-    // go rarely); each period the largest growth of one thread's wait.
-    void sample_dut() {
+    // The DUT's threads' waits, read from `source` each period after the
+    // `baseline` read at `baseline_at` (by the constructor: on the caller's
+    // thread, before the case's traffic, so a wait that ended before this
+    // thread first ran still shows). Each period the largest growth of one
+    // thread's wait (threads wait in parallel).
+    void sample_dut(const dut_source::reader& source, std::map<int, std::uint64_t> last, clock::time_point last_read) {
         become_ordinary();
         ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-        const std::string dir = "/proc/" + std::to_string(dut_pid) + "/task";
-        std::map<int, detail::task_stat> tasks;
-        auto relist = [&] {
-            DIR* d = ::opendir(dir.c_str());
-            if (!d) return;
-            while (auto* e = ::readdir(d)) {
-                const int tid = std::atoi(e->d_name);
-                if (tid <= 0 || tasks.count(tid)) continue;
-                const std::string f = dir + "/" + e->d_name + "/schedstat";
-                const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
-                if (fd >= 0) tasks[tid].fd = fd;
-            }
-            ::closedir(d);
-        };
-        constexpr unsigned k_relist = 400;  // 100 ms at 250 us
-        unsigned n = 0;
-        auto due = clock::now();
+        if (!last.empty()) dut_seen = true;
+        auto due = last_read + period;
         while (!stopping.load(std::memory_order_relaxed)) {
-            if (n++ % k_relist == 0) relist();
+            sleep_until(due);
+            auto cur = source();
             const auto now = clock::now();
             std::uint64_t most = 0;
-            for (auto it = tasks.begin(); it != tasks.end();) {
-                auto w = read_wait(it->second.fd);
-                if (!w) {  // the thread is gone
-                    ::close(it->second.fd);
-                    it = tasks.erase(it);
-                    continue;
-                }
-                if (it->second.seen) most = std::max(most, *w - std::min(*w, it->second.wait));
-                it->second.wait = *w;
-                it->second.seen = true;
-                dut_seen = true;
-                ++it;
+            for (const auto& [tid, w] : cur) {
+                const auto was = last.find(tid);  // a thread new since: its first reading is its baseline
+                if (was != last.end()) most = std::max(most, w - std::min(w, was->second));
             }
-            // The kernel adds a wait when it ends (the thread runs again),
-            // so it ended within the last period: placed to end now.
+            if (!cur.empty()) dut_seen = true;
+            // The kernel adds a wait when it ends (the thread runs again): it
+            // ended since the last read. Placed to end now, it may have ended
+            // up to the time since that read earlier: the probe's period, or
+            // longer when this thread was itself held (beside stress-ng it
+            // may not run for milliseconds).
             const core::nanos waited{static_cast<std::int64_t>(most)};
-            if (waited > dut_floor) note(now - waited, waited, k_dut_wait);
+            if (waited > dut_floor) note(now - waited, waited, k_dut_wait, now - last_read);
+            last = std::move(cur);
+            last_read = now;
             due = std::max(due + period, now);
-            sleep_until(due);
         }
-        for (auto& [_, t] : tasks) ::close(t.fd);
     }
 
     // The host's CPU pressure: consecutive stalled periods make one hold,
     // placed to end when the last of them was read.
-    void sample_pressure(const pressure_source& read_total) {
+    // `last`: the baseline, read by the constructor (as the DUT's waits').
+    void sample_pressure(const pressure_source& read_total, std::optional<std::uint64_t> last) {
         become_ordinary();
         ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-        std::optional<std::uint64_t> last;
+        if (last) pressure_seen = true;
         core::nanos run{0};
         clock::time_point run_end{};
         auto flush = [&] {
@@ -192,7 +212,8 @@ struct host_probe::impl {
             open_run.reset();
             run = core::nanos{0};
         };
-        auto due = clock::now();
+        auto due = clock::now() + period;  // a period after the baseline
+        sleep_until(due);
         while (!stopping.load(std::memory_order_relaxed)) {
             const auto now = clock::now();
             if (auto t = read_total()) {
@@ -215,15 +236,6 @@ struct host_probe::impl {
         }
         flush();
     }
-    // The kernel's pressure, if this kernel has PSI (else pressure_sampled()
-    // stays false and says so).
-    void sample_kernel_pressure() {
-        const int fd = ::open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return;  // no PSI in this kernel (or psi=0)
-        sample_pressure([fd] { return read_some_total(fd); });
-        ::close(fd);
-    }
-
     void run(int cpu) {
         // A sleeper stands for a DUT at ordinary priority: not at the
         // engine's, which --priority may have raised (D76).
@@ -259,16 +271,53 @@ host_probe::host_probe(core::nanos period, core::nanos floor, int dut_pid, bool 
     impl_->floor = floor;
     impl_->dut_floor = dut_floor;
     impl_->dut_pid = dut_pid;
-    if (dut_pid > 0) impl_->threads.emplace_back([m = impl_.get()] { m->sample_dut(); });
-    else if (pressure) impl_->threads.emplace_back([m = impl_.get()] { m->sample_kernel_pressure(); });
+    if (dut_pid > 0) {
+        auto reader = std::make_shared<proc_waits>(dut_pid);
+        start_dut([reader] { return (*reader)(); });
+    } else if (pressure) {
+        // The kernel's pressure, if this kernel has PSI (else
+        // pressure_sampled() stays false and says so).
+        const int fd = ::open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            auto fd_owner = std::shared_ptr<int>(new int(fd), [](int* f) {
+                ::close(*f);
+                delete f;
+            });
+            start_pressure([fd_owner] { return read_some_total(*fd_owner); });
+        }
+    }
     start_sleepers();
+}
+
+host_probe::host_probe(core::nanos period, core::nanos floor, dut_source source) : impl_(std::make_unique<impl>()) {
+    impl_->period = period;
+    impl_->floor = floor;
+    impl_->dut_floor = k_dut_floor;
+    start_dut(std::move(source.read));
+    start_sleepers();
+}
+
+void host_probe::start_pressure(pressure_source read) {
+    auto baseline = read();  // now, as the DUT's waits' (start_dut)
+    impl_->threads.emplace_back([m = impl_.get(), r = std::move(read), baseline] { m->sample_pressure(r, baseline); });
+}
+
+void host_probe::start_dut(dut_source::reader read) {
+    // The baseline now, on the caller's thread: the sampler's first read may
+    // come milliseconds later on a loaded host (CONN-007 beside stress-ng: a
+    // 970 us wait of mrct-refnic ended before it, and went unseen).
+    auto baseline = read();
+    const auto at = clock::now();
+    impl_->threads.emplace_back([m = impl_.get(), r = std::move(read), b = std::move(baseline), at]() mutable {
+        m->sample_dut(r, std::move(b), at);
+    });
 }
 
 host_probe::host_probe(core::nanos period, core::nanos floor, pressure_source source) : impl_(std::make_unique<impl>()) {
     impl_->period = period;
     impl_->floor = floor;
     impl_->dut_floor = k_dut_floor;
-    impl_->threads.emplace_back([m = impl_.get(), src = std::move(source)] { m->sample_pressure(src); });
+    start_pressure(std::move(source));
     start_sleepers();
 }
 

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -32,6 +33,10 @@ public:
         clock::time_point due;  // when the probe should have woken (a DUT wait: when it began, at the latest)
         core::nanos late;       // how much later it did (a DUT wait: how long it waited)
         int cpu = -1;           // the CPU its thread is pinned to (-1: not pinned; k_dut_wait: a DUT wait)
+        // A DUT wait: it may have ended up to this long before it was read
+        // (the time since the read before: the period, or more when the
+        // probe's own thread was held), so begun as much earlier.
+        core::nanos err{0};
     };
     static constexpr int k_dut_wait = -2;
     // A span in which tasks on this host waited for a CPU (the kernel's
@@ -70,6 +75,15 @@ public:
     // open as long as they like.
     using pressure_source = std::function<std::optional<std::uint64_t>()>;
     host_probe(core::nanos period, core::nanos floor, pressure_source source);
+    // The DUT's threads' waits read from `read` (thread id -> its wait on a
+    // run queue so far, ns, as schedstat gives it; empty: nothing readable)
+    // instead of /proc: for tests. Read once by the constructor, as the
+    // baseline, then every period.
+    struct dut_source {
+        using reader = std::function<std::map<int, std::uint64_t>()>;
+        reader read;
+    };
+    host_probe(core::nanos period, core::nanos floor, dut_source source);
     ~host_probe();  // stops and joins the thread (within one period)
     host_probe(const host_probe&) = delete;
     host_probe& operator=(const host_probe&) = delete;
@@ -96,6 +110,8 @@ public:
 
 private:
     void start_sleepers();
+    void start_dut(dut_source::reader read);
+    void start_pressure(pressure_source read);
     struct impl;
     std::unique_ptr<impl> impl_;
 };

@@ -156,6 +156,9 @@ struct timing_figures {
     static constexpr nanos k_late_floor{20'000};
     struct late_span {
         nanos due, late;
+        // A DUT wait (dut_waits): it may have ended up to this long before
+        // it was placed (when the probe read it; sim::host_probe::hold::err).
+        nanos err{0};
     };
     std::vector<late_span> late;
     // The DUT's own waits for a CPU (pid=PID), or where it is not named the
@@ -190,11 +193,20 @@ struct timing_figures {
     // to]: where the probe read the DUT's own waits, what it read plus its
     // resolution (a wait's ends are known to within a period: SACK-003 with
     // mrct-refnic at 5 % of a CPU resent 68.0 ms after an ACK with 67.7 ms of
-    // waits read in between, D111), at most the span.
+    // waits read in between, D111), at most the span. A wait read late (the
+    // probe's thread held: its `err` beyond the period) may have lain up to
+    // that much earlier than placed: where it may have met the span, it adds
+    // what the shift can add, min(err, its length), instead of the period
+    // (CONN-007 beside stress-ng: a 970 us wait read 1.3 ms late).
     nanos dut_waited_between(nanos from, nanos to) const {
         const nanos w = covered(dut_waits, from, to);
-        if (w <= nanos{0} || !dut_waits_read) return w;
-        return std::min(w + k_dut_wait_resolution, std::max(nanos{0}, to - from));
+        if (!dut_waits_read) return w;
+        nanos resolution = w > nanos{0} ? k_dut_wait_resolution : nanos{0};
+        for (const auto& l : dut_waits)  // sorted by due
+            if (l.due - l.err <= to && l.due + l.late >= from && l.err > k_dut_wait_resolution)
+                resolution = std::max(resolution, std::min(l.err, l.late));
+        if (resolution <= nanos{0}) return w;
+        return std::min(w + resolution, std::max(nanos{0}, to - from));
     }
     static nanos covered(const std::vector<late_span>& spans, nanos from, nanos to) {
         nanos total{0}, reach = from;

@@ -905,6 +905,30 @@ TEST_CASE("timing_figures::held_between counts each held moment once") {
     CHECK(tm.two_longest_between(200us, 400us) == 5us);
 }
 
+TEST_CASE("timing_figures::dut_waited_between: a DUT wait read late counts where it may have lain") {
+    trace::timing_figures tm;
+    tm.dut_waits_read = true;
+    // Read every period (err 250 us): what was read, plus the period.
+    tm.dut_waits = {{1000us, 100us, 250us}};
+    CHECK(tm.dut_waited_between(900us, 2000us) == 350us);
+    CHECK(tm.dut_waited_between(0us, 500us) == 0us);  // nowhere near
+    // A 970 us wait the probe read 1.6 ms after its read before (its own
+    // thread held): placed at [630, 1600] us, it may have ended as early as
+    // 0 us, so lain anywhere from -970 us on. Over [554, 1375] (821 us) it
+    // can have covered the whole span: placed, 745 us, plus up to 970 more.
+    tm.dut_waits = {{630us, 970us, 1600us}};
+    CHECK(tm.dut_waited_between(554us, 1375us) == 821us);
+    // Placed wholly after a span it may have reached back into: up to its
+    // length, however long the read gap.
+    tm.dut_waits = {{3000us, 200us, 5000us}};
+    CHECK(tm.dut_waited_between(1000us, 2000us) == 200us);
+    CHECK(tm.dut_waited_between(3300us, 4000us) == 0us);  // it ended by 3200 us
+    // Without the DUT's own waits (the host's pressure), no resolution is added.
+    tm.dut_waits_read = false;
+    tm.dut_waits = {{1000us, 100us}};
+    CHECK(tm.dut_waited_between(900us, 2000us) == 100us);
+}
+
 TEST_CASE("grant_rate: bytes over RTT windows against the latest grant") {
     auto run = [](nanos gap) {
         trace_builder b;
@@ -1115,6 +1139,26 @@ TEST_CASE("timing: ctrl_repeat, copies too close are excused only by a hold as l
     CHECK(held.v == verdict::inconclusive);
     CHECK_THAT(held.message, Catch::Contains("this check needs 790.000 us"));
     CHECK(close_twice({{1ms, 3ms}}).v == verdict::fail);  // over before the span: nothing to do with it
+
+    // CONN-007 beside stress-ng: the DUT waited 970 us for a CPU between
+    // arming its repeat timer and sending the first copy, but the probe read
+    // that wait 1.6 ms after its read before, placed ending then: the
+    // possible earlier lying of a wait read late counts (its err).
+    auto waited = [](trace::timing_figures::late_span w) {
+        trace_builder b;
+        b.ctrl(1354us, D::from_dut, wire::ctrl_type::connect);
+        b.ctrl(1375us, D::from_dut, wire::ctrl_type::connect);  // 21 us apart
+        b.tr.timing.realtime = true;
+        b.tr.timing.dut_waits_read = true;
+        b.tr.timing.dut_waits = {w};
+        b.tr.timing.late = {w};
+        return b.check("ctrl_repeat");
+    };
+    auto late_read = waited({1630us, 970us, 1600us});
+    CHECK(late_read.v == verdict::inconclusive);
+    CHECK_THAT(late_read.message, Catch::Contains("the DUT's threads waited"));
+    CHECK(waited({1630us, 970us, 250us}).v == verdict::fail);  // read on time: it lay after the copies
+    CHECK(waited({1630us, 300us, 1600us}).v == verdict::fail);  // too short to close the gap wherever it lay
 
     // A storm (a copy on every ACK): the failure reported is the first pair
     // no hold excuses, not the first pair.

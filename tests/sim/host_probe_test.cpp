@@ -169,6 +169,33 @@ TEST_CASE("host_probe reads the host's CPU pressure where the DUT's process is n
 // with the stall still going on. The stall is in them as far as it went.
 // The pressure comes from a source that grows 1 ms at every read, so the
 // stall never ends while the test looks: only the run in progress can show.
+// The DUT's waits: the baseline is read by the constructor, on the caller's
+// thread, so a wait that ends before the sampler's thread first runs (beside
+// stress-ng that took over 1 ms: CONN-007's 970 us wait went unseen) still
+// shows; and a wait read late carries how late (err: the time since the read
+// before), since it may have ended that much earlier.
+TEST_CASE("host_probe: the DUT's waits count from the constructor's read, each with its read gap") {
+    std::atomic<int> reads{0};
+    std::atomic<bool> ended{false};
+    sim::host_probe probe(250us, std::chrono::hours(1), sim::host_probe::dut_source{[&] {
+                              const int n = ++reads;
+                              if (n == 2) std::this_thread::sleep_for(3ms);  // the sampler's first read, held
+                              return std::map<int, std::uint64_t>{{7, ended ? 970'000u : 0u}, {8, 5'000u}};
+                          }});
+    CHECK(reads == 1);  // the baseline, before the constructor returned
+    ended = true;       // the wait ended before the sampler first read
+    std::vector<sim::host_probe::hold> waits;
+    for (int i = 0; i < 5000 && waits.empty(); ++i) {  // a bound, not a timing
+        std::this_thread::sleep_for(1ms);
+        for (const auto& h : probe.holds())
+            if (h.cpu == sim::host_probe::k_dut_wait) waits.push_back(h);
+    }
+    REQUIRE(waits.size() == 1);
+    CHECK(waits[0].late == 970us);  // thread 7's growth; thread 8 never grew
+    CHECK(waits[0].err >= 3ms);     // read at least 3 ms after the baseline
+    CHECK(probe.dut_sampled());
+}
+
 TEST_CASE("host_probe: the host's pressure stall in progress is among the holds before it ends") {
     std::atomic<std::uint64_t> reads{0};
     sim::host_probe probe(250us, std::chrono::hours(1), [&]() -> std::optional<std::uint64_t> { return ++reads * 1000; });
