@@ -19,16 +19,18 @@ std::string rx_waits::run::text() const {
     char b[256];
     std::snprintf(b, sizeof b,
                   "frames waited up to %.3f ms in the host before intake (%llu frames, the first arrived at "
-                  "%02d:%02d:%02d.%06lld UTC); the thread ran %.3f ms of the %.3f ms since its last prompt intake",
+                  "%02d:%02d:%02d.%06lld UTC); the thread ran %.3f ms of the %.3f ms since a prompt intake before them",
                   ms(longest), static_cast<unsigned long long>(frames), t.tm_hour, t.tm_min, t.tm_sec,
                   static_cast<long long>((ns % 1'000'000'000) / 1000), ms(cpu), ms(wall));
     return b;
 }
 
-std::optional<rx_waits::run> rx_waits::on_frame(core::nanos now, core::nanos arrived, core::nanos cpu) {
+std::optional<rx_waits::run> rx_waits::on_frame(core::nanos now, core::nanos arrived,
+                                                const std::function<core::nanos()>& read_cpu) {
     if (arrived.count() <= 0) return std::nullopt;  // no stamp: nothing known
     const auto waited = std::max(core::nanos{0}, now - arrived);
     if (waited > threshold_) {
+        const auto cpu = read_cpu();
         if (!open_) {
             open_ = run{};
             open_->first_arrival = arrived;
@@ -41,9 +43,11 @@ std::optional<rx_waits::run> rx_waits::on_frame(core::nanos now, core::nanos arr
         open_->cpu = cpu - open_base_cpu_;
         return std::nullopt;
     }
-    prompt_wall_ = now;
-    prompt_cpu_ = cpu;
-    have_prompt_ = true;
+    if (!have_prompt_ || now - prompt_wall_ >= k_refresh) {
+        prompt_wall_ = now;
+        prompt_cpu_ = read_cpu();
+        have_prompt_ = true;
+    }
     return finish();
 }
 

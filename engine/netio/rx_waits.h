@@ -6,13 +6,15 @@
 // Frames that wait longer than a threshold, back to back, make one run; the
 // run is reported when a frame is again taken in promptly (or on finish), as
 // its first arrival, its longest wait, its frame count, and the thread's CPU
-// time over the wall time since the last prompt intake before it. CPU close
+// time over the wall time since a prompt intake before it (the last, or one
+// up to k_refresh before it). CPU close
 // to wall: the thread was busy with something else (a long agent call, a
 // burst of events). CPU close to zero: it did not run: preempted (a host
 // probe of run-queue waits sees that) or asleep with frames waiting.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -28,15 +30,20 @@ public:
         core::nanos first_arrival{0};  // wall clock (the kernel's stamp), ns since the epoch
         core::nanos longest{0};
         std::uint64_t frames = 0;
-        core::nanos wall{0};  // from the last prompt intake before the run to its last frame
+        core::nanos wall{0};  // from a prompt intake before the run (on_frame) to its last frame
         core::nanos cpu{0};   // the thread's CPU time over that span
         std::string text() const;
     };
 
     // One frame taken in at wall time `now` (ns since the epoch) that arrived
-    // at `arrived` (0: no stamp, ignored), the thread's CPU clock then `cpu`.
-    // Returns the run this prompt frame ended, if any.
-    std::optional<run> on_frame(core::nanos now, core::nanos arrived, core::nanos cpu);
+    // at `arrived` (0: no stamp, ignored); `cpu` reads the thread's CPU
+    // clock, called only when needed (a system call of 1-2 us on this
+    // project's VM): for a frame that waited, and for a prompt one when the
+    // span's start is k_refresh old, so a run's span may begin up to that
+    // much before the last prompt intake. Returns the run this prompt frame
+    // ended, if any.
+    std::optional<run> on_frame(core::nanos now, core::nanos arrived, const std::function<core::nanos()>& cpu);
+    static constexpr core::nanos k_refresh{200'000};
     // The run still open (at shutdown), if any.
     std::optional<run> finish();
 
@@ -45,7 +52,7 @@ public:
 private:
     core::nanos threshold_;
     bool have_prompt_ = false;
-    core::nanos prompt_wall_{0}, prompt_cpu_{0};  // the last prompt intake
+    core::nanos prompt_wall_{0}, prompt_cpu_{0};  // a recent prompt intake (k_refresh)
     std::optional<run> open_;
     core::nanos open_base_wall_{0}, open_base_cpu_{0};  // where the open run's span starts
     std::uint64_t runs_ = 0;

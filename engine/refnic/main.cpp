@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
     w.start([&](core::bytes_view f, std::int64_t wire_ns) {
         spdlog::trace("wire in: {} bytes", f.size());
         const auto wall = std::chrono::duration_cast<core::nanos>(std::chrono::system_clock::now().time_since_epoch());
-        if (auto r = waits.on_frame(wall, core::nanos{wire_ns}, netio::thread_cpu_now()))
+        if (auto r = waits.on_frame(wall, core::nanos{wire_ns}, netio::thread_cpu_now))
             spdlog::info("wire: {}", r->text());
         drv.sync();
         // When the frame reached the host (the kernel's stamp): RTT samples
