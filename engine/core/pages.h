@@ -25,6 +25,10 @@ bool make_resident(void* p, std::size_t n);
 // this project's VM 8 MiB populated and touched took 0.5 ms so, against
 // 7.5-15 ms. Only the aligned 2 MiB stretches inside can be huge; a kernel
 // without THP refuses, and nothing changes. Returns whether it was taken.
+// Beware on a real-time path: the advice enrols the process with khugepaged
+// (nice 19), which holds its memory map while it collapses pages; beside a
+// CPU-bound load that held mrct-refnic 2.5 s (D128). Memory regions are not
+// advised for that reason; mrct-refnic's heap only with --huge-pages.
 bool prefer_huge_pages(void* p, std::size_t n);
 
 // Writes each whole page inside [p, p + n) once, a byte back unchanged. On a

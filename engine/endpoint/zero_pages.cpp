@@ -71,11 +71,11 @@ zero_pages::zero_pages(std::size_t n, bool resident) : n_(n) {
     }
     // The mapping is whole pages: its last one, partly beyond n, too.
     const std::size_t whole = (n_ + k_page - 1) / k_page * k_page;
-    // Resident, on 2 MiB pages where the kernel gives them (THP "madvise",
-    // Debian's default): an 8 MiB region populated and touched in 0.5 ms,
-    // not 7.5-15 ms of 4 KiB faults on this project's VM (docs/performance.md).
-    // Not otherwise: a region written in a few places would cost 2 MiB each.
-    if (resident) core::prefer_huge_pages(p_, whole);
+    // Not advised for 2 MiB pages (MADV_HUGEPAGE), though an 8 MiB region
+    // was then resident in 0.5 ms against 7.5-15 ms of 4 KiB faults on this
+    // project's VM: the advice puts the process in khugepaged's scans, and
+    // khugepaged, at nice 19, held mrct-refnic's memory map for 2.5 s beside
+    // stress-ng (a register_mr unanswered, the case an error; D128).
     if (resident && !core::make_resident(p_, whole)) {  // no memory for it: refused, as an allocation is
         ::munmap(p_, n_);
         throw std::bad_alloc{};

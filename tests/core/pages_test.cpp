@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/pages.h"
+#include "vm_flags.h"
 
 using namespace mrct;
 
@@ -96,19 +97,7 @@ TEST_CASE("prefer_huge_pages: the mapping is advised for 2 MiB pages; a range wi
     std::uint8_t small[64];
     CHECK_FALSE(core::prefer_huge_pages(small, sizeof small));
     REQUIRE(core::prefer_huge_pages(p, m.n));
-    auto flags_of = [](const void* at) {
-        std::ifstream smaps("/proc/self/smaps");
-        std::string line;
-        bool in = false;
-        while (std::getline(smaps, line)) {
-            unsigned long lo = 0, hi = 0;
-            if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2)  // a mapping's first line; its fields follow
-                in = reinterpret_cast<std::uintptr_t>(at) >= lo && reinterpret_cast<std::uintptr_t>(at) < hi;
-            if (in && line.rfind("VmFlags:", 0) == 0) return line;
-        }
-        return std::string();
-    };
-    CHECK_THAT(flags_of(p), Catch::Contains(" hg"));
+    CHECK_THAT(test::vm_flags_of(p), Catch::Contains(" hg"));
     // The bytes are untouched by the advice: still zero.
     CHECK(p[0] == 0);
     CHECK(p[m.n - 1] == 0);
