@@ -132,7 +132,6 @@ std::optional<std::uint64_t> read_some_total(int fd) {
 
 struct host_probe::impl {
     core::nanos period, floor, dut_floor;
-    int dut_pid = 0;
     std::atomic<bool> dut_seen{false};
     std::atomic<bool> pressure_seen{false};
     std::atomic<bool> stopping{false};
@@ -165,7 +164,7 @@ struct host_probe::impl {
     }
 
     // The DUT's threads' waits, read from `source` each period after the
-    // `baseline` read at `baseline_at` (by the constructor: on the caller's
+    // baseline `last` read at `last_read` (by the constructor: on the caller's
     // thread, before the case's traffic, so a wait that ended before this
     // thread first ran still shows). Each period the largest growth of one
     // thread's wait (threads wait in parallel).
@@ -270,7 +269,6 @@ host_probe::host_probe(core::nanos period, core::nanos floor, int dut_pid, bool 
     impl_->period = period;
     impl_->floor = floor;
     impl_->dut_floor = dut_floor;
-    impl_->dut_pid = dut_pid;
     if (dut_pid > 0) {
         auto reader = std::make_shared<proc_waits>(dut_pid);
         start_dut([reader] { return (*reader)(); });
