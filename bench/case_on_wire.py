@@ -9,17 +9,42 @@ case passes the reference, and how often a profile is caught, on this host.
 Beside load, start it yourself (`stress-ng --cpu 2 --timeout 120s &`).
 A DUT too slow for its wire: `--dut-cpu 5` holds mrct-refnic to 5 % of a
 CPU (a CFS quota: it runs 5 ms of every 100 ms, held 95 ms at a time), the
-engine untouched (D111).
+engine untouched (D111). `--perf`: the scheduler's switches and wakeups
+of mrct-refnic, system-wide, recorded around each run (perf), kept as
+WORKDIR/i.perf for a run with a fail or an error (bench/sched_waits.py
+reads them with mrct-refnic's log).
 
     sudo /usr/bin/python3 bench/case_on_wire.py --case RNR-015 [--bug rnr-ignores-pause] [--n 10]
 """
 import argparse
 import collections
 import os
+import shutil
+import signal
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "tools"))
 from wire_lab import CpuQuota, Netns, Refnic, as_root, dut_spec, run_mrct, with_pid  # noqa: E402
+
+
+def start_perf(path):
+    """perf record, system-wide, of the switches and wakeups that involve
+    mrct-refnic (whoever preempted it, whoever woke it), on CLOCK_MONOTONIC."""
+    rec = subprocess.Popen(["perf", "record", "-q", "-a", "-k", "mono", "-o", path,
+                            "-e", "sched:sched_switch", "--filter", 'prev_comm == "mrct-refnic" || next_comm == "mrct-refnic"',
+                            "-e", "sched:sched_wakeup", "--filter", 'comm == "mrct-refnic"'],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # perf's stamps are CLOCK_MONOTONIC, mrct-refnic's log wall time: the
+    # offset between the two, for bench/sched_waits.py.
+    with open(path + ".clock", "w") as f:
+        f.write(f"{time.clock_gettime(time.CLOCK_REALTIME) - time.clock_gettime(time.CLOCK_MONOTONIC):.9f}\n")
+    for _ in range(50):  # until it writes its header: recording
+        if os.path.exists(path) and os.path.getsize(path) > 0:
+            break
+        subprocess.run(["sleep", "0.1"])
+    return rec
 
 
 def main():
@@ -33,9 +58,15 @@ def main():
     ap.add_argument("--workdir", default="/tmp/mrct-case-on-wire")
     ap.add_argument("--dut-cpu", type=float, default=None,
                     help="hold mrct-refnic to this percentage of one CPU (a cgroup CPU quota per 100 ms)")
+    ap.add_argument("--perf", action="store_true",
+                    help="record mrct-refnic's scheduler switches and wakeups (perf) around each run; "
+                         "kept for runs with a fail or an error")
     a = ap.parse_args()
     if not as_root():
         return 77
+    if a.perf and not shutil.which("perf"):
+        print("--perf: perf is not installed (apt-get install linux-perf)", file=sys.stderr)
+        return 2
     a.mrct = os.path.join(a.build, "mrct")
     a.refnic = os.path.join(a.build, "mrct-refnic")
     os.makedirs(a.workdir, exist_ok=True)
@@ -44,6 +75,8 @@ def main():
         for i in range(a.n):
             nic = Refnic(a, ns, a.bug, log=os.path.join(a.workdir, f"{i}.refnic.log"))
             quota = CpuQuota(nic.p.pid, a.dut_cpu) if a.dut_cpu else None
+            perf_file = os.path.join(a.workdir, f"{i}.perf")
+            rec = start_perf(perf_file) if a.perf else None
             try:
                 rc, res, out = run_mrct(a, os.path.join(a.workdir, str(i)), with_pid(dut_spec("udp", ns), nic.p.pid), ns,
                                         ["--filter", a.case])
@@ -51,6 +84,12 @@ def main():
                 nic.stop()
                 if quota:
                     quota.remove()
+                if rec:
+                    rec.send_signal(signal.SIGINT)
+                    rec.wait()
+            if rec and res is not None and not any(c["verdict"] in ("fail", "error") for c in res["cases"]):
+                for f in (perf_file, perf_file + ".clock"):
+                    os.remove(f)
             if res is None:
                 print(f"{i}: no results (exit {rc}): {out[-300:]}")
                 counts["no results"] += 1
