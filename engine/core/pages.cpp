@@ -1,6 +1,7 @@
 #include "core/pages.h"
 
 #include <sys/mman.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -37,6 +38,8 @@ bool prefer_huge_pages(void* p, std::size_t n) {
     const auto [from, to] = whole_pages(p, n);
     return to > from && ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE) == 0;
 }
+
+bool no_transparent_huge_pages() { return ::prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0; }
 
 void touch_pages(void* p, std::size_t n) {
     const auto [from, to] = whole_pages(p, n);

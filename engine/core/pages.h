@@ -31,6 +31,14 @@ bool make_resident(void* p, std::size_t n);
 // advised for that reason; mrct-refnic's heap only with --huge-pages.
 bool prefer_huge_pages(void* p, std::size_t n);
 
+// Takes this process out of transparent huge pages (PR_SET_THP_DISABLE),
+// khugepaged's scans included: where THP is "always" (the default of some
+// distributions) every process's memory is khugepaged's to collapse, and it
+// held mrct-refnic 2.5 s beside a CPU-bound load (D128). For processes on a
+// real-time path (mrct-refnic unless --huge-pages, the engine in a
+// real-time case). Returns whether the kernel took it (Linux 3.15 on).
+bool no_transparent_huge_pages();
+
 // Writes each whole page inside [p, p + n) once, a byte back unchanged. On a
 // VM that maps a guest's page only when the guest first touches it (shadow
 // paging: this project's VM), that first touch costs 4-6 us a page even

@@ -4,7 +4,9 @@
 // endpoint's timers, the agent connections and the UDP sockets.
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/heap_pages.h"
+#include "core/pages.h"
 #include "agent/address.h"
 #include "agent/server.h"
 #include "agent/service.h"
@@ -163,6 +166,8 @@ int main(int argc, char** argv) {
     }
 
     if (huge_pages) spdlog::info("mrct-refnic: {}", core::heap_on_huge_pages());
+    else if (!core::no_transparent_huge_pages())  // out of khugepaged's reach (D128)
+        spdlog::warn("mrct-refnic: could not opt out of transparent huge pages: {}", std::strerror(errno));
     sim::scheduler sched;
     sim::realtime_driver drv(sched);
     drv.set_io_first(true);  // frames in before due timers, as a NIC's pipeline

@@ -8,6 +8,7 @@
 #include <limits>
 #include <variant>
 
+#include "core/pages.h"
 #include "run/case_exec.h"
 #include "run/time_scale.h"
 
@@ -200,6 +201,11 @@ void case_exec::start_realtime() {
     // and a quarter more (headers, ACKs, resends), touched now rather than
     // under the traffic (growing the trace there moves every record).
     const std::uint64_t posted = posted_bytes(p_);
+    // Out of khugepaged's reach before the trace's memory is touched: where
+    // THP is "always" it may hold the process's memory map for seconds
+    // beside a load (D128). For the rest of the process: a run with a
+    // real-time DUT is real time throughout.
+    (void)core::no_transparent_huge_pages();
     tr_->prepare(static_cast<std::size_t>(posted + posted / 4));  // prepare caps it
     rt_ = std::make_unique<sim::realtime_driver>(s_);
     rt_->set_busy_poll(dut_->busy_poll());

@@ -1,6 +1,7 @@
 // core::make_resident (engine/core/pages.h): the whole pages of a range are
 // in memory when it returns, and the bytes are those that were there.
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -101,4 +102,14 @@ TEST_CASE("prefer_huge_pages: the mapping is advised for 2 MiB pages; a range wi
     // The bytes are untouched by the advice: still zero.
     CHECK(p[0] == 0);
     CHECK(p[m.n - 1] == 0);
+}
+
+// D128: a real-time process leaves transparent huge pages, khugepaged's
+// scans with them (where THP is "always", all of its memory would be theirs).
+TEST_CASE("no_transparent_huge_pages: the process is out of THP until it asks back", "[core][pages]") {
+    const int was = ::prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0);
+    REQUIRE(was >= 0);
+    REQUIRE(core::no_transparent_huge_pages());
+    CHECK(::prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1);
+    ::prctl(PR_SET_THP_DISABLE, was, 0, 0, 0);  // as it was, for the tests after this one
 }
