@@ -526,6 +526,27 @@ TEST_CASE("acks_conform in real time: a late answer in order, a stall, and ECE w
         CHECK(o.v == verdict::inconclusive);
         CHECK_THAT(o.message, Catch::Contains("the engine ran up to 50.000 us late"));
     }
+    SECTION("an answer late by the DUT's waits for a CPU in all, in short spans, is not judged (D67)") {
+        // SACK-005 beside stress-ng: an AckReq answered 472 us past its
+        // deadline, in order behind another ACK that covered it, while the
+        // DUT waited on a run queue in four spans of 120 us.
+        auto run = [](bool waits) {
+            trace_builder b;
+            b.tr.timing.realtime = true;
+            b.tr.timing.dut_waits_read = true;
+            if (waits) {
+                b.tr.timing.dut_waits = {{100us, 120us}, {350us, 120us}, {600us, 120us}, {850us, 120us}};
+                b.tr.timing.late = b.tr.timing.dut_waits;
+            }
+            b.data(0us, D::to_dut, {.ppsn = 100, .ack_req = true});
+            b.data(1us, D::to_dut, {.ppsn = 101, .ack_req = true});
+            b.ack(700us, D::from_dut, 0, 102, {}, 100, false, 4000);  // covers 101 too
+            b.ack(792us, D::from_dut, 0, 102, {}, 101, false, 4000);  // 101's own, 472 us past 320 us
+            return b.check("acks_conform", {{"within", "320us"}});
+        };
+        CHECK(run(false).v == verdict::fail);
+        CHECK(run(true).v != verdict::fail);
+    }
     SECTION("ECE is judged without timing") {
         trace_builder b;
         b.tr.timing.realtime = true;
