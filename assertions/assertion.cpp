@@ -183,6 +183,8 @@ excusing excusing_holds(const outcome& o, const trace::timing_figures& tm) {
             tm.dut_waited_between(o.span->first, o.span->second)};
 }
 
+}  // namespace
+
 // Waits for a CPU in a span, as measured: the DUT's own (pid=) or, where its
 // process is not named, the host's CPU pressure, which bounds them (D95).
 std::string waited_words(const trace::timing_figures& tm, nanos waited) {
@@ -191,8 +193,6 @@ std::string waited_words(const trace::timing_figures& tm, nanos waited) {
                " in all for a CPU (its CPU pressure; the DUT's own waits are not read without pid=) ";
     return "the DUT's threads waited " + fmt_time(waited) + " in all for a CPU ";
 }
-
-}  // namespace
 
 bool excused(const outcome& o, const trace::timing_figures& tm) {
     return tm.realtime && o.v == verdict::fail && o.excused_by && o.span && excusing_holds(o, tm).most() > *o.excused_by;

@@ -169,6 +169,9 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
 
 // Helpers for checks.
 std::string fmt_time(core::nanos t);
+// "the DUT's threads waited X in all for a CPU " (pid=), or where the DUT's
+// process is not named, the host's CPU pressure that bounds them (D95).
+std::string waited_words(const trace::timing_figures& tm, core::nanos waited);
 // The IP address bytes of a record's far end, the DUT's peer: the
 // destination of a frame from the DUT, the source of one to it.
 std::string far_end(const trace::record& r);

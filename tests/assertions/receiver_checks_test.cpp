@@ -798,6 +798,27 @@ TEST_CASE("all_complete: a DUT out of retries is excused only by holds as long a
     CHECK_FALSE(out_of_retries({{1ms, 5ms}}).premise_missing);
 }
 
+// The DUT's own waits for a CPU (pid=) count in all (D67): a thread kept from
+// a CPU in many short spans takes its expiries before the ACKs that queued
+// meanwhile, each expiry after a wait as long as its timer.
+TEST_CASE("all_complete: a DUT out of retries is excused by its own waits for a CPU in all") {
+    auto out_of_retries = [](int waits) {
+        trace_builder b;
+        b.tr.dut.posted = {{1, "write", 0, 0, 100, 0us}};
+        b.tr.dut.completions = {{1, "write", "retry_exceeded", 0, 0, 0, 100, 20ms}};
+        b.tr.timing.realtime = true;
+        b.tr.timing.dut_waits_read = true;
+        for (int i = 0; i < waits; ++i) b.tr.timing.dut_waits.push_back({nanos{1ms + i * 1ms}, 500us});
+        b.tr.timing.late = b.tr.timing.dut_waits;
+        return b.check("all_complete", {{"side", "dut"}});
+    };
+    CHECK(out_of_retries(11).v == verdict::fail);  // 5.5 ms + the probe's 0.25 ms resolution < 6.3 ms
+    auto held = out_of_retries(13);
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("ran out of retries while the DUT's threads waited 6.750 ms in all for a CPU "
+                                             "between its post and its end; this check needs less than 6.300 ms"));
+}
+
 // Seen with mrct-refnic held to 5 % of a CPU (a cgroup quota, D111): the
 // engine's peer ran out of retries while the DUT was held 95 ms at a time.
 // The peer's own timers bound it: rto_min 1 ms and 4 transmissions here last

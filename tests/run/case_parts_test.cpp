@@ -227,6 +227,21 @@ TEST_CASE("setup_held and settle_setup: an unopened connection is inconclusive o
     tm.realtime = false;
     CHECK_FALSE(setup_held(tm, 0ms, 2s, dut, peer));
 
+    // The DUT's own waits for a CPU (pid=) count in all in the CONNECTs'
+    // window (D67): twelve of 0.5 ms, preempted in short spans.
+    tm.realtime = true;
+    tm.late.clear();
+    tm.dut_waits_read = true;
+    for (int i = 0; i < 12; ++i) tm.dut_waits.push_back({nanos{i * 1ms}, 500us});
+    tm.late = tm.dut_waits;  // two longest: 1 ms
+    auto waited = setup_held(tm, 0ms, 2s, dut, peer);
+    REQUIRE(waited);
+    CHECK(*waited == "the DUT's threads waited 6.250 ms in all for a CPU while the CONNECTs went out, as long as a "
+                     "CONNECT's retries last at the least (6.000 ms)");
+    tm.dut_waits.resize(10);  // 5.25 ms with the probe's resolution: short of 6 ms
+    tm.late = tm.dut_waits;
+    CHECK_FALSE(setup_held(tm, 0ms, 2s, dut, peer));
+
     auto unopened = [] {
         run::case_result r;
         r.v = verdict::error;
