@@ -246,6 +246,22 @@ outcome no_go_back_n(const context& c) {
         if (!first) first = std::move(f);
     }
     if (first) return *first;
+    // A resend taken as sent before the ACK covering it only because a hold,
+    // or a wait of the DUT, covered the ACK's moment (sender_view::crossed_held):
+    // a DUT that resends covered PPSNs looks the same then. The failure the
+    // trace's order shows, for apply_timing to doubt by those holds.
+    if (!sv.crossed_held.empty() && tm.realtime) {
+        const auto [rec, ack] = sv.crossed_held.front();
+        const auto& r = c.tr().frames[rec];
+        const auto& f = r.f();
+        const nanos acked = c.tr().frames[ack].t;
+        return over(fail("PPSN " + std::to_string(f.bth.psn) + " on path " + std::to_string(f.mrh.path_id) +
+                             " was resent " + fmt_time(r.t - acked) +
+                             " after an ACK covered it; it crossed that ACK only if the DUT read the ACK that late (" +
+                             std::to_string(sv.crossed_held.size()) + " such resends)",
+                         "no resend of acknowledged PPSNs", "resend at " + fmt_time(r.t), {ack, rec}),
+                    acked, r.t);
+    }
     if (!resends) {
         if (c.boolean("allow_no_resends")) return pass("the DUT resent nothing, so nothing acknowledged");
         return inconclusive("the DUT resent nothing in this run");

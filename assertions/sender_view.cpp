@@ -137,7 +137,8 @@ bool covers(std::uint32_t cum, const wire::sack256& sack, std::uint32_t ppsn) {
 // prompted (go-back-N's resends of SACKed PPSNs) is no crossing, however soon
 // it came (D62). The reasons are found here on a light replay of the trace in
 // its own order.
-std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<std::size_t>& crossed) {
+std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<std::size_t>& crossed,
+                                          std::vector<std::pair<std::size_t, std::size_t>>& crossed_held) {
     const std::size_t n = tr.frames.size();
     std::vector<std::size_t> order;
     order.reserve(n);
@@ -147,17 +148,26 @@ std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<st
     }
     struct recent_ack {
         std::size_t index;
-        nanos t;
+        nanos reach;  // the latest a resend it crossed can be recorded
         std::uint32_t cum;
         wire::sack256 sack;
     };
-    std::map<unsigned, std::deque<recent_ack>> acks;  // per path, the last `crossing` of them
+    // An ACK may reach the DUT's reading up to `crossing` after it was
+    // recorded, and later by as long as a hold of the host, or a wait of the
+    // DUT's thread for a CPU, covered that moment (held_at): a DUT kept from
+    // a CPU when the ACK came read it when it ran again, maybe after its
+    // timer's resend (RTO-004 beside stress-ng: mrct-refnic waited 4.1 ms on
+    // a run queue, ran its expiry first, resent PPSN x 235 us after the ACK
+    // covering x was recorded, and then, by §5's rule, the PPSNs that ACK
+    // left unacknowledged).
+    auto reach_of = [&tr](nanos t) { return t + tr.crossing + tr.timing.held_at(t); };
+    std::map<unsigned, std::deque<recent_ack>> acks;  // per path, those whose reach is not yet past
     std::map<unsigned, path_state> st;                // what was sent and acknowledged, per path
     // (record to the DUT, resend from the DUT it must follow)
     std::vector<std::pair<std::size_t, std::size_t>> waits;
-    auto recent = [&](unsigned path, nanos now) -> std::deque<recent_ack>& {  // ACKs within `crossing` of now
+    auto recent = [&](unsigned path, nanos now) -> std::deque<recent_ack>& {  // ACKs whose reach may include now
         auto& list = acks[path];
-        while (!list.empty() && list.front().t + tr.crossing < now) list.pop_front();
+        while (!list.empty() && list.front().reach < now) list.pop_front();
         return list;
     };
     for (std::size_t i = 0; i < n; ++i) {
@@ -175,7 +185,7 @@ std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<st
         }
         if (r.reached_dut() && op == static_cast<std::uint8_t>(wire::opcode::ack)) {
             const unsigned p = f.ackh.path_id;
-            recent(p, r.t).push_back({i, r.t, f.bth.psn, f.ackh.sack});
+            recent(p, r.t).push_back({i, reach_of(r.t), f.bth.psn, f.ackh.sack});
             auto& s = st[p];
             if (!s.any) continue;
             const std::uint64_t cum = s.unwrap(f.bth.psn);
@@ -218,9 +228,10 @@ std::vector<std::size_t> processing_order(const trace::trace& tr, std::vector<st
         }
         if (!could_cross) continue;
         for (const auto& a : recent(p, r.t)) {
-            if (!covers(a.cum, a.sack, ppsn)) continue;
+            if (a.reach < r.t || !covers(a.cum, a.sack, ppsn)) continue;  // (one behind a longer reach)
             waits.emplace_back(a.index, i);
             crossed.push_back(i);
+            if (r.t > tr.frames[a.index].t + tr.crossing) crossed_held.emplace_back(i, a.index);
             break;
         }
     }
@@ -287,7 +298,7 @@ sender_view::sender_view(const trace::trace& tr) {
         if (!s.seen_ack) sum.max_inflight_before_ack = std::max(sum.max_inflight_before_ack, s.inflight);
     };
 
-    for (const std::size_t i : processing_order(tr, crossed)) {
+    for (const std::size_t i : processing_order(tr, crossed, crossed_held)) {
         const auto& r = tr.frames[i];
         if (!r.ok() || (r.d == trace::dir::to_dut && !r.reached_dut())) continue;
         const auto& f = r.f();

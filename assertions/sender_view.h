@@ -117,6 +117,12 @@ public:
     // Resends taken as sent before an ACK that covers them, because they
     // crossed it on the wire (trace::crossing): the records, in trace order.
     std::vector<std::size_t> crossed;
+    // Of those, the ones recorded later than the crossing window after the
+    // ACK (a hold of the host, or a wait of the DUT for a CPU, covered the
+    // ACK's moment: the DUT may have read it that late): (resend, ACK)
+    // records. A DUT that resends what ACKs covered would look the same
+    // then: no_go_back_n doubts, never passes, on these.
+    std::vector<std::pair<std::size_t, std::size_t>> crossed_held;
     // Real time: resends no detection explains that came sooner than rto_min
     // after the path's previous expiry, so are not counted as expiries (D50).
     std::vector<std::size_t> unexplained;

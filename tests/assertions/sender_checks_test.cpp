@@ -167,6 +167,64 @@ TEST_CASE("a resend that crossed the ACK covering it on the wire is taken before
     }
 }
 
+// RTO-004 beside stress-ng: mrct-refnic waited 4.1 ms on a run queue while
+// the ACKs came; when it ran again its timer resent the path's oldest PPSN x
+// first, 235 us after the ACK covering x was recorded, then took the ACKs:
+// for it they covered x's resend, so every PPSN sent before that resend and
+// left unacknowledged was lost (§5) and resent at once. The ACK's crossing
+// window reaches as far past it as a wait covered its moment (held_at).
+TEST_CASE("a resend crosses an ACK the DUT read late, when a wait of the DUT covered the ACK's moment") {
+    auto build = [](bool waited) {
+        trace_builder b;
+        b.tr.crossing = 200us;
+        b.tr.timing.realtime = true;
+        for (std::uint32_t x = 100; x < 104; ++x)
+            b.data(235us, D::from_dut, {.path = 1, .ppsn = x, .offset = (x - 100) * 1024, .msg_len = 4096});
+        b.ack(1000us, D::to_dut, 1, 103, {}, 102);  // record 4: covers 100..102
+        resend(b, 1235us, 100);                     // record 5: the timer's, rto_initial after the first flight
+        resend(b, 1240us, 103);                     // record 6: lost once the ACK covers 100's resend
+        if (waited) {
+            b.tr.timing.dut_waits_read = true;
+            b.tr.timing.dut_waits = {{700us, 500us}};  // the DUT's thread kept from a CPU from 0.7 to 1.2 ms
+            b.tr.timing.late = b.tr.timing.dut_waits;
+        }
+        return b;
+    };
+    SECTION("no wait: 235 us is past the crossing window; 103's resend reads as an expiry 240 us after the ACK") {
+        auto b = build(false);
+        const assertions::sender_view sv(b.tr);
+        CHECK(sv.crossed.empty());
+        auto o = b.check("rto_timing");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("PPSN 103"));
+    }
+    SECTION("the DUT waited when the ACK came: the resend crossed it, one expiry, one loss") {
+        auto b = build(true);
+        const assertions::sender_view sv(b.tr);
+        CHECK(sv.crossed == std::vector<std::size_t>{5});
+        REQUIRE(sv.expiries.size() == 1);
+        CHECK(sv.expiries[0].ppsn % (1u << 24) == 100);
+        REQUIRE(sv.detections.size() == 1);
+        CHECK(sv.detections[0].ppsn % (1u << 24) == 103);
+        CHECK(b.check("rto_timing").v == verdict::pass);
+        // A DUT that resends what ACKs covered would look the same: doubted.
+        REQUIRE(sv.crossed_held.size() == 1);
+        CHECK(sv.crossed_held[0] == std::pair<std::size_t, std::size_t>{5, 4});
+        auto gbn = b.check("no_go_back_n");
+        CHECK(gbn.v == verdict::inconclusive);
+        CHECK_THAT(gbn.message, Catch::Contains("PPSN 100 on path 1 was resent 235.000 us after an ACK covered it") &&
+                                    Catch::Contains("it would have said fail"));
+    }
+    SECTION("the wait ended before the ACK: nothing crosses it") {
+        auto b = build(true);
+        b.tr.timing.dut_waits = {{300us, 500us}};  // 0.3 to 0.8 ms
+        b.tr.timing.late = b.tr.timing.dut_waits;
+        const assertions::sender_view sv(b.tr);
+        CHECK(sv.crossed.empty());
+        CHECK(b.check("rto_timing").v != verdict::pass);
+    }
+}
+
 // Seen in PATH-002 over agent+udp: a timer resend, then two resends within
 // microseconds that something the engine recorded later explains for the DUT.
 TEST_CASE("in real time, a resend sooner than rto_min after an expiry is not a second expiry") {
