@@ -51,6 +51,8 @@ def main():
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--case", required=True, help="a case ID or glob (mrct run --filter)")
+    ap.add_argument("--pcap", choices=["fail", "all", "none"], default="fail",
+                    help="which cases keep their capture in WORKDIR/i/pcap (mrct run --capture; default fail)")
     ap.add_argument("--bug", default=None, help="a bug profile of mrct-refnic (default: the reference)")
     ap.add_argument("--n", type=int, default=10, help="runs (default 10)")
     ap.add_argument("--build", default=os.path.join(root, "build"))
@@ -79,7 +81,7 @@ def main():
             rec = start_perf(perf_file) if a.perf else None
             try:
                 rc, res, out = run_mrct(a, os.path.join(a.workdir, str(i)), with_pid(dut_spec("udp", ns), nic.p.pid), ns,
-                                        ["--filter", a.case])
+                                        ["--filter", a.case, "--capture", a.pcap])
             finally:
                 nic.stop()
                 if quota:
