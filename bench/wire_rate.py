@@ -217,7 +217,9 @@ def main():
                 drops.append(f"{who} " + "/".join(str(d1.get(k, 0) - drops0[n].get(k, 0)) for k in ("RcvbufErrors", "SndbufErrors")))
             print(f"run {i + 1}: engine cpu {after.children_user - before.children_user + after.children_system - before.children_system:.2f} s, "
                   f"refnic cpu {nic_cpu if nic_cpu is not None else float('nan'):.2f} s, wall {wall:.1f} s; "
-                  f"UDP receive-buffer/send-buffer drops: {', '.join(drops)}", flush=True)
+                  f"UDP receive-buffer/send-buffer drops: {', '.join(drops)}" +
+                  (" (over DPDK: the kernel's own copy of each frame, dropped at the never-read ICMP sink "
+                   "on UDP 4791; docs/adapters.md)" if args.wire == "dpdk" else ""), flush=True)
         # Side by side: the same data frames replayed by tcpreplay on the same
         # veth, or (dpdk) testpmd forwarding over the same DPDK ports.
         replay = None
