@@ -125,6 +125,15 @@ struct compiled_step {
     std::optional<compiled_trigger> on;
     std::vector<compiled_action> actions;
     bool needs_agent = false;  // any action does
+    // Every action sets a filter (drop, duplicate, delay, mark_ce): a step
+    // triggered with no `after` then takes effect at once, before the next
+    // frame either way, even one sent in the same turn (D131).
+    bool filters_only() const {
+        if (actions.empty()) return false;
+        for (const auto& a : actions)
+            if (!std::holds_alternative<filter_op>(a.o)) return false;
+        return true;
+    }
 };
 struct impairment {
     fabric::stage_spec spec;

@@ -45,10 +45,20 @@ void step_exec::on_record(const trace::record& r) {
         if (++trigger_count_[i] < st.on->nth) continue;
         fired_[i] = true;
         // Actions run right after this frame is handled (same time), or
-        // `after` later; they may refer to it (inject template rnr).
+        // `after` later; they may refer to it (inject template rnr). A step
+        // that only sets filters, with no `after`, takes effect here, before
+        // the next frame: scheduled for "now", it came after the frames the
+        // peer or the DUT sent in the same turn, which passed the filter it
+        // set (RTO-004 on a real wire: the ACK after the triggering one, sent
+        // in the same turn, was to be withheld; D131). The triggering frame
+        // has met the filters already (wire_tap::on_frame).
         trigger_rec_[i] = r.index;
         const nanos due = r.t + st.on->after;
         step_due_[static_cast<int>(i)] = due;
+        if (st.on->after == nanos{0} && st.filters_only() && due <= s_.now()) {
+            run_step(static_cast<int>(i));
+            continue;
+        }
         s_.at(std::max(s_.now(), due), [this, i] { run_step(static_cast<int>(i)); });
     }
 }

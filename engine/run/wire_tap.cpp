@@ -26,24 +26,23 @@ void wire_tap::on_frame(trace::dir d, core::bytes_view fr, nanos age) {
     }
     late_.note(t, age);
     auto& rec = tr_.add(t, d, fr);
-    if (d == trace::dir::from_dut) w_.pin_dut_port(rec);
-    if (seen_) seen_(rec);
-    if (d == trace::dir::from_dut) {
-        auto fate = filters_.apply(rec);
-        if (fate.dropped) {
-            rec.dropped = true;
-            rec.action = fate.action;
-            rec.step = fate.step;
-            return;
-        }
-        if (!fate.action.empty()) {
-            rec.action = fate.action;
-            rec.step = fate.step;
-        }
-        forward(fabric::direction::a_to_b, fate, rec.bytes, w_.fabric_to(rec));
-    } else {
+    if (d == trace::dir::to_dut) {  // met the filters on its way (from_peer)
+        if (seen_) seen_(rec);
         dut_.receive(rec.bytes);
+        return;
     }
+    w_.pin_dut_port(rec);
+    // The filters first, then the steps it triggers: a step that sets a
+    // filter at once (D131) acts from the next frame, not on this one.
+    auto fate = filters_.apply(rec);
+    if (fate.dropped) rec.dropped = true;
+    if (!fate.action.empty() || fate.dropped) {
+        rec.action = fate.action;
+        rec.step = fate.step;
+    }
+    if (seen_) seen_(rec);
+    if (fate.dropped) return;
+    forward(fabric::direction::a_to_b, fate, rec.bytes, w_.fabric_to(rec));
 }
 
 void wire_tap::from_peer(core::bytes_view fr, fabric::fabric* via) {

@@ -97,12 +97,13 @@ TEST_CASE("case_wiring: settings from the program, a fabric as wide as the large
     CHECK(x.w.fabric_to(other) == x.w.fab.get());
 }
 
-TEST_CASE("wire_tap: a DUT frame is recorded, then filtered; triggers see it first; a flood is the case's error") {
+TEST_CASE("wire_tap: a DUT frame is recorded, then filtered; triggers see it with its fate; a flood is the case's error") {
     parts x(k_three_peers);
     std::vector<std::size_t> seen;
+    std::vector<bool> seen_dropped;
     x.tap.on_record([&](const trace::record& r) {
         seen.push_back(r.index);
-        CHECK_FALSE(r.dropped);  // before the filters
+        seen_dropped.push_back(r.dropped);  // after the filters (D131): a step set here acts from the next frame
     });
     run::filter_op drop{run::filter_op::kind::drop};
     drop.match = {{"opcode", "ACK"}};
@@ -114,6 +115,7 @@ TEST_CASE("wire_tap: a DUT frame is recorded, then filtered; triggers see it fir
     CHECK(x.tr.frames[0].action == "dropped by handshake");
     CHECK_FALSE(x.tr.frames[1].dropped);
     CHECK(seen == std::vector<std::size_t>{0, 1});
+    CHECK(seen_dropped == std::vector<bool>{true, false});  // a dropped frame still triggers
     // Real time: a frame stamped 3 ms ago is late by that much.
     x.tap.from_dut(ack(3), nanos{3'000'000});
     CHECK(x.late.rx_delay_max == nanos{3'000'000});
@@ -165,6 +167,48 @@ TEST_CASE("step_exec: a trigger fires on its nth matching record, a timed step a
     drv.run_until(nanos{2'000'000});
     REQUIRE(x.tr.step_times.count(1));
     CHECK(x.tr.step_times.at(1) == nanos{1'000'000});
+    CHECK(x.err.what.empty());
+}
+
+// RTO-004 on a real wire: the peer sent two ACKs on path 1 in one turn; the
+// step the first one triggered was to withhold the next, but ran after the
+// turn, when both had passed. A step that only sets filters, with no
+// `after`, takes effect at once (D131); any other waits for the scheduler.
+TEST_CASE("step_exec: a filters-only step takes effect before the next frame of the same turn") {
+    parts x(R"(cases:
+  - id: A
+    clauses: [MR-PATH-1]
+    topology: {delay: 0us}
+    steps:
+      - on: {dir: to_dut, match: {opcode: ACK}, nth: 1}
+        do: [drop: {dir: to_dut, match: {opcode: ACK}, count: 0}]
+      - on: {dir: to_dut, match: {opcode: ACK}, nth: 1, after: 0us}
+        do: [mark_ce: {}]
+      - on: {dir: from_dut, match: {opcode: ACK}, nth: 1}
+        do: [drop: {match: {opcode: ACK}}]
+    expect: [wire_format: {}]
+)");
+    sim::virtual_driver drv(x.s);
+    x.tap.on_record([&](const trace::record& r) { x.steps.on_record(r); });
+    x.steps.arm();
+    // Two ACKs from the peer in one turn: nothing runs the scheduler between them.
+    x.tap.from_peer(ack(1), x.w.fab.get());
+    x.tap.from_peer(ack(2), x.w.fab.get());
+    drv.run_until(nanos{0});
+    std::vector<const trace::record*> to_dut;
+    for (const auto& r : x.tr.frames)
+        if (r.d == trace::dir::to_dut) to_dut.push_back(&r);
+    REQUIRE(to_dut.size() == 2);
+    CHECK_FALSE(to_dut[0]->dropped);  // the trigger itself passes
+    CHECK(to_dut[1]->dropped);        // the next, in the same turn, is withheld
+    CHECK(to_dut[1]->action == "dropped by step 0");
+    REQUIRE(x.tr.step_times.count(0));
+    // A DUT frame that triggers a drop is not dropped by it; the next one is.
+    x.tap.from_dut(ack(3), nanos{0});
+    x.tap.from_dut(ack(4), nanos{0});
+    CHECK_FALSE(x.tr.frames[x.tr.frames.size() - 2].dropped);
+    CHECK(x.tr.frames.back().dropped);
+    CHECK(x.tr.frames.back().action == "dropped by step 2");
     CHECK(x.err.what.empty());
 }
 
