@@ -234,8 +234,7 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
     std::string what = need.what;
     if (need.lag_explains_span && o.span) {
         resolution = std::max(nanos{0}, o.span->second - o.span->first - need.resolution);
-        what = "a hold of the host as long as the " + fmt_time(o.span->second - o.span->first) + " between the frames, less " +
-               need.what;
+        what = "holds as long as the failure's span, " + fmt_time(o.span->second - o.span->first) + ", less " + need.what;
     }
     if (o.excused_by && o.span && o.v == verdict::fail) {
         resolution = *o.excused_by;

@@ -950,6 +950,41 @@ TEST_CASE("no_cross_path_cut in real time: one unmarked path left low beside ano
     CHECK_THAT(shared.message, Catch::StartsWith("path 1 (never marked) held at most 3"));
 }
 
+// shared-cwnd on a quiet wire (2026-12-06): path 1 held at most 2 packets
+// through a marked span of 2.9 s, and the DUT's run-queue waits there, 73 ms
+// in all (2.5 %), against `settle` (25.6 ms at 128 times slower) doubted
+// every such failure. Only holds that left the DUT less than `settle` of the
+// span explain a window never reached (D132).
+TEST_CASE("no_cross_path_cut in real time: a window never reached is doubted only by holds nearly as long as the span") {
+    auto run = [](std::vector<trace::timing_figures::late_span> waits) {
+        trace_builder b;
+        b.tr.timing.realtime = true;
+        std::uint32_t p0 = 100, p1 = 500;
+        for (int round = 0; round < 10; ++round) {  // 10 rounds of 100 us; path 1 never above 3
+            const nanos t = round * 100us;
+            for (unsigned i = 0; i < 4; ++i) b.data(t, D::from_dut, {.path = 0, .ppsn = p0 + i});
+            for (unsigned i = 0; i < 3; ++i) b.data(t, D::from_dut, {.path = 1, .ppsn = p1 + i});
+            p0 += 4;
+            p1 += 3;
+            b.ack(t + 50us, D::to_dut, 0, p0, {}, p0 - 1, true);
+            b.ack(t + 50us, D::to_dut, 1, p1, {}, p1 - 1, false);
+        }
+        b.tr.timing.dut_waits_read = true;
+        b.tr.timing.dut_waits = std::move(waits);
+        b.tr.timing.late = b.tr.timing.dut_waits;
+        return b.check("no_cross_path_cut", {{"marked", "0"}, {"settle", "100us"}});
+    };
+    // Short waits, 200 us in all over the 900 us span: more than settle, far
+    // less than the span less settle. The DUT had time to fill the window.
+    std::vector<trace::timing_figures::late_span> short_waits;
+    for (int i = 0; i < 10; ++i) short_waits.push_back({nanos{i * 100'000 + 60'000}, 20us});
+    CHECK(run(short_waits).v == verdict::fail);
+    // Held through nearly all of it: doubted.
+    auto held = run({{40us, 900us}});
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("holds as long as the failure's span") && Catch::Contains("it would have said fail"));
+}
+
 TEST_CASE("timing_figures::held_between counts each held moment once") {
     trace::timing_figures tm;
     tm.late = {{10us, 30us}, {20us, 30us}, {100us, 10us}};  // [10, 40] and [20, 50] overlap: [10, 50]
