@@ -173,14 +173,10 @@ namespace {
 // What can have delayed a failure that has excused_by (D62): the two longest
 // holds in its span, or all of them for a throughput's failure; and the DUT's
 // own waits for a CPU there, in all (D67). The larger counts.
-struct excusing {
-    nanos holds, dut_waits;
-    nanos most() const { return std::max(holds, dut_waits); }
-};
-excusing excusing_holds(const outcome& o, const trace::timing_figures& tm) {
-    return {o.excused_in_all ? tm.held_between(o.span->first, o.span->second)
-                             : tm.two_longest_between(o.span->first, o.span->second),
-            tm.dut_waited_between(o.span->first, o.span->second)};
+trace::timing_figures::excuse excusing_holds(const outcome& o, const trace::timing_figures& tm) {
+    const auto [from, to] = *o.span;
+    if (!o.excused_in_all) return tm.excuse_between(from, to);
+    return {tm.held_between(from, to), tm.dut_waited_between(from, to)};
 }
 
 }  // namespace

@@ -123,13 +123,12 @@ std::optional<outcome> give_up_excused(const context& c, const std::string& side
     // DUT thread kept from a CPU takes its expiries before the ACKs queued
     // meanwhile), can have made the retries run out.
     const auto& tm = c.tr().timing;
-    const nanos two = tm.two_longest_between(posted, wc.t), waited = tm.dut_waited_between(posted, wc.t);
-    const nanos held = std::max(two, waited);
-    if (held < budget) return std::nullopt;
-    const std::string who = waited > two ? waited_words(tm, waited) + "between its post and its end"
-                                         : std::string(side == "dut" ? "the engine or its host"
-                                                                     : "the DUT, the engine or their host") +
-                                               " was held " + fmt_time(two) + " (two longest holds)";
+    const auto held = tm.excuse_between(posted, wc.t);
+    if (held.most() < budget) return std::nullopt;
+    const std::string who = held.dut_waits > held.holds
+                                ? waited_words(tm, held.dut_waits) + "between its post and its end"
+                                : std::string(side == "dut" ? "the engine or its host" : "the DUT, the engine or their host") +
+                                      " was held " + fmt_time(held.holds) + " (two longest holds)";
     return inconclusive(what + (st == "retry_exceeded" ? " ran out of retries" : " ended with its connection in error") +
                         " while " + who + "; this check needs less than " + fmt_time(budget) +
                         (st == "retry_exceeded" ? " (the shortest its retries can last: rto_min doubled per expiry)"

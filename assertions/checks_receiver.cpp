@@ -504,7 +504,7 @@ outcome acks_conform(const context& c) {
         // stress-ng: 0.5 ms of waits in 1 ms, each about a probe period).
         auto excused = [&](const trace::record* answer, nanos deadline) {
             if (!tm.realtime || !answer || answer->t <= deadline) return false;
-            const nanos held = std::max(tm.two_longest_between(r.t, answer->t), tm.dut_waited_between(r.t, answer->t));
+            const nanos held = tm.excuse_between(r.t, answer->t).most();
             if (held < answer->t - deadline) return false;
             ++unresolved;
             worst_late = std::max(worst_late, held);

@@ -223,13 +223,11 @@ void counts_need_premise(std::vector<assertion_result>& asserts) {
 std::optional<std::string> setup_held(const trace::timing_figures& tm, nanos from, nanos to, const trace::params& dut,
                                       const trace::params& peer) {
     const nanos need = std::max(dut.ctrl_retries_span(), peer.ctrl_retries_span());
-    const nanos until = std::min(to, from + 2 * need);
-    const nanos two = tm.two_longest_between(from, until), waited = tm.dut_waited_between(from, until);
-    const nanos held = std::max(two, waited);
-    if (!tm.realtime || held <= nanos{0} || held < need) return std::nullopt;
+    const auto held = tm.excuse_between(from, std::min(to, from + 2 * need));
+    if (!tm.realtime || held.most() <= nanos{0} || held.most() < need) return std::nullopt;
     const std::string least = "as long as a CONNECT's retries last at the least (" + assertions::fmt_time(need) + ")";
-    if (waited > two) return assertions::waited_words(tm, waited) + "while the CONNECTs went out, " + least;
-    return "the engine, the DUT or their host was held " + assertions::fmt_time(held) + " while the CONNECTs went out " +
+    if (held.dut_waits > held.holds) return assertions::waited_words(tm, held.dut_waits) + "while the CONNECTs went out, " + least;
+    return "the engine, the DUT or their host was held " + assertions::fmt_time(held.holds) + " while the CONNECTs went out " +
            "(two longest holds), " + least;
 }
 

@@ -249,6 +249,17 @@ struct timing_figures {
         if (open) keep(a, b);
         return std::max(first + second, 2 * assumed_hold);
     }
+    // What can have delayed one timer, or one answer, within [from, to]
+    // (D62, D67): the two longest holds that meet it, and the DUT's own waits
+    // for a CPU there in all (each moment of them delayed its one thread);
+    // the larger counts.
+    struct excuse {
+        nanos holds, dut_waits;
+        nanos most() const { return std::max(holds, dut_waits); }
+    };
+    excuse excuse_between(nanos from, nanos to) const {
+        return {two_longest_between(from, to), dut_waited_between(from, to)};
+    }
     // The worst lateness whose span [due, due + late] meets [from, to].
     nanos late_between(nanos from, nanos to) const {
         nanos worst{0};
