@@ -708,7 +708,8 @@ outcome other_tags_flow(const context& c) {
 // MR-RNR-5: an RNR changes no congestion window. Per path, the inflight the
 // DUT reaches in the second half of `span` after the RNR is compared with the
 // span before: a window cut shows as a collapse while the DUT still has data
-// to send. Paths with fewer than 8 packets in flight are not judged. A
+// to send (new packets after the span, of a tag that no RNR pauses in the
+// second half: D133). Paths with fewer than 8 packets in flight are not judged. A
 // collapse counts only if the DUT's pace fell with it: its new packets of
 // other tags per unit time on the paths judged, after against before. A DUT
 // that its window limits sends at window / RTT, and a cut shows in both; one
@@ -750,7 +751,15 @@ outcome rnr_keeps_window(const context& c) {
         const nanos half = p.at + *span / 2;
         const nanos held = tm.realtime ? std::max(tm.late_between(from, to), tm.dut_waited_between(half, to)) : nanos{0};
         // The busy paths: 8 or more in flight before the RNR, data of
-        // their own left after the span.
+        // their own left after the span. Data of a tag that an RNR pauses in
+        // the second half is not data the DUT could have sent there: on a
+        // wire the WRITEs may all be gone before the last RNRs, and what is
+        // left is a SEND waiting out its own pause (RNR-007, two tags).
+        auto paused_in_half = [&](std::uint16_t tag) {
+            for (const auto& q : ps)
+                if (q.tag == tag && q.at <= to && q.until >= half) return true;
+            return false;
+        };
         struct busy_path {
             unsigned path, before, after;
             unsigned sent_before = 0, sent_after = 0;  // new packets of other tags, the span before and the second half
@@ -766,7 +775,7 @@ outcome rnr_keeps_window(const context& c) {
                 if (e.path != path) continue;
                 expired |= e.kind == tx_kind::rto_resend && e.t >= from && e.t <= to;
                 if (e.kind != tx_kind::first || e.tag == p.tag) continue;
-                more |= e.t > to;
+                more |= e.t > to && !paused_in_half(e.tag);
                 b.sent_before += e.t >= from && e.t < p.at;
                 b.sent_after += e.t >= half && e.t <= to;
             }

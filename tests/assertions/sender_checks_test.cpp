@@ -809,6 +809,33 @@ TEST_CASE("rnr_keeps_window: a window cut on an RNR fails; in real time an RNR t
     CHECK(idle.check("rnr_keeps_window").timing_doubt);
 }
 
+TEST_CASE("rnr_keeps_window: data left only on a tag an RNR pauses is no data the DUT could send") {
+    // Path 0: 10 WRITEs in flight before tag 4's RNR at 100 us (span 100
+    // us), all acknowledged at 110 us: the WRITEs are done. Tag 5's SEND was
+    // rejected at 101 us, and its resend at 400 us is the only packet after
+    // the span (RNR-007 on a wire: the DUT finished its WRITEs before the
+    // last RNRs). Paused through the second half (code 10: 320 us), tag 5
+    // is no data the DUT had to send; paused only until 130 us (code 3: 30
+    // us), it is, and the collapse fails.
+    auto make = [](std::uint8_t tag5_code) {
+        trace_builder b;
+        for (std::uint32_t i = 0; i < 10; ++i) b.data(nanos{i * 9000}, D::from_dut, {.ppsn = 100 + i, .stream = 3, .seq = i});
+        b.data(0us, D::from_dut, {.path = 1, .ppsn = 300, .opcode = 0xC2, .tag = 4, .stream = 1});
+        b.data(1us, D::from_dut, {.path = 1, .ppsn = 301, .opcode = 0xC2, .tag = 5, .stream = 2});
+        b.rnr(100us, D::to_dut, 4, 1, 0, 0, 10, 300, 1, 1);
+        b.rnr(101us, D::to_dut, 5, 2, 0, 0, tag5_code, 301, 2, 1);
+        b.ack(110us, D::to_dut, 0, 110);
+        b.data(400us, D::from_dut, {.ppsn = 110, .rnr_resend = true, .opcode = 0xC2, .tag = 5, .stream = 2, .attempt = 1});
+        return b.check("rnr_keeps_window");
+    };
+    auto paused = make(10);
+    CHECK(paused.v == verdict::inconclusive);
+    CHECK_THAT(paused.message, Catch::Contains("no path was busy around an RNR"));
+    auto free = make(3);
+    CHECK(free.v == verdict::fail);
+    CHECK_THAT(free.message, Catch::Contains("fell from 10 to 0"));
+}
+
 TEST_CASE("rnr_keeps_window judges the busy paths together, and the RNR's own path alone") {
     // Paths 0 and 2 carry WRITEs, 10 in flight each before tag 4's RNR at
     // 100 us (span 100 us). After it everything is acknowledged; then the
