@@ -95,6 +95,21 @@ public:
             u.local = o_.local_ip;
             u.also_local = o_.more_local;
             u.remote = o_.dut_ip;
+            if (o_.tx_packet) {
+                if (o_.iface.empty()) {
+                    auto i = netio::interface_of(o_.local_ip);
+                    if (!i) return core::error{"tx=packet: " + i.err().message + "; pass iface="};
+                    u.packet_iface = *i;
+                } else {
+                    u.packet_iface = o_.iface;
+                }
+                u.packet_dst_mac = o_.dut_mac;
+                if (!u.packet_dst_mac && o_.dut_ip.version == 6)
+                    return core::error{"agent+udp tx=packet over IPv6: pass dut_mac= (the neighbour table is read for IPv4 only)"};
+                if (!u.packet_dst_mac) u.packet_dst_mac = netio::resolve_neighbour(o_.dut_ip.v4);
+                if (!u.packet_dst_mac)
+                    return core::error{"tx=packet: no neighbour entry for " + netio::ip_text(o_.dut_ip) + "; pass dut_mac="};
+            }
             port = netio::make_udp_port(*io_, u);
         } else if (o_.wire == "dpdk") {
             netio::dpdk_options u;
@@ -383,6 +398,10 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             o.reconnect = std::chrono::milliseconds(*d / 1000000);
         } else if (k == "iface") {
             o.iface = v;
+        } else if (k == "tx") {
+            if (v != "udp" && v != "packet") return core::error{"tx=" + v + ": udp or packet"};
+            if (wire != "udp") return core::error{"tx=" + v + ": for agent+udp only (pcap and dpdk send frames as they are)"};
+            o.tx_packet = v == "packet";
         } else if (k == "port") {
             o.dpdk_port = v;
         } else if (k == "poll") {
@@ -405,7 +424,7 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(b[i]);
             o.dut_mac = m;
         } else {
-            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, reconnect, iface, dut_mac, port, poll, host, pid, eal)"};
+            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, reconnect, iface, dut_mac, tx, port, poll, host, pid, eal)"};
         }
         if (end == text.size()) break;
     }

@@ -157,8 +157,9 @@ struct agent_options {
     // local=IP+IP+...: the engine's further addresses, one for each further
     // peer of a case (topology.peers), in order.
     std::vector<netio::ip_address> more_local;
-    std::string iface;                        // pcap
-    std::optional<wire::mac_addr> dut_mac;    // pcap (else the neighbour table); dpdk (required)
+    std::string iface;                        // pcap; udp with tx=packet (else the interface holding local=)
+    std::optional<wire::mac_addr> dut_mac;    // pcap, udp with tx=packet (else the neighbour table); dpdk (required)
+    bool tx_packet = false;                   // udp: tx=packet, frames leave by an AF_PACKET socket (udp_options::packet_iface)
     std::string eal;                          // dpdk: EAL arguments
     std::string dpdk_port;                    // dpdk: port index or name
     bool busy_poll = false;                   // dpdk: poll=busy (spin on the port) instead of every 10 us
@@ -166,7 +167,7 @@ struct agent_options {
     int pid = 0;                              // pid=PID: the DUT's process on this host (its CPU waits are read)
 };
 // Parses "agent=HOST:PORT,dut=IP,local=IP[+IP...][,token=T][,timeout=DUR][,reconnect=DUR][,iface=IF][,dut_mac=MAC]
-// [,port=P][,host=shared|separate][,pid=PID][,eal=EAL ARGS...]" (eal= takes the rest of the text, commas included).
+// [,tx=udp|packet][,port=P][,host=shared|separate][,pid=PID][,eal=EAL ARGS...]" (eal= takes the rest of the text, commas included).
 core::result<agent_options> parse_agent_options(const std::string& wire, const std::string& text);
 // Connects and says hello; an unreachable or refusing agent is an error.
 core::result<std::unique_ptr<dut>> make_agent(const agent_options& o);

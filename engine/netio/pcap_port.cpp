@@ -1,3 +1,4 @@
+#include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -41,6 +42,25 @@ core::result<wire::mac_addr> interface_mac(const std::string& iface) {
     return m;
 }
 
+core::result<std::string> interface_of(const ip_address& a) {
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) return core::error{std::string("getifaddrs: ") + std::strerror(errno)};
+    std::string found;
+    for (ifaddrs* i = list; i && found.empty(); i = i->ifa_next) {
+        if (!i->ifa_addr) continue;
+        if (a.version == 4 && i->ifa_addr->sa_family == AF_INET) {
+            const auto* s = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+            if (std::memcmp(&s->sin_addr, a.v4.data(), 4) == 0) found = i->ifa_name;
+        } else if (a.version == 6 && i->ifa_addr->sa_family == AF_INET6) {
+            const auto* s = reinterpret_cast<const sockaddr_in6*>(i->ifa_addr);
+            if (std::memcmp(&s->sin6_addr, a.v6.data(), 16) == 0) found = i->ifa_name;
+        }
+    }
+    ::freeifaddrs(list);
+    if (found.empty()) return core::error{"no interface of this host holds " + ip_text(a)};
+    return found;
+}
+
 std::optional<wire::mac_addr> neighbour_mac(const wire::ipv4_addr& ip) {
     std::ifstream in("/proc/net/arp");
     std::string line;
@@ -56,6 +76,18 @@ std::optional<wire::mac_addr> neighbour_mac(const wire::ipv4_addr& ip) {
         if (std::sscanf(mac.c_str(), "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) continue;
         for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(v[i]);
         if (m != wire::mac_addr{}) return m;
+    }
+    return std::nullopt;
+}
+
+std::optional<wire::mac_addr> resolve_neighbour(const wire::ipv4_addr& ip) {
+    for (int i = 0; i < 20; ++i) {
+        if (auto m = neighbour_mac(ip)) return m;
+        boost::system::error_code ec;
+        asio::io_context tmp;
+        asio::ip::udp::socket s(tmp, asio::ip::udp::v4());
+        s.send_to(asio::buffer("", 0), asio::ip::udp::endpoint(asio::ip::address_v4(ip), 9), 0, ec);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return std::nullopt;
 }
@@ -162,19 +194,9 @@ public:
             // Ask the kernel to resolve the DUT's MAC: a datagram to the discard port, then the neighbour table.
             if (o_.remote.version == 6)
                 return core::error{"agent+pcap over IPv6: pass dut_mac= (the neighbour table is read for IPv4 only)"};
-            for (int i = 0; i < 20; ++i) {
-                if (auto m = neighbour_mac(o_.remote.v4)) {
-                    remote_mac_ = *m;
-                    break;
-                }
-                boost::system::error_code ec;
-                asio::io_context tmp;
-                asio::ip::udp::socket s(tmp, asio::ip::udp::v4());
-                s.send_to(asio::buffer("", 0), asio::ip::udp::endpoint(asio::ip::address_v4(o_.remote.v4), 9), 0, ec);
-                std::this_thread::sleep_for(std::chrono::milliseconds(50));
-            }
-            if (remote_mac_ == wire::mac_addr{})
-                return core::error{"no neighbour entry for " + ip_text(o_.remote) + " on " + o_.iface + "; pass dut_mac="};
+            auto m = resolve_neighbour(o_.remote.v4);
+            if (!m) return core::error{"no neighbour entry for " + ip_text(o_.remote) + " on " + o_.iface + "; pass dut_mac="};
+            remote_mac_ = *m;
         }
         // The DUT's MetaRoCE frames, and any PAUSE/PFC frame it sends
         // (MR-CC-5: wire_format fails a DUT that sends one).

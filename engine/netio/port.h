@@ -42,6 +42,7 @@ struct ip_address {
     wire::ipv4_addr v4{};
     wire::ipv6_addr v6{};
     bool operator==(const ip_address&) const = default;
+    auto operator<=>(const ip_address&) const = default;  // a map key
     bool unspecified() const { return version == 4 ? v4 == wire::ipv4_addr{} : v6 == wire::ipv6_addr{}; }
 };
 core::result<ip_address> parse_ip(const std::string& s);
@@ -59,6 +60,7 @@ struct port_stats {
     // pcap_stats): the trace then lacks frames the DUT sent.
     std::uint64_t lost_in = 0;
     std::uint64_t tx_sockets_closed = 0;  // udp: send sockets closed to stay within max_tx_sockets
+    std::uint64_t packet_out = 0;         // udp: frames of frames_out sent through the packet socket (packet_iface)
 };
 
 class port {
@@ -102,6 +104,17 @@ struct udp_options {
     // frame's destination MAC its neighbour's (mrct-refnic --raw-iface: bug
     // profiles that break L2/L3 rules; root). Empty: such frames are refused.
     std::string raw_iface;
+    // Transmit through an AF_PACKET socket on this interface instead of the
+    // UDP send sockets (issue 24): the same frames, verbatim (IPv4 ID 0, DF,
+    // UDP checksum 0 as built, where a socket's kernel writes its own
+    // checksum), batched by sendmmsg with the qdisc bypassed, and without
+    // the kernel's route lookup and IP output per frame. Needs CAP_NET_RAW.
+    // A frame's destination MAC: packet_dst_mac for `remote`, else the
+    // kernel's neighbour table (IPv4; looked up again at most every 100 ms);
+    // a frame whose MAC is not known yet (IPv6 without packet_dst_mac, a new
+    // peer) leaves by its UDP socket as before. Receiving is unchanged.
+    std::string packet_iface;
+    std::optional<wire::mac_addr> packet_dst_mac;
 };
 core::result<std::unique_ptr<port>> make_udp_port(boost::asio::io_context& io, const udp_options& o);
 
@@ -176,9 +189,13 @@ std::optional<std::pair<ip_address, ip_address>> frame_addresses(core::bytes_vie
 core::status bind_sink(boost::asio::ip::udp::socket& s, const ip_address& local);
 
 // An interface's MAC address; the kernel's neighbour entry (/proc/net/arp)
-// for an IPv4 address, if complete.
+// for an IPv4 address, if complete; the interface that holds an address.
 core::result<wire::mac_addr> interface_mac(const std::string& iface);
+core::result<std::string> interface_of(const ip_address& a);
 std::optional<wire::mac_addr> neighbour_mac(const wire::ipv4_addr& ip);
+// The neighbour entry for `ip`, the kernel asked to resolve it (a datagram
+// to its discard port) and the table read every 50 ms for up to a second.
+std::optional<wire::mac_addr> resolve_neighbour(const wire::ipv4_addr& ip);
 
 core::result<wire::ipv4_addr> parse_ipv4(const std::string& s);
 std::string ipv4_text(const wire::ipv4_addr& a);

@@ -1,10 +1,15 @@
+#include <net/ethernet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
+#include <netpacket/packet.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -47,6 +52,8 @@ public:
             if (auto st = open_rx(r->s, a); !st) return st;
             rx_.push_back(std::move(r));
         }
+        if (!o_.packet_iface.empty())
+            if (auto st = open_packet(); !st) return st;
         if (!o_.raw_iface.empty()) {
             auto mac = interface_mac(o_.raw_iface);
             if (!mac) return mac.err();
@@ -92,9 +99,13 @@ public:
         if (!from) return core::error{"frame source " + ip_text(d->src) + " is not this port's address"};
         if (!o_.remote.unspecified() && d->dst != o_.remote)
             return core::error{"frame destination " + ip_text(d->dst) + " is not the DUT's address"};
-        auto s = tx_socket(*from, d->sport);
-        if (!s) return s.err();
-        auto& sock = **s;
+        const wire::mac_addr* mac = pk_fd_ >= 0 ? packet_mac(d->dst) : nullptr;
+        tx_sock* sock = nullptr;
+        if (!mac) {
+            auto s = tx_socket(*from, d->sport);
+            if (!s) return s.err();
+            sock = *s;
+        }
         // Queued, and sent together when the io_context next runs a handler
         // (right after the event or frame handler that sent it): one
         // sendmmsg per socket and batch instead of a sendto per frame
@@ -106,8 +117,17 @@ public:
         }
         if (queued_ == k_max_batch) flush();
         auto& q = queue_[queued_++];
-        q.sock = &sock;
+        q.sock = sock;
         q.tos = d->tos;
+        if (mac) {  // the whole frame, verbatim, from this interface to the destination's MAC
+            q.len = frame.size();
+            if (q.buf.size() < q.len) q.buf.resize(std::max<std::size_t>(q.len, 4096 + 256));
+            std::memcpy(q.buf.data(), frame.data(), q.len);
+            std::memcpy(q.buf.data(), mac->data(), 6);
+            std::memcpy(q.buf.data() + 6, pk_src_mac_.data(), 6);
+            post_flush();
+            return core::ok_status();
+        }
         q.to = sockaddr_storage{};
         if (v6()) {
             auto* a = reinterpret_cast<sockaddr_in6*>(&q.to);
@@ -125,12 +145,7 @@ public:
         q.len = d->payload.size();
         if (q.buf.size() < q.len) q.buf.resize(std::max<std::size_t>(q.len, 4096 + 128));
         std::memcpy(q.buf.data(), d->payload.data(), q.len);
-        if (!flush_posted_) {
-            flush_posted_ = true;
-            asio::post(io_, [this, alive = alive_] {
-                if (*alive) flush();
-            });
-        }
+        post_flush();
         return core::ok_status();
     }
 
@@ -145,16 +160,111 @@ public:
 
     void stop() override {
         flush();
+        if (pk_fd_ >= 0) ::close(pk_fd_);
+        pk_fd_ = -1;
         if (raw_) raw_->stop();
         boost::system::error_code ec;
         for (auto& r : rx_) r->s.close(ec);
         for (auto& [p, s] : tx_) s->s.close(ec);
     }
-    ~udp_port() override { *alive_ = false; }
+    ~udp_port() override {
+        *alive_ = false;
+        if (pk_fd_ >= 0) ::close(pk_fd_);
+    }
     const port_stats& stats() const override { return stats_; }
 
 private:
     bool v6() const { return o_.local.version == 6; }
+    void post_flush() {
+        if (flush_posted_) return;
+        flush_posted_ = true;
+        asio::post(io_, [this, alive = alive_] {
+            if (*alive) flush();
+        });
+    }
+
+    // udp_options::packet_iface: the AF_PACKET socket, bound to the
+    // interface with protocol 0 (it receives nothing), the qdisc bypassed
+    // (frames go straight to the driver, as a NIC's queue takes them).
+    core::status open_packet() {
+        auto mac = interface_mac(o_.packet_iface);
+        if (!mac) return mac.err();
+        pk_src_mac_ = *mac;
+        const unsigned idx = ::if_nametoindex(o_.packet_iface.c_str());
+        if (!idx) return core::error{"packet socket: interface '" + o_.packet_iface + "': " + std::strerror(errno)};
+        const int fd = ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return core::error{"packet socket on " + o_.packet_iface + ": " + std::strerror(errno) + " (needs CAP_NET_RAW)"};
+        sockaddr_ll ll{};
+        ll.sll_family = AF_PACKET;
+        ll.sll_ifindex = static_cast<int>(idx);
+        if (::bind(fd, reinterpret_cast<const sockaddr*>(&ll), sizeof ll) != 0) {
+            const std::string e = std::strerror(errno);
+            ::close(fd);
+            return core::error{"packet socket on " + o_.packet_iface + ": bind: " + e};
+        }
+        const int one = 1, buf = 8 << 20;
+        ::setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one);
+        if (::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) != 0)
+            ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+        pk_fd_ = fd;
+        pk_to_ = sockaddr_ll{};
+        pk_to_.sll_family = AF_PACKET;
+        pk_to_.sll_ifindex = static_cast<int>(idx);
+        pk_to_.sll_protocol = htons(v6() ? ETH_P_IPV6 : ETH_P_IP);
+        if (o_.packet_dst_mac && !o_.remote.unspecified()) macs_[o_.remote] = *o_.packet_dst_mac;
+        return core::ok_status();
+    }
+    // The destination's MAC for the packet socket, or null: the frame then
+    // leaves by its UDP socket. The neighbour table is read again for an
+    // address at most every 100 ms (not per frame while it is missing).
+    const wire::mac_addr* packet_mac(const ip_address& dst) {
+        if (auto it = macs_.find(dst); it != macs_.end()) return &it->second;
+        if (dst.version != 4) return nullptr;
+        const auto now = std::chrono::steady_clock::now();
+        auto& next = mac_retry_[dst];
+        if (now < next) return nullptr;
+        next = now + std::chrono::milliseconds(100);
+        auto m = neighbour_mac(dst.v4);
+        if (!m) return nullptr;
+        return &(macs_[dst] = *m);
+    }
+    // The queued frames for the packet socket, in the order queued, in
+    // sendmmsg calls; marks them sent.
+    void flush_packet(std::array<bool, 64>& sent) {
+        unsigned n = 0;
+        for (std::size_t i = 0; i < queued_; ++i) {
+            if (queue_[i].sock) continue;
+            iov_tx_[n] = iovec{queue_[i].buf.data(), queue_[i].len};
+            auto& m = mmsg_tx_[n].msg_hdr;
+            m = msghdr{};
+            m.msg_name = &pk_to_;
+            m.msg_namelen = sizeof pk_to_;
+            m.msg_iov = &iov_tx_[n];
+            m.msg_iovlen = 1;
+            sent[i] = true;
+            ++n;
+        }
+        const auto before = stats_.frames_out;
+        send_run(pk_fd_, n);
+        stats_.packet_out += stats_.frames_out - before;
+    }
+    // sendmmsg of the first n of mmsg_tx_, counted; an error is reported
+    // by the next send().
+    void send_run(int fd, unsigned n) {
+        unsigned off = 0;
+        while (off < n) {
+            const int rc = ::sendmmsg(fd, mmsg_tx_.data() + off, n - off, 0);
+            if (rc < 0) {
+                if (errno == EINTR) continue;
+                stats_.send_errors += n - off;  // the rest of the run is lost
+                if (deferred_error_.empty()) deferred_error_ = std::string("sendmmsg: ") + std::strerror(errno);
+                break;
+            }
+            stats_.frames_out += static_cast<unsigned>(rc);
+            off += static_cast<unsigned>(rc);
+        }
+    }
     std::optional<std::size_t> local_index(const ip_address& a) const {
         for (std::size_t i = 0; i < locals_.size(); ++i)
             if (locals_[i] == a) return i;
@@ -329,6 +439,10 @@ private:
         if (!queued_) return;
         std::size_t done = 0;
         std::array<bool, k_max_batch> sent{};
+        if (pk_fd_ >= 0) {  // the packet socket's frames first (all of them, but while a MAC was unknown)
+            flush_packet(sent);
+            for (bool b : sent) done += b;
+        }
         while (done < queued_) {
             std::size_t first = 0;
             while (sent[first]) ++first;
@@ -361,18 +475,7 @@ private:
                 }
                 sock->tos = tos;
             }
-            unsigned off = 0;
-            while (off < n) {
-                const int rc = ::sendmmsg(sock->s.native_handle(), mmsg_tx_.data() + off, n - off, 0);
-                if (rc < 0) {
-                    if (errno == EINTR) continue;
-                    stats_.send_errors += n - off;  // the rest of the run is lost
-                    if (deferred_error_.empty()) deferred_error_ = std::string("sendmmsg: ") + std::strerror(errno);
-                    break;
-                }
-                stats_.frames_out += static_cast<unsigned>(rc);
-                off += static_cast<unsigned>(rc);
-            }
+            send_run(sock->s.native_handle(), n);
         }
         queued_ = 0;
     }
@@ -390,7 +493,7 @@ private:
     std::array<control_buf, k_max_batch> control_{};
 
     struct queued {
-        tx_sock* sock = nullptr;
+        tx_sock* sock = nullptr;  // null: a whole frame for the packet socket
         std::uint8_t tos = 0;
         sockaddr_storage to{};
         socklen_t to_len = 0;
@@ -405,6 +508,11 @@ private:
     std::string deferred_error_;
     std::array<mmsghdr, k_max_batch> mmsg_tx_{};
     std::array<iovec, k_max_batch> iov_tx_{};
+    int pk_fd_ = -1;  // udp_options::packet_iface
+    sockaddr_ll pk_to_{};
+    wire::mac_addr pk_src_mac_{};
+    std::map<ip_address, wire::mac_addr> macs_;  // destinations' MACs for the packet socket
+    std::map<ip_address, std::chrono::steady_clock::time_point> mac_retry_;  // when a missing MAC is looked up again
 
     asio::io_context& io_;
     udp_options o_;

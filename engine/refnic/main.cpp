@@ -81,7 +81,7 @@ bool is_loopback(const std::string& host) {
 int main(int argc, char** argv) {
     CLI::App app{"mrct-refnic: the MetaRoCE reference endpoint as a device under test.\n"
                  "Serves the agent protocol on TCP (docs/agent-protocol.md) and MetaRoCE on UDP 4791 at --addr."};
-    std::string listen = "127.0.0.1:7700", addr, bug, token, level = "info", eal, dpdk_port, raw_iface;
+    std::string listen = "127.0.0.1:7700", addr, bug, token, level = "info", eal, dpdk_port, raw_iface, packet_tx;
     bool busy_poll = false;
     unsigned tx_burst = 8;
     std::string peers = "subnet";
@@ -102,6 +102,10 @@ int main(int argc, char** argv) {
                    "Over UDP sockets: frames a socket cannot send exactly (bug profiles df-clear and pause-frames: IPv4\n"
                    "with DF clear, Ethernet PAUSE) leave verbatim on this interface through libpcap (root); without it\n"
                    "they are refused and logged");
+    app.add_option("--packet-tx", packet_tx,
+                   "Over UDP sockets: send through an AF_PACKET socket on this interface instead (root): the frames\n"
+                   "verbatim, batched, qdisc bypassed, no route lookup per frame; each destination's MAC from the\n"
+                   "kernel's neighbour table (IPv4; until it is there, and over IPv6, frames leave by UDP sockets)");
     app.add_flag("--busy-poll", busy_poll, "With --dpdk: spin on the port instead of polling it every 10 us");
     app.add_option("--tx-burst", tx_burst,
                    "After this many SEND packets of a connection, send what is held and, if frames wait to be\n"
@@ -144,6 +148,10 @@ int main(int argc, char** argv) {
         std::cerr << "mrct-refnic: " << allowed.err().message << "\n";
         return 2;
     }
+    if (!packet_tx.empty() && !eal.empty()) {
+        std::cerr << "mrct-refnic: --packet-tx is for UDP sockets; a DPDK port (--dpdk) sends through its own driver\n";
+        return 2;
+    }
     if (!raw_iface.empty() && !eal.empty()) {
         std::cerr << "mrct-refnic: --raw-iface is for UDP sockets; a DPDK port (--dpdk) sends frames as they are\n";
         return 2;
@@ -178,6 +186,7 @@ int main(int argc, char** argv) {
         netio::udp_options uo;
         uo.local = *ip;
         uo.raw_iface = raw_iface;
+        uo.packet_iface = packet_tx;
         wire = netio::make_udp_port(drv.io(), uo);
     } else {
         netio::dpdk_options dop;
@@ -286,7 +295,8 @@ int main(int argc, char** argv) {
                      "127.0.0.1 (docs/agent-protocol.md, Security) ***",
                      host, peers, max_memory);
     spdlog::info("mrct-refnic: agent on {} port {}, wire {} UDP 4791{}, bug {}{}", host, srv.port(),
-                 netio::ip_text(*ip), eal.empty() ? "" : " through DPDK", bug.empty() ? "none" : bug,
+                 netio::ip_text(*ip), !eal.empty() ? " through DPDK" : !packet_tx.empty() ? ", sending through a packet socket on " + packet_tx : "",
+                 bug.empty() ? "none" : bug,
                  token.empty() ? "" : ", token required");
     while (!stopping) drv.run_for(std::chrono::seconds(1));
     srv.close();
@@ -300,7 +310,7 @@ int main(int argc, char** argv) {
                      core::to_seconds(worst->first));
     }
     const auto& st = w.stats();
-    spdlog::info("mrct-refnic: stopped; {} frames in, {} out, {} from elsewhere dropped", st.frames_in, st.frames_out,
-                 st.foreign_in);
+    spdlog::info("mrct-refnic: stopped; {} frames in, {} out{}, {} from elsewhere dropped", st.frames_in, st.frames_out,
+                 packet_tx.empty() ? "" : " (" + std::to_string(st.packet_out) + " through the packet socket)", st.foreign_in);
     return 0;
 }

@@ -1,7 +1,17 @@
 // The UDP port over loopback sockets, and receive timestamps.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstring>
+#include <fstream>
+#include <optional>
 
 #include "netio/port.h"
 #include "frames.h"
@@ -200,4 +210,98 @@ TEST_CASE("udp port with more local addresses: each peer's frames leave from its
     CHECK_FALSE(eng.send(wire::build(test::write_spec({127, 0, 0, 8}, {127, 0, 0, 7}))).ok());
     eng.stop();
     dut.stop();
+}
+
+namespace {
+
+// This thread in a network namespace of its own while it lives, loopback up
+// and taking 127/8 frames that come in without a route attached (a packet
+// socket's: route_localnet), then back in the one it came from. ok() is
+// false where that is not allowed (not root).
+class own_netns {
+public:
+    own_netns() {
+        back_ = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (back_ < 0 || ::unshare(CLONE_NEWNET) != 0) return;
+        moved_ = true;
+        const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ifreq r{};
+        std::strncpy(r.ifr_name, "lo", IFNAMSIZ - 1);
+        const bool up = fd >= 0 && ::ioctl(fd, SIOCGIFFLAGS, &r) == 0 && (r.ifr_flags |= IFF_UP, ::ioctl(fd, SIOCSIFFLAGS, &r) == 0);
+        if (fd >= 0) ::close(fd);
+        std::ofstream("/proc/sys/net/ipv4/conf/lo/route_localnet") << "1\n";
+        std::ifstream in("/proc/sys/net/ipv4/conf/lo/route_localnet");
+        int v = 0;
+        in >> v;
+        ok_ = up && v == 1;
+    }
+    ~own_netns() {
+        if (moved_) ::setns(back_, CLONE_NEWNET);
+        if (back_ >= 0) ::close(back_);
+    }
+    bool ok() const { return ok_; }
+
+private:
+    int back_ = -1;
+    bool moved_ = false, ok_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("udp port with packet_iface: frames leave verbatim by an AF_PACKET socket, or by their UDP socket while the MAC is unknown") {
+    // The engine's port on 127.0.0.9 sends through a packet socket on lo
+    // (whose MAC, and every neighbour's, is all zeros) to a DUT port on
+    // 127.0.0.10, in a network namespace of the test's own. A packet socket
+    // sends the frame as built: its TTL of 17 arrives; a UDP socket would
+    // have written the kernel's 64.
+    own_netns ns;
+    if (!ns.ok()) {
+        WARN("no network namespace of its own here (root needed): packet_iface not tested");
+        return;
+    }
+    boost::asio::io_context io;
+    netio::udp_options oe, od;
+    oe.local = *netio::parse_ip("127.0.0.9");
+    oe.remote = od.local = *netio::parse_ip("127.0.0.10");
+    od.remote = oe.local;
+    oe.packet_iface = "lo";
+    auto d = netio::make_udp_port(io, od);
+    if (!d) {
+        WARN("UDP 4791 on loopback unavailable here: " << d.err().message);
+        return;
+    }
+    auto send_one = [&](std::optional<wire::mac_addr> mac) -> std::optional<std::uint8_t> {
+        auto o = oe;
+        o.packet_dst_mac = mac;
+        auto e = netio::make_udp_port(io, o);
+        if (!e) {
+            WARN("no packet socket here (CAP_NET_RAW?): " << e.err().message);
+            return std::nullopt;
+        }
+        std::optional<std::uint8_t> ttl;
+        (*d)->start([&](core::bytes_view f, std::int64_t) { ttl = wire::decode_ethernet(f).f.ipv4.ttl; });
+        (*e)->start([](core::bytes_view, std::int64_t) {});
+        auto spec = test::write_spec({127, 0, 0, 9}, {127, 0, 0, 10});
+        spec.ipv4.ttl = 17;
+        REQUIRE((*e)->send(wire::build(spec)).ok());
+        for (int i = 0; i < 200 && !ttl; ++i) io.run_for(std::chrono::milliseconds(5));
+        CHECK((*e)->stats().frames_out == 1);
+        CHECK((*e)->stats().packet_out == (mac ? 1u : 0u));
+        (*e)->stop();
+        return ttl;
+    };
+    const auto packet = send_one(wire::mac_addr{});
+    REQUIRE(packet);
+    CHECK(*packet == 17);
+    // No MAC given, and 127.0.0.10 is in no neighbour table: its UDP socket.
+    const auto socket = send_one(std::nullopt);
+    REQUIRE(socket);
+    CHECK(*socket == 64);
+    (*d)->stop();
+    // An interface that does not exist is named.
+    auto o = oe;
+    o.packet_iface = "no-such-iface0";
+    auto p = netio::make_udp_port(io, o);
+    REQUIRE_FALSE(p.ok());
+    CHECK_THAT(p.err().message, Catch::Contains("no-such-iface0"));
 }

@@ -850,6 +850,13 @@ TEST_CASE("agent DUT specs: options are checked") {
                Catch::Contains("must all be IPv4 or all IPv6"));
     CHECK_THAT(dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2+").err().message, Catch::Contains("local=10.0.0.2+: "));
     CHECK(dut::parse_agent_options("pcap", "dut=10.0.0.1,local=10.0.0.2+10.0.0.3,iface=v0")->more_local.size() == 1);
+    // tx=packet: agent+udp's frames leave by a packet socket (udp_options::packet_iface).
+    CHECK(dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2,tx=packet")->tx_packet);
+    CHECK_FALSE(dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2,tx=udp")->tx_packet);
+    CHECK_THAT(dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2,tx=raw").err().message,
+               Catch::Contains("tx=raw: udp or packet"));
+    CHECK_THAT(dut::parse_agent_options("pcap", "dut=10.0.0.1,local=10.0.0.2,iface=v0,tx=packet").err().message,
+               Catch::Contains("for agent+udp only"));
 }
 
 namespace {

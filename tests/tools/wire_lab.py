@@ -87,7 +87,8 @@ class Netns:
 
 
 class Refnic:
-    def __init__(self, args, ns, bug=None, token="s3cret", log=None, v6=False, dpdk=False, busy=False, raw=False):
+    def __init__(self, args, ns, bug=None, token="s3cret", log=None, v6=False, dpdk=False, busy=False, raw=False,
+                 packet_tx=False):
         addr = ns.d_ip6 if v6 else ns.d_ip
         listen = f"[{addr}]:7700" if v6 else f"{addr}:7700"
         cmd = ["ip", "netns", "exec", ns.d, args.refnic, "--addr", addr, "--listen", listen, "--token", token]
@@ -95,6 +96,8 @@ class Refnic:
             cmd += ["--bug", bug]
         if raw:  # frames its sockets cannot send (DF clear, PAUSE) leave through libpcap on its veth end
             cmd += ["--raw-iface", ns.vd]
+        if packet_tx:  # sends through an AF_PACKET socket on its veth end (udp_options::packet_iface)
+            cmd += ["--packet-tx", ns.vd]
         if dpdk:  # its own EAL (file prefix, lcore 1) on net_af_packet over its veth end
             cmd += ["--dpdk", dpdk_eal(ns.vd, lcore=1, prefix=f"refnic{os.getpid()}")]
             if busy:
