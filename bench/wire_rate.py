@@ -150,9 +150,13 @@ def main():
     ap.add_argument("--perf-event", default="cycles",
                     help="with --perf: the event sampled, one sample per 10 (e.g. page-faults: where the faults are taken); default cycles at 2 kHz")
     ap.add_argument("--workdir", default="/tmp/mrct-wire-rate")
-    ap.add_argument("--wire", choices=["udp", "dpdk"], default="udp",
-                    help="udp: agent+udp and mrct-refnic on UDP sockets; dpdk: both through net_af_packet")
+    ap.add_argument("--wire", choices=["udp", "pcap", "dpdk"], default="udp",
+                    help="udp: agent+udp and mrct-refnic on UDP sockets; pcap: the engine over agent+pcap "
+                         "(libpcap on its veth end), mrct-refnic on UDP sockets; dpdk: both through net_af_packet")
     ap.add_argument("--busy", action="store_true", help="--wire dpdk: both ends poll without pause")
+    ap.add_argument("--tx", choices=["udp", "packet"], default="udp",
+                    help="--wire udp: packet = both ends transmit through an AF_PACKET socket on their veth end "
+                         "(agent+udp tx=packet, mrct-refnic --packet-tx), receiving on UDP sockets as before")
     args = ap.parse_args()
     mrct = os.path.abspath(os.path.join(args.build, "mrct"))
     refnic = os.path.abspath(os.path.join(args.build, "mrct-refnic"))
@@ -165,7 +169,9 @@ def main():
     with Netns() as ns:
         lab = argparse.Namespace(refnic=refnic)
         for i in range(args.runs):
-            nic = Refnic(lab, ns, log=os.path.join(args.workdir, "refnic.log"), dpdk=args.wire == "dpdk", busy=args.busy)
+            packet = args.wire == "udp" and args.tx == "packet"
+            nic = Refnic(lab, ns, log=os.path.join(args.workdir, "refnic.log"), dpdk=args.wire == "dpdk", busy=args.busy,
+                         packet_tx=packet)
             perf = []
             if args.perf:
                 os.makedirs(args.perf, exist_ok=True)
@@ -175,7 +181,8 @@ def main():
             cmd = ["ip", "netns", "exec", ns.e]
             if args.perf:
                 cmd += ["perf", "record", "--call-graph", "dwarf,16384", *perf_event, "-o", os.path.join(args.perf, f"engine.{i}.data")]
-            cmd += [mrct, "-q", "run", plan, "--dut", dut_spec(args.wire, ns, timeout="5s", busy=args.busy), "--capture", "all", "--out", out]
+            spec = dut_spec(args.wire, ns, timeout="5s", busy=args.busy) + (",tx=packet" if packet else "")
+            cmd += [mrct, "-q", "run", plan, "--dut", spec, "--capture", "all", "--out", out]
             for c in args.case:
                 cmd += ["--filter", c]
             drops0 = {n: udp_drops(n) for n in (ns.e, ns.d)}
@@ -226,7 +233,7 @@ def main():
         fwd = [testpmd_rate(ns) for _ in range(args.runs)] if args.wire == "dpdk" else []
         fwd = [x for x in fwd if x]
         src = os.path.join(last_out, "pcap", "RATE-ENGINE-SENDS.pcap")
-        if args.wire == "udp" and os.path.exists(src):
+        if args.wire in ("udp", "pcap") and os.path.exists(src):
             frames = os.path.join(args.workdir, "replay.pcap")
             if data_frames_pcap(src, frames):
                 replay = [replay_rate(ns, frames, 3) for _ in range(args.runs)]
