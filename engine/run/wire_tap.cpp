@@ -51,7 +51,10 @@ void wire_tap::from_peer(core::bytes_view fr, fabric::fabric* via) {
     trace::record probe;  // views into `fr`, alive for this call
     probe.d = trace::dir::to_dut;
     probe.bytes = fr;
-    probe.dec = wire::decode_ethernet(probe.bytes);
+    // Decoded for the filters, which match headers, never the ICRC: the
+    // frame's ICRC is checked where the trace records it (after the fabric,
+    // which may corrupt it), not here too (a 4 KiB CRC per frame; issue 24).
+    probe.dec = wire::decode_ethernet(probe.bytes, {.verify_icrc = false});
     auto fate = filters_.apply(probe);
     if (fate.dropped) {
         // Recorded, marked dropped, so the timeline shows it.
