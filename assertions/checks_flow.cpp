@@ -406,6 +406,14 @@ std::vector<pause> pauses(const context& c) {
     return out;
 }
 
+// Whether an RNR paused `tag` at some time in [from, to]: its data may
+// lawfully wait then (MR-RNR-2), so it is no data the DUT had to send (D133).
+bool tag_paused(const std::vector<pause>& ps, std::uint16_t tag, nanos from, nanos to) {
+    for (const auto& q : ps)
+        if (q.tag == tag && q.at <= to && q.until >= from) return true;
+    return false;
+}
+
 }  // namespace
 
 // MR-RNR-2: no packet of the tag goes out for the first time during the pause.
@@ -647,7 +655,8 @@ outcome rnr_resume(const context& c) {
 
 // MR-RNR-3: other tags and streams keep flowing during a pause. A pause is
 // judged when the DUT had data of other tags left to send: some of it went
-// out for the first time during or after the pause. Failing means it all
+// out for the first time during or after the pause (after it, only data of a
+// tag no RNR paused meanwhile: D133). Failing means it all
 // waited for the pause to end (or for `min_packets`, too little went).
 outcome other_tags_flow(const context& c) {
     const auto& sv = c.sender();
@@ -677,7 +686,8 @@ outcome other_tags_flow(const context& c) {
         for (const auto& e : sv.tx) {
             if (e.kind != tx_kind::first || e.tag == p.tag || e.t <= p.at) continue;
             if (e.t < p.until) ++during;
-            else if (had[e.stream][e.stream_seq] < p.until && !after++) first_after = e.rec;  // waiting during the pause
+            else if (had[e.stream][e.stream_seq] < p.until && !tag_paused(ps, e.tag, p.at, p.until) && !after++)
+                first_after = e.rec;  // waiting during the pause, not for one of its own tag (D133)
         }
         if (!during && !after) continue;  // nothing of other tags was left to send
         ++judged;
@@ -755,11 +765,6 @@ outcome rnr_keeps_window(const context& c) {
         // the second half is not data the DUT could have sent there: on a
         // wire the WRITEs may all be gone before the last RNRs, and what is
         // left is a SEND waiting out its own pause (RNR-007, two tags).
-        auto paused_in_half = [&](std::uint16_t tag) {
-            for (const auto& q : ps)
-                if (q.tag == tag && q.at <= to && q.until >= half) return true;
-            return false;
-        };
         struct busy_path {
             unsigned path, before, after;
             unsigned sent_before = 0, sent_after = 0;  // new packets of other tags, the span before and the second half
@@ -775,7 +780,7 @@ outcome rnr_keeps_window(const context& c) {
                 if (e.path != path) continue;
                 expired |= e.kind == tx_kind::rto_resend && e.t >= from && e.t <= to;
                 if (e.kind != tx_kind::first || e.tag == p.tag) continue;
-                more |= e.t > to && !paused_in_half(e.tag);
+                more |= e.t > to && !tag_paused(ps, e.tag, half, to);
                 b.sent_before += e.t >= from && e.t < p.at;
                 b.sent_after += e.t >= half && e.t <= to;
             }

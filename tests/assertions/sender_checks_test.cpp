@@ -836,6 +836,31 @@ TEST_CASE("rnr_keeps_window: data left only on a tag an RNR pauses is no data th
     CHECK_THAT(free.message, Catch::Contains("fell from 10 to 0"));
 }
 
+TEST_CASE("other_tags_flow: a message of a tag under its own pause that waits is no other tag held") {
+    // Tag 4's SEND rejected at 10 us (code 10: 320 us). Tag 5's next SEND,
+    // had from the start, goes out only at 400 us: held by tag 4's pause, a
+    // failure; but with tag 5 rejected too at 12 us, it waited out its own
+    // pause.
+    auto make = [](bool tag5_paused) {
+        trace_builder b;
+        b.data(0us, D::from_dut, {.ppsn = 100, .opcode = 0xC2, .tag = 4, .stream = 1});
+        b.data(1us, D::from_dut, {.path = 1, .ppsn = 300, .opcode = 0xC2, .tag = 5, .stream = 2});
+        b.rnr(10us, D::to_dut, 4, 1, 0, 0, 10, 100, 1, 0);
+        if (tag5_paused) b.rnr(12us, D::to_dut, 5, 2, 0, 0, 10, 300, 2, 1);
+        b.data(331us, D::from_dut, {.ppsn = 101, .rnr_resend = true, .opcode = 0xC2, .tag = 4, .stream = 1, .attempt = 1});
+        b.data(400us, D::from_dut, {.path = 1, .ppsn = 301, .opcode = 0xC2, .tag = 5, .stream = 2, .seq = 1});
+        return b.check("other_tags_flow");
+    };
+    auto held = make(false);
+    CHECK(held.v == verdict::fail);
+    CHECK_THAT(held.message, Catch::Contains("only 0 new packets of other tags left during tag 4's pause"));
+    // Tag 4's pause is not judged (nothing of a free tag was left); tag 5's
+    // is, and tag 4's resend at 331 us flowed during it.
+    auto own = make(true);
+    CHECK(own.v == verdict::pass);
+    CHECK_THAT(own.message, Catch::Contains("1 packets of other tags flowed during 1 pauses"));
+}
+
 TEST_CASE("rnr_keeps_window judges the busy paths together, and the RNR's own path alone") {
     // Paths 0 and 2 carry WRITEs, 10 in flight each before tag 4's RNR at
     // 100 us (span 100 us). After it everything is acknowledged; then the
