@@ -231,7 +231,8 @@ private:
     }
     // The queued frames for the packet socket, in the order queued, in
     // sendmmsg calls; marks them sent.
-    void flush_packet(std::array<bool, 64>& sent) {
+    template <std::size_t N>  // N: k_max_batch, declared below
+    void flush_packet(std::array<bool, N>& sent) {
         unsigned n = 0;
         for (std::size_t i = 0; i < queued_; ++i) {
             if (queue_[i].sock) continue;
