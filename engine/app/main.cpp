@@ -233,7 +233,8 @@ int main(int argc, char** argv) {
                     "agent+udp:agent=HOST:PORT,dut=IP,local=IP[+IP...][,token=T][,timeout=2s][,host=shared|separate][,pid=PID]\n"
                     "(an agent, e.g. mrct-refnic, and MetaRoCE over UDP sockets, in real time; local=IP+IP...: an address for\n"
                     "each further peer of a case with several; host=separate: the DUT is on\n"
-                    "other hardware; pid: the DUT's process on this host, whose waits for a CPU are read), agent+pcap:...,iface=IF[,dut_mac=MAC] (raw Ethernet\n"
+                    "other hardware; pid: the DUT's process on this host, whose waits for a CPU are read; tx=packet[,iface=IF]\n"
+                    "[,dut_mac=MAC]: frames leave by a packet socket, root), agent+pcap:...,iface=IF[,dut_mac=MAC] (raw Ethernet\n"
                     "through libpcap on IF), agent+dpdk:...,dut_mac=MAC[,port=P],eal=EAL ARGS (a DPDK port; eal= last).\n"
                     "docs/adapters.md");
     run->add_option("--filter", ra.filters, "Only cases whose ID matches this glob (repeatable)");
