@@ -213,8 +213,14 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
                                : "the engine or its host was held " + fmt_time(e.holds) +
                                      (o.excused_in_all ? " in all " : " by its two longest holds ") + between};
     } else if (o.span && need.cumulative) {
+        // `late` holds the DUT's waits for a CPU too: say whose holds these
+        // were where the DUT waited (a DUT starved of CPU is the vendor's
+        // to know, not the engine's host).
         const nanos held = tm.held_between(o.span->first, o.span->second);
-        worst = {held, "the engine or its host was held for " + fmt_time(held) + " in all " + between};
+        const nanos waited = trace::timing_figures::covered(tm.dut_waits, o.span->first, o.span->second);  // part of held
+        worst = {held, waited > nanos{0} ? "the engine, its host or the DUT was held for " + fmt_time(held) + " in all " +
+                                               between + " (" + waited_words(tm, waited) + "in it)"
+                                         : "the engine or its host was held for " + fmt_time(held) + " in all " + between};
     } else if (o.span) {
         const nanos l = tm.late_between(o.span->first, o.span->second);
         const nanos waited = tm.dut_waited_between(o.span->first, o.span->second);  // in all (D67)

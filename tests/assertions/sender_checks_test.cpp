@@ -957,8 +957,21 @@ TEST_CASE("window_cut_on_ece and no_cross_path_cut") {
     CHECK(held({{60us, 40us}}).v == verdict::fail);  // 40 us held: 60 us were enough to drain
     auto three = held({{60us, 40us}, {120us, 40us}, {180us, 40us}});
     CHECK(three.v == verdict::inconclusive);
-    CHECK_THAT(three.message, Catch::Contains("held for 120.000 us in all between 50.000 us and"));
+    CHECK_THAT(three.message, Catch::Contains("the engine or its host was held for 120.000 us in all between 50.000 us and"));
     CHECK_THAT(three.message, Catch::Contains("this check needs 100.000 us"));
+    // The same holds as the DUT's waits for a CPU (also in `late`, as in a
+    // run): the reason names the DUT, not only the engine's host.
+    auto starved = [&] {
+        auto b = run(30, 20);
+        b.tr.timing.realtime = true;
+        b.tr.timing.late = {{60us, 40us}, {120us, 40us}, {180us, 40us}};
+        b.tr.timing.dut_waits = b.tr.timing.late;
+        b.tr.timing.dut_waits_read = true;
+        return b.check("window_cut_on_ece", {{"path", "0"}});
+    }();
+    CHECK(starved.v == verdict::inconclusive);
+    CHECK_THAT(starved.message, Catch::Contains("the engine, its host or the DUT was held for 120.000 us in all between 50.000 us"));
+    CHECK_THAT(starved.message, Catch::Contains("(the DUT's threads waited 120.000 us in all for a CPU in it)"));
 
     // Marks for less than the settle time: the premise did not arise, said
     // with what the wire showed (a held host bunches packets, fewer marks).
