@@ -60,6 +60,9 @@ def main():
     ap.add_argument("--workdir", default="/tmp/mrct-case-on-wire")
     ap.add_argument("--dut-cpu", type=float, default=None,
                     help="hold mrct-refnic to this percentage of one CPU (a cgroup CPU quota per 100 ms)")
+    ap.add_argument("--tx", choices=["udp", "packet"], default="udp",
+                    help="packet: both ends transmit through packet sockets (agent+udp tx=packet, mrct-refnic "
+                         "--packet-tx; D134); default udp (the send sockets)")
     ap.add_argument("--perf", action="store_true",
                     help="record mrct-refnic's scheduler switches and wakeups (perf) around each run; "
                          "kept for runs with a fail or an error")
@@ -75,12 +78,13 @@ def main():
     counts = collections.Counter()
     with Netns() as ns:
         for i in range(a.n):
-            nic = Refnic(a, ns, a.bug, log=os.path.join(a.workdir, f"{i}.refnic.log"))
+            nic = Refnic(a, ns, a.bug, log=os.path.join(a.workdir, f"{i}.refnic.log"), packet_tx=a.tx == "packet")
             quota = CpuQuota(nic.p.pid, a.dut_cpu) if a.dut_cpu else None
             perf_file = os.path.join(a.workdir, f"{i}.perf")
             rec = start_perf(perf_file) if a.perf else None
             try:
-                rc, res, out = run_mrct(a, os.path.join(a.workdir, str(i)), with_pid(dut_spec("udp", ns), nic.p.pid), ns,
+                spec = dut_spec("udp", ns) + (",tx=packet" if a.tx == "packet" else "")
+                rc, res, out = run_mrct(a, os.path.join(a.workdir, str(i)), with_pid(spec, nic.p.pid), ns,
                                         ["--filter", a.case, "--capture", a.pcap])
             finally:
                 nic.stop()
