@@ -83,7 +83,7 @@ def main():
             perf_file = os.path.join(a.workdir, f"{i}.perf")
             rec = start_perf(perf_file) if a.perf else None
             try:
-                spec = dut_spec("udp", ns) + (",tx=packet" if a.tx == "packet" else "")
+                spec = dut_spec("udp", ns, tx_packet=a.tx == "packet")
                 rc, res, out = run_mrct(a, os.path.join(a.workdir, str(i)), with_pid(spec, nic.p.pid), ns,
                                         ["--filter", a.case, "--capture", a.pcap])
             finally:

@@ -181,7 +181,7 @@ def main():
             cmd = ["ip", "netns", "exec", ns.e]
             if args.perf:
                 cmd += ["perf", "record", "--call-graph", "dwarf,16384", *perf_event, "-o", os.path.join(args.perf, f"engine.{i}.data")]
-            spec = dut_spec(args.wire, ns, timeout="5s", busy=args.busy) + (",tx=packet" if packet else "")
+            spec = dut_spec(args.wire, ns, timeout="5s", busy=args.busy, tx_packet=packet)
             cmd += [mrct, "-q", "run", plan, "--dut", spec, "--capture", "all", "--out", out]
             for c in args.case:
                 cmd += ["--filter", c]

@@ -209,7 +209,7 @@ def main():
 
         # --- agent+udp sending through packet sockets (tx=packet, mrct-refnic
         # --packet-tx): the same frames verbatim, the same verdicts ----------
-        rc, res = wire_run("udp-packet-tx", dut_spec("udp", ns) + ",tx=packet", sim[None], packet_tx=True,
+        rc, res = wire_run("udp-packet-tx", dut_spec("udp", ns, tx_packet=True), sim[None], packet_tx=True,
                            extra=("--time-scale", "1", *[x for p in PACKET_TX_SET for x in ("--filter", p)]))
         if res is not None:
             check_reference("udp-packet-tx", rc, *compare("udp-packet-tx", res, sim[None])[:3], all_areas=False)
