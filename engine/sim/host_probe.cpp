@@ -49,47 +49,88 @@ void sleep_until(host_probe::clock::time_point due) {
 
 namespace {
 
-std::optional<std::uint64_t> read_wait(int fd) {
+// schedstat: "time on CPU (ns) time waiting on a run queue (ns) timeslices".
+std::optional<host_probe::dut_thread> read_schedstat(int fd) {
     char buf[128];
     const auto n = ::pread(fd, buf, sizeof buf - 1, 0);
     if (n <= 0) return std::nullopt;
     buf[n] = 0;
     char* end = nullptr;
-    (void)std::strtoull(buf, &end, 10);
+    const auto ran = std::strtoull(buf, &end, 10);
     if (end == buf) return std::nullopt;
     const char* w = end;
-    const auto v = std::strtoull(w, &end, 10);
+    const auto waited = std::strtoull(w, &end, 10);
     if (end == w) return std::nullopt;
-    return v;
+    return host_probe::dut_thread{ran, waited};
 }
 
-// A DUT process's threads' waits on a run queue, from the kernel: each
-// thread's /proc/PID/task/TID/schedstat ("time on CPU (ns) time waiting on a
-// run queue (ns) timeslices"), kept open and read from offset 0 each time
+// stat: "TID (comm) S ...": the state follows the last ')' (a comm may hold
+// spaces and parentheses).
+std::optional<char> read_state(int fd) {
+    char buf[512];
+    const auto n = ::pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return std::nullopt;
+    buf[n] = 0;
+    const char* close = std::strrchr(buf, ')');
+    if (!close || close[1] != ' ' || close[2] == 0) return std::nullopt;
+    return close[2];
+}
+
+// The CPUs a nohz_full= boot option took the tick from (empty: none).
+bool host_has_nohz_full() {
+    const int fd = ::open("/sys/devices/system/cpu/nohz_full", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char buf[64];
+    const auto n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) return false;
+    buf[n] = 0;
+    for (const char* c = buf; *c; ++c)
+        if (*c >= '0' && *c <= '9') return true;
+    return false;
+}
+
+// A DUT process's threads' accounting, from the kernel: each thread's
+// /proc/PID/task/TID/schedstat, kept open and read from offset 0 each time
 // (the kernel regenerates it); the threads listed again every k_relist reads
-// (threads come and go rarely). A thread gone is dropped.
+// (threads come and go rarely). A thread gone is dropped. Its stat (the
+// state) is opened when first asked for.
 class proc_waits {
 public:
     explicit proc_waits(int pid) : dir_("/proc/" + std::to_string(pid) + "/task") {}
     ~proc_waits() {
-        for (auto& [_, fd] : fds_) ::close(fd);
+        for (auto& [_, t] : fds_) {
+            ::close(t.schedstat);
+            if (t.stat >= 0) ::close(t.stat);
+        }
     }
     proc_waits(const proc_waits&) = delete;
     proc_waits& operator=(const proc_waits&) = delete;
-    std::map<int, std::uint64_t> operator()() {
+    std::map<int, host_probe::dut_thread> operator()() {
         if (n_++ % k_relist == 0) relist();
-        std::map<int, std::uint64_t> out;
+        std::map<int, host_probe::dut_thread> out;
         for (auto it = fds_.begin(); it != fds_.end();) {
-            auto w = read_wait(it->second);
-            if (!w) {  // the thread is gone
-                ::close(it->second);
+            auto r = read_schedstat(it->second.schedstat);
+            if (!r) {  // the thread is gone
+                ::close(it->second.schedstat);
+                if (it->second.stat >= 0) ::close(it->second.stat);
                 it = fds_.erase(it);
                 continue;
             }
-            out[it->first] = *w;
+            out[it->first] = *r;
             ++it;
         }
         return out;
+    }
+    std::optional<char> state(int tid) {
+        const auto it = fds_.find(tid);
+        if (it == fds_.end()) return std::nullopt;
+        if (it->second.stat < 0) {
+            const std::string f = dir_ + "/" + std::to_string(tid) + "/stat";
+            it->second.stat = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
+            if (it->second.stat < 0) return std::nullopt;
+        }
+        return read_state(it->second.stat);
     }
 
 private:
@@ -102,12 +143,15 @@ private:
             if (tid <= 0 || fds_.count(tid)) continue;
             const std::string f = dir_ + "/" + e->d_name + "/schedstat";
             const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
-            if (fd >= 0) fds_[tid] = fd;
+            if (fd >= 0) fds_[tid] = {fd, -1};
         }
         ::closedir(d);
     }
+    struct files {
+        int schedstat, stat;
+    };
     std::string dir_;
-    std::map<int, int> fds_;  // tid -> its schedstat
+    std::map<int, files> fds_;
     unsigned n_ = 0;
 };
 
@@ -143,6 +187,9 @@ struct host_probe::impl {
     // case's end while the host is still stalled, it would otherwise be
     // missing, and the stall with it.
     std::optional<hold> open_run;
+    // The DUT's threads' waits in progress at the latest read (sample_dut).
+    std::vector<hold> open_waits;
+    core::nanos open_floor = k_open_floor;
     std::vector<int> cpus;
     std::vector<std::thread> threads;
 
@@ -163,24 +210,67 @@ struct host_probe::impl {
         }
     }
 
+    // What the sampler knows of one DUT thread between reads.
+    struct dut_track {
+        dut_thread at;  // its accounting at the last read
+        // When it last ran, as far as the reads tell: at the latest read that
+        // found its accounting moved (or its first read).
+        clock::time_point ran_seen;
+        // The latest moment it is known not to have been waiting: the read
+        // before the one that found it had run (it may have waited again
+        // right after running), or a later read of its state as not runnable.
+        clock::time_point settled;
+        std::optional<clock::time_point> runnable;  // first read as runnable since it last ran
+        clock::time_point state_read{};             // when its state was last read
+    };
+
     // The DUT's threads' waits, read from `source` each period after the
     // baseline `last` read at `last_read` (by the constructor: on the caller's
     // thread, before the case's traffic, so a wait that ended before this
     // thread first ran still shows). Each period the largest growth of one
-    // thread's wait (threads wait in parallel).
-    void sample_dut(const dut_source::reader& source, std::map<int, std::uint64_t> last, clock::time_point last_read) {
+    // thread's wait (threads wait in parallel); and each period the waits
+    // still in progress (open_floor, in the header), replaced.
+    void sample_dut(const dut_source& source, const std::map<int, dut_thread>& baseline, clock::time_point last_read) {
         become_ordinary();
         ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-        if (!last.empty()) dut_seen = true;
+        std::map<int, dut_track> tracks;
+        for (const auto& [tid, r] : baseline) tracks[tid] = {r, last_read, last_read, std::nullopt, last_read};
+        if (!tracks.empty()) dut_seen = true;
         auto due = last_read + period;
         while (!stopping.load(std::memory_order_relaxed)) {
             sleep_until(due);
-            auto cur = source();
+            auto cur = source.read();
             const auto now = clock::now();
             std::uint64_t most = 0;
-            for (const auto& [tid, w] : cur) {
-                const auto was = last.find(tid);  // a thread new since: its first reading is its baseline
-                if (was != last.end()) most = std::max(most, w - std::min(w, was->second));
+            unsigned state_budget = k_state_reads;
+            std::vector<hold> open;
+            for (auto it = tracks.begin(); it != tracks.end();)  // a thread gone
+                it = cur.count(it->first) ? std::next(it) : tracks.erase(it);
+            for (const auto& [tid, r] : cur) {
+                const auto was = tracks.find(tid);
+                if (was == tracks.end()) {  // a thread new since: its first reading is its baseline
+                    tracks[tid] = {r, now, now, std::nullopt, now};
+                    continue;
+                }
+                auto& t = was->second;
+                most = std::max(most, r.waited - std::min(r.waited, t.at.waited));
+                if (r.ran != t.at.ran || r.waited != t.at.waited) {
+                    // It ran since the read before (a wait ends when it runs).
+                    t.ran_seen = now;
+                    t.settled = last_read;
+                    t.runnable.reset();
+                } else if (source.state && !t.runnable && now - t.state_read >= k_state_every && state_budget > 0) {
+                    --state_budget;
+                    t.state_read = now;
+                    const auto st = source.state(tid);
+                    if (st && *st == 'R')
+                        t.runnable = now;
+                    else
+                        t.settled = now;
+                }
+                t.at = r;
+                if (t.runnable && now - t.ran_seen >= open_floor && now - *t.runnable > dut_floor)
+                    open.push_back({*t.runnable, now - *t.runnable, k_dut_wait, *t.runnable - t.settled});
             }
             if (!cur.empty()) dut_seen = true;
             // The kernel adds a wait when it ends (the thread runs again): it
@@ -189,8 +279,11 @@ struct host_probe::impl {
             // longer when this thread was itself held (beside stress-ng it
             // may not run for milliseconds).
             const core::nanos waited{static_cast<std::int64_t>(most)};
-            if (waited > dut_floor) note(now - waited, waited, k_dut_wait, now - last_read);
-            last = std::move(cur);
+            {
+                std::lock_guard lock(mu);
+                if (waited > dut_floor) note_locked(now - waited, waited, k_dut_wait, now - last_read);
+                open_waits = std::move(open);
+            }
             last_read = now;
             due = std::max(due + period, now);
         }
@@ -270,8 +363,11 @@ host_probe::host_probe(core::nanos period, core::nanos floor, int dut_pid, bool 
     impl_->floor = floor;
     impl_->dut_floor = dut_floor;
     if (dut_pid > 0) {
+        // The sampler's thread alone reads through it once started (the
+        // baseline is read before it starts).
         auto reader = std::make_shared<proc_waits>(dut_pid);
-        start_dut([reader] { return (*reader)(); });
+        if (host_has_nohz_full()) impl_->open_floor = k_open_floor_nohz_full;
+        start_dut({[reader] { return (*reader)(); }, [reader](int tid) { return reader->state(tid); }});
     } else if (pressure) {
         // The kernel's pressure, if this kernel has PSI (else
         // pressure_sampled() stays false and says so).
@@ -287,11 +383,13 @@ host_probe::host_probe(core::nanos period, core::nanos floor, int dut_pid, bool 
     start_sleepers();
 }
 
-host_probe::host_probe(core::nanos period, core::nanos floor, dut_source source) : impl_(std::make_unique<impl>()) {
+host_probe::host_probe(core::nanos period, core::nanos floor, dut_source source, core::nanos open_floor)
+    : impl_(std::make_unique<impl>()) {
     impl_->period = period;
     impl_->floor = floor;
     impl_->dut_floor = k_dut_floor;
-    start_dut(std::move(source.read));
+    impl_->open_floor = open_floor;
+    start_dut(std::move(source));
     start_sleepers();
 }
 
@@ -300,14 +398,14 @@ void host_probe::start_pressure(pressure_source read) {
     impl_->threads.emplace_back([m = impl_.get(), r = std::move(read), baseline] { m->sample_pressure(r, baseline); });
 }
 
-void host_probe::start_dut(dut_source::reader read) {
+void host_probe::start_dut(dut_source source) {
     // The baseline now, on the caller's thread: the sampler's first read may
     // come milliseconds later on a loaded host (CONN-007 beside stress-ng: a
     // 970 us wait of mrct-refnic ended before it, and went unseen).
-    auto baseline = read();
+    auto baseline = source.read();
     const auto at = clock::now();
-    impl_->threads.emplace_back([m = impl_.get(), r = std::move(read), b = std::move(baseline), at]() mutable {
-        m->sample_dut(r, std::move(b), at);
+    impl_->threads.emplace_back([m = impl_.get(), src = std::move(source), b = std::move(baseline), at] {
+        m->sample_dut(src, b, at);
     });
 }
 
@@ -338,6 +436,7 @@ std::vector<host_probe::hold> host_probe::holds() const {
     std::lock_guard lock(impl_->mu);
     auto out = impl_->holds;
     if (impl_->open_run) out.push_back(*impl_->open_run);
+    out.insert(out.end(), impl_->open_waits.begin(), impl_->open_waits.end());
     std::sort(out.begin(), out.end(), [](const hold& a, const hold& b) { return a.due < b.due; });
     return out;
 }

@@ -75,15 +75,46 @@ public:
     // open as long as they like.
     using pressure_source = std::function<std::optional<std::uint64_t>()>;
     host_probe(core::nanos period, core::nanos floor, pressure_source source);
-    // The DUT's threads' waits read from `read` (thread id -> its wait on a
-    // run queue so far, ns, as schedstat gives it; empty: nothing readable)
-    // instead of /proc: for tests. Read once by the constructor, as the
-    // baseline, then every period.
-    struct dut_source {
-        using reader = std::function<std::map<int, std::uint64_t>()>;
-        reader read;
+    // One DUT thread's scheduler accounting so far, as
+    // /proc/PID/task/TID/schedstat gives it.
+    struct dut_thread {
+        std::uint64_t ran = 0;     // ns on a CPU
+        std::uint64_t waited = 0;  // ns runnable on a run queue and not run: waits that ended
     };
-    host_probe(core::nanos period, core::nanos floor, dut_source source);
+    // The DUT's threads read from `read` (thread id -> its accounting; empty:
+    // nothing readable) instead of /proc: for tests. Read once by the
+    // constructor, as the baseline, then every period. `state` (optional):
+    // the thread's state now as /proc/PID/task/TID/stat gives it ('R':
+    // runnable or running; nullopt: unreadable), read for threads that have
+    // not run lately, to see a wait still in progress (below).
+    struct dut_source {
+        using reader = std::function<std::map<int, dut_thread>()>;
+        using state_reader = std::function<std::optional<char>(int tid)>;
+        reader read;
+        state_reader state;
+    };
+    // The kernel adds a wait to a thread's accounting only when it ends (the
+    // thread runs again): a DUT held by a CPU quota for seconds (a debt of
+    // kernel work repaid over many periods: register_mr at 2 % of a CPU)
+    // shows nothing while the hold lasts. So a thread read as runnable
+    // ('R') that has not run for at least `open_floor` is in a wait in
+    // progress: holds() includes it, from when it was first read runnable to
+    // the latest read, with `err` back to when it last ran or was last read
+    // not runnable (it may have begun as early). A thread cannot leave 'R'
+    // without running, so one reading of 'R' holds until its CPU time moves.
+    // The floor: a running thread's CPU time advances at each scheduler tick
+    // (10 ms at most, HZ=100), so one running is never taken for one waiting;
+    // on a host with nohz_full CPUs a lone running thread's time may stand
+    // for up to a second (the remote tick), and the floor is
+    // k_open_floor_nohz_full there.
+    static constexpr core::nanos k_open_floor{20'000'000};
+    static constexpr core::nanos k_open_floor_nohz_full{2'000'000'000};
+    // A thread that has not run is read for its state at most this often,
+    // and at most k_state_reads threads in one period (/proc/.../stat costs
+    // some 6 us a read).
+    static constexpr core::nanos k_state_every{1'000'000};
+    static constexpr unsigned k_state_reads = 8;
+    host_probe(core::nanos period, core::nanos floor, dut_source source, core::nanos open_floor = k_open_floor);
     ~host_probe();  // stops and joins the thread (within one period)
     host_probe(const host_probe&) = delete;
     host_probe& operator=(const host_probe&) = delete;
@@ -95,7 +126,8 @@ public:
     std::vector<int> cpus() const;
     // Every wake-up later than the floor so far, on any CPU, in order of
     // deadline, at most k_max_holds; and the host's pressure stall in
-    // progress, if any, as long as it has lasted
+    // progress, if any, as long as it has lasted, and the DUT's threads'
+    // waits in progress (k_open_floor), as long as they have lasted
     // (past that, the latest replaces a shorter one: the longest are kept).
     std::vector<hold> holds() const;
     // Wake-ups so far, all threads (the probe ran at all).
@@ -110,7 +142,7 @@ public:
 
 private:
     void start_sleepers();
-    void start_dut(dut_source::reader read);
+    void start_dut(dut_source source);
     void start_pressure(pressure_source read);
     struct impl;
     std::unique_ptr<impl> impl_;

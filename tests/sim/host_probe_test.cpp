@@ -180,7 +180,8 @@ TEST_CASE("host_probe: the DUT's waits count from the constructor's read, each w
     sim::host_probe probe(250us, std::chrono::hours(1), sim::host_probe::dut_source{[&] {
                               const int n = ++reads;
                               if (n == 2) std::this_thread::sleep_for(3ms);  // the sampler's first read, held
-                              return std::map<int, std::uint64_t>{{7, ended ? 970'000u : 0u}, {8, 5'000u}};
+                              return std::map<int, sim::host_probe::dut_thread>{{7, {0, ended ? 970'000u : 0u}},
+                                                                                {8, {0, 5'000u}}};
                           }});
     CHECK(reads == 1);  // the baseline, before the constructor returned
     ended = true;       // the wait ended before the sampler first read
@@ -194,6 +195,105 @@ TEST_CASE("host_probe: the DUT's waits count from the constructor's read, each w
     CHECK(waits[0].late == 970us);  // thread 7's growth; thread 8 never grew
     CHECK(waits[0].err >= 3ms);     // read at least 3 ms after the baseline
     CHECK(probe.dut_sampled());
+}
+
+namespace {
+std::vector<sim::host_probe::hold> dut_waits_of(const sim::host_probe& p) {
+    std::vector<sim::host_probe::hold> out;
+    for (const auto& h : p.holds())
+        if (h.cpu == sim::host_probe::k_dut_wait) out.push_back(h);
+    return out;
+}
+}  // namespace
+
+// The kernel adds a wait to a thread's accounting only when the thread runs
+// again: mrct-refnic held to 2 % of a CPU repaid a debt of kernel work
+// (register_mr) for 3.1 s, and nothing of it showed until it ran, after the
+// engine had given up on the call and read the probe (GR-005, an error where
+// D114 says inconclusive). A thread read as runnable whose accounting stands
+// is a wait in progress: among the holds, growing, from its first runnable
+// reading, with `err` back to the last reading that said it was not waiting.
+// When it ends, the kernel's figure replaces it.
+TEST_CASE("host_probe: a DUT thread runnable and not run is a wait in progress before the kernel counts it") {
+    std::atomic<bool> held{false}, ended{false};
+    std::atomic<int> state_reads{0};
+    sim::host_probe::dut_source src;
+    src.read = [&] {
+        return std::map<int, sim::host_probe::dut_thread>{{7, ended ? sim::host_probe::dut_thread{6'000'000, 900'000'000}
+                                                                    : sim::host_probe::dut_thread{5'000'000, 0}}};
+    };
+    src.state = [&](int tid) -> std::optional<char> {
+        CHECK(tid == 7);
+        ++state_reads;
+        return held ? 'R' : 'S';
+    };
+    sim::host_probe probe(250us, std::chrono::hours(1), src, 2ms);
+    while (state_reads < 3) std::this_thread::sleep_for(1ms);
+    CHECK(dut_waits_of(probe).empty());  // asleep: no wait
+    held = true;
+    std::vector<sim::host_probe::hold> w;
+    for (int i = 0; i < 5000 && (w.empty() || w[0].late < 3ms); ++i) {  // a bound, not a timing
+        std::this_thread::sleep_for(1ms);
+        w = dut_waits_of(probe);
+    }
+    REQUIRE(w.size() == 1);
+    const auto first = w[0];
+    CHECK(first.late >= 3ms);
+    CHECK(first.err >= 0ns);  // it may have begun after the last sleeping reading
+    // Still in progress: the same wait, longer.
+    for (int i = 0; i < 5000 && w.size() == 1 && w[0].late < first.late + 2ms; ++i) {
+        std::this_thread::sleep_for(1ms);
+        w = dut_waits_of(probe);
+    }
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].due == first.due);
+    CHECK(w[0].late >= first.late + 2ms);
+    // It ends: the kernel's 900 ms replaces it.
+    ended = true;
+    for (int i = 0; i < 5000 && !(w.size() == 1 && w[0].late == 900ms); ++i) {
+        std::this_thread::sleep_for(1ms);
+        w = dut_waits_of(probe);
+    }
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].late == 900ms);
+}
+
+// No wait in progress where nothing says the thread waits: one read as
+// asleep, one whose CPU time moves at every read (running: between two of
+// its scheduler ticks it reads as runnable with its time standing), and a
+// source with no state reader.
+TEST_CASE("host_probe: a sleeping or running DUT thread, or no state reader, makes no wait in progress") {
+    std::atomic<std::uint64_t> reads{0};
+    std::atomic<int> asleep_reads{0}, running_reads{0};
+    const auto t0 = std::chrono::steady_clock::now();
+    sim::host_probe::dut_source src;
+    src.read = [&] {
+        ++reads;
+        // Thread 8's time moves once a millisecond (its tick), whenever read.
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+        return std::map<int, sim::host_probe::dut_thread>{{7, {5'000'000, 0}},  // asleep
+                                                          {8, {static_cast<std::uint64_t>(ms.count()) * 1000, 0}}};
+    };
+    src.state = [&](int tid) -> std::optional<char> {
+        ++(tid == 7 ? asleep_reads : running_reads);
+        return tid == 7 ? 'S' : 'R';
+    };
+    {
+        sim::host_probe probe(250us, std::chrono::hours(1), src, 2ms);
+        while (reads < 60 || asleep_reads < 5 || running_reads < 5) std::this_thread::sleep_for(1ms);
+        CHECK(probe.dut_sampled());
+        CHECK(dut_waits_of(probe).empty());
+    }
+    reads = 0;
+    src.read = [&] {
+        ++reads;
+        return std::map<int, sim::host_probe::dut_thread>{{7, {5'000'000, 0}}};
+    };
+    src.state = nullptr;
+    sim::host_probe probe(250us, std::chrono::hours(1), src, 2ms);
+    while (reads < 60) std::this_thread::sleep_for(1ms);
+    CHECK(probe.dut_sampled());
+    CHECK(dut_waits_of(probe).empty());
 }
 
 TEST_CASE("host_probe: the host's pressure stall in progress is among the holds before it ends") {

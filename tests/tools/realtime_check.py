@@ -15,7 +15,9 @@ Then the reference over IPv6, over agent+udp with both ends sending through
 packet sockets (tx=packet, mrct-refnic --packet-tx; a case or more of each
 area), and over agent+dpdk. Then what goes wrong: a wrong token, an agent that is gone, the DUT killed in
 the middle of a run (error verdicts with a reason, the run goes on, exit 3),
-and mrct-refnic stopping cleanly on SIGTERM.
+a DUT held by its CPU quota through a registration past the call's timeout
+(inconclusive, not an error: D114, D135), and mrct-refnic stopping cleanly
+on SIGTERM.
 
 Needs root (namespaces); exits 77 (ctest: skipped) without it.
 """
@@ -27,12 +29,27 @@ import subprocess
 import sys
 import time
 
-from wire_lab import DPDK_SET, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct, with_pid
+from wire_lab import DPDK_SET, CpuQuota, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct, with_pid
 
 BUGS = {"frozen-rnr": ["MR-RNR-4"], "shared-rto": ["MR-RTO-1", "MR-RTO-2"]}
 # tx=packet: an area each of framing, set-up, placement, loss recovery,
 # RNR, congestion, grants and streams.
 PACKET_TX_SET = ["HDR-*", "CONN-00*", "OOO-*", "SACK-00*", "RNR-00*", "CC-00*", "GR-00*", "STR-*"]
+
+
+# One case whose regions are 512 MiB on both sides (the held registration).
+HELD_PLAN = """suite: {name: held registration, version: "1", spec: metaroce-1.2-model}
+cases:
+  - id: HELD-001
+    title: A WRITE into a 512 MiB region of the DUT
+    clauses: [MR-OOO-1]
+    role: sender
+    setup:
+      - memory: {size: 536870912}
+      - post_write: {size: 4096}
+    expect:
+      - all_complete: {}
+"""
 
 
 def measured(case):
@@ -255,6 +272,30 @@ def main():
             else:
                 print(f"df-clear over agent+udp: error, {why[:160]}...")
         finally:
+            nic.stop()
+        # A DUT held by its CPU quota through a registration (D114, D135):
+        # mrct-refnic at 1 % of a CPU, asked to register a 512 MiB region,
+        # fills it in one stretch of kernel work, then repays that debt to its
+        # quota for seconds, runnable and not run, its wait not yet in the
+        # kernel's accounting. The register_mr goes unanswered past its 2 s
+        # timeout: the case is inconclusive, a DUT too slow for its timeout,
+        # with the waits the engine read (an error before D135).
+        held_plan = os.path.join(work, "held-registration.yaml")
+        with open(held_plan, "w") as f:
+            f.write(HELD_PLAN)
+        nic = Refnic(args, ns, log=os.path.join(work, "held-registration.refnic.log"))
+        quota = CpuQuota(nic.p.pid, 1)
+        try:
+            rc, res, out = run_mrct(args, os.path.join(work, "held-registration"),
+                                    with_pid(dut_spec("udp", ns), nic.p.pid), ns, plan=held_plan)
+            c = res["cases"][0] if res and res["cases"] else {}
+            why = c.get("reason", "")
+            if c.get("verdict") != "inconclusive" or "D114" not in why or "register_mr" not in why:
+                problems.append(f"held registration: exit {rc}, {c.get('verdict')}: {why[:400]} {out[-300:]}")
+            else:
+                print(f"held registration: inconclusive, {why[:200]}...")
+        finally:
+            quota.remove()  # unthrottled first: it finishes its work and stops on SIGTERM
             nic.stop()
         # Nobody listening: every case is an error with the reason; the run ends.
         rc, res, out = run_mrct(args, os.path.join(work, "gone"), dut_spec("udp", ns), ns, few)

@@ -207,11 +207,11 @@ def with_pid(spec, pid):
     return spec + f",pid={pid}" if i < 0 else spec[:i] + f",pid={pid}" + spec[i:]
 
 
-def run_mrct(args, out, dut, ns=None, extra=()):
+def run_mrct(args, out, dut, ns=None, extra=(), plan=None):
     # A results.json left from an earlier run in `out` must not stand for
     # this one's (a run that writes none: bad arguments, exit 2).
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [args.mrct, "-q", "run", args.plan, "--dut", dut, "--out", out, *extra]
+    cmd = [args.mrct, "-q", "run", plan or args.plan, "--dut", dut, "--out", out, *extra]
     if ns:
         cmd = ["ip", "netns", "exec", ns.e] + cmd
     r = subprocess.run(cmd, capture_output=True, text=True)
