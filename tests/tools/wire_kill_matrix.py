@@ -20,6 +20,7 @@ the simulated matrix.
 On demand, `--dut-cpu 5` holds each mrct-refnic to 5 % of a CPU (a broken
 DUT too slow for its wire, D111): a profile none of whose cases failed is
 then reported `inconclusive` where some were, and only otherwise escaped.
+`--tx packet` has both ends of agent+udp send through packet sockets (D134).
 
 Exit status: 0 when every profile is caught, or when the only profiles that
 escape are listed in --known-escapes (each must still escape: a profile that
@@ -72,6 +73,9 @@ def main():
                     help="hold mrct-refnic to this percentage of one CPU (a cgroup CPU quota per 100 ms): broken DUTs "
                          "too slow for their wire; a profile none of whose cases failed is reported as inconclusive "
                          "where some were, and as escaped only where none were (on demand, not in CI)")
+    ap.add_argument("--tx", choices=("udp", "packet"), default="udp",
+                    help="how both ends send over agent+udp: UDP sockets, or packet sockets (agent+udp tx=packet, "
+                         "mrct-refnic --packet-tx; D134); agent+pcap is unchanged")
     args = ap.parse_args()
     work = lab_workdir(args, "wire-kill-matrix")
     if work is None:
@@ -84,11 +88,12 @@ def main():
     with Netns() as ns:
         def run(bug, clauses, name):
             wire = transport(clauses)
-            nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"), raw=wire == "pcap")
+            packet = wire == "udp" and args.tx == "packet"
+            nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"), raw=wire == "pcap", packet_tx=packet)
             quota = CpuQuota(nic.p.pid, args.dut_cpu) if args.dut_cpu else None
             try:
                 extra = [x for c in clauses for x in ("--clause", c)]
-                spec = dut_spec(wire, ns)
+                spec = dut_spec(wire, ns, tx_packet=packet)
                 return run_mrct(args, os.path.join(work, name), with_pid(spec, nic.p.pid) if args.pid else spec, ns, extra)
             finally:
                 nic.stop()
