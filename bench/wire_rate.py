@@ -157,6 +157,9 @@ def main():
     ap.add_argument("--tx", choices=["udp", "packet"], default="udp",
                     help="--wire udp: packet = both ends transmit through an AF_PACKET socket on their veth end "
                          "(agent+udp tx=packet, mrct-refnic --packet-tx), receiving on UDP sockets as before")
+    ap.add_argument("--rps", metavar="MASK",
+                    help="set receive packet steering on both veth ends to this CPU mask (hex, e.g. 3): the veth's "
+                         "receive work then runs on a CPU the flow hash picks, not on the sending CPU")
     args = ap.parse_args()
     mrct = os.path.abspath(os.path.join(args.build, "mrct"))
     refnic = os.path.abspath(os.path.join(args.build, "mrct-refnic"))
@@ -167,6 +170,10 @@ def main():
     # profile alone is `perf report --time FIRST,LAST` (printed per case).
     perf_event = ["-k", "realtime"] + (["-F", "2000"] if args.perf_event == "cycles" else ["-e", args.perf_event, "-c", "10"])
     with Netns() as ns:
+        if args.rps:
+            for n, dev in ((ns.e, ns.ve), (ns.d, ns.vd)):
+                subprocess.run(["ip", "netns", "exec", n, "sh", "-c", f"echo {args.rps} > /sys/class/net/{dev}/queues/rx-0/rps_cpus"],
+                               check=True)
         lab = argparse.Namespace(refnic=refnic)
         for i in range(args.runs):
             packet = args.wire == "udp" and args.tx == "packet"
