@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -95,6 +96,25 @@ TEST_CASE("dpdk port on net_ring0: sends, and passes on only the DUT's MetaRoCE 
     CHECK(got[1] == pause);
     CHECK((*p)->stats().frames_in == 2);
     CHECK((*p)->stats().foreign_in == 2);
+
+    // Out of buffers (ENOMEM): every mbuf of the process's pool taken, a send
+    // fails, says why and is counted (the engine makes it the case's error,
+    // "wire: DPDK: no mbuf"); nothing is sent. With the buffers back, it sends.
+    rte_mempool* pool = rte_mempool_lookup("mrct_pool");
+    REQUIRE(pool);
+    std::vector<rte_mbuf*> taken;
+    while (rte_mbuf* m = rte_pktmbuf_alloc(pool)) taken.push_back(m);
+    CHECK(taken.size() >= 8000);  // the pool's 8191, less any the rings hold
+    const auto out = (*p)->stats().frames_out;
+    const auto errors = (*p)->stats().send_errors;
+    const auto st = (*p)->send(ours);
+    REQUIRE_FALSE(st.ok());
+    CHECK_THAT(st.err().message, Catch::Contains("no mbuf"));
+    CHECK((*p)->stats().send_errors == errors + 1);
+    for (auto* m : taken) rte_pktmbuf_free(m);
+    REQUIRE((*p)->send(ours).ok());
+    settle();
+    CHECK((*p)->stats().frames_out == out + 1);
     (*p)->stop();
 
     // A second port on the same process must use the EAL's arguments.
