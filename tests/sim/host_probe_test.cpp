@@ -259,10 +259,11 @@ TEST_CASE("host_probe: a DUT thread runnable and not run is a wait in progress b
 }
 
 // No wait in progress where nothing says the thread waits: one read as
-// asleep, one whose CPU time moves at every read (running: between two of
-// its scheduler ticks it reads as runnable with its time standing), and a
-// source with no state reader.
-TEST_CASE("host_probe: a sleeping or running DUT thread, or no state reader, makes no wait in progress") {
+// asleep, one stopped (a DUT stopped by a signal is not held by its host:
+// D114 leaves its unanswered call an error), one whose CPU time moves at
+// every read (running: between two of its scheduler ticks it reads as
+// runnable with its time standing), and a source with no state reader.
+TEST_CASE("host_probe: a sleeping, stopped or running DUT thread, or no state reader, makes no wait in progress") {
     std::atomic<std::uint64_t> reads{0};
     std::atomic<int> asleep_reads{0}, running_reads{0};
     const auto t0 = std::chrono::steady_clock::now();
@@ -272,9 +273,11 @@ TEST_CASE("host_probe: a sleeping or running DUT thread, or no state reader, mak
         // Thread 8's time moves once a millisecond (its tick), whenever read.
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
         return std::map<int, sim::host_probe::dut_thread>{{7, {5'000'000, 0}},  // asleep
-                                                          {8, {static_cast<std::uint64_t>(ms.count()) * 1000, 0}}};
+                                                          {8, {static_cast<std::uint64_t>(ms.count()) * 1000, 0}},
+                                                          {9, {5'000'000, 0}}};  // stopped (SIGSTOP): waits for no CPU
     };
     src.state = [&](int tid) -> std::optional<char> {
+        if (tid == 9) return 'T';
         ++(tid == 7 ? asleep_reads : running_reads);
         return tid == 7 ? 'S' : 'R';
     };

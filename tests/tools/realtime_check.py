@@ -16,8 +16,8 @@ packet sockets (tx=packet, mrct-refnic --packet-tx; a case or more of each
 area), and over agent+dpdk. Then what goes wrong: a wrong token, an agent that is gone, the DUT killed in
 the middle of a run (error verdicts with a reason, the run goes on, exit 3),
 a DUT held by its CPU quota through a registration past the call's timeout
-(inconclusive, not an error: D114, D135), and mrct-refnic stopping cleanly
-on SIGTERM.
+(inconclusive, not an error: D114, D135) and one stopped by SIGSTOP (an
+error: it waited for no CPU), and mrct-refnic stopping cleanly on SIGTERM.
 
 Needs root (namespaces); exits 77 (ctest: skipped) without it.
 """
@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -47,6 +48,20 @@ cases:
     setup:
       - memory: {size: 536870912}
       - post_write: {size: 4096}
+    expect:
+      - all_complete: {}
+"""
+
+# A case that waits 2 s before its DUT posts (the stopped DUT).
+STOP_PLAN = """suite: {name: stopped DUT, version: "1", spec: metaroce-1.2-model}
+cases:
+  - id: STOP-001
+    title: The DUT posts a WRITE 2 s in
+    clauses: [MR-OOO-1]
+    steps:
+      - at: 2s
+        do: [post_write: {side: dut, size: 4096}]
+    limits: {duration: 6s}
     expect:
       - all_complete: {}
 """
@@ -296,6 +311,33 @@ def main():
                 print(f"held registration: inconclusive, {why[:200]}...")
         finally:
             quota.remove()  # unthrottled first: it finishes its work and stops on SIGTERM
+            nic.stop()
+        # The other side of it: a DUT stopped by a signal in the middle of a
+        # case waits for no CPU (its threads are not runnable, state T), so
+        # the call it leaves unanswered stays an error, pid= or not. Stopped
+        # a second into STOP-001, whose step posts at 2 s.
+        stop_plan = os.path.join(work, "stopped-dut.yaml")
+        with open(stop_plan, "w") as f:
+            f.write(STOP_PLAN)
+        nic = Refnic(args, ns)
+        try:
+            out_dir = os.path.join(work, "stopped-dut")
+            p = subprocess.Popen(["ip", "netns", "exec", ns.e, args.mrct, "-q", "run", stop_plan, "--dut",
+                                  with_pid(dut_spec("udp", ns), nic.p.pid), "--out", out_dir],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            time.sleep(1.0)
+            os.kill(nic.p.pid, signal.SIGSTOP)
+            out = p.communicate(timeout=120)[0]
+            res_path = os.path.join(out_dir, "results.json")
+            res = json.load(open(res_path)) if os.path.exists(res_path) else None
+            c = res["cases"][0] if res and res["cases"] else {}
+            why = c.get("reason", "")
+            if p.returncode != 3 or c.get("verdict") != "error" or "no response within" not in why or "D114" in why:
+                problems.append(f"stopped DUT: exit {p.returncode}, {c.get('verdict')}: {why[:400]} {out[-300:]}")
+            else:
+                print(f"stopped DUT: error, {why[:160]}")
+        finally:
+            os.kill(nic.p.pid, signal.SIGCONT)
             nic.stop()
         # Nobody listening: every case is an error with the reason; the run ends.
         rc, res, out = run_mrct(args, os.path.join(work, "gone"), dut_spec("udp", ns), ns, few)
