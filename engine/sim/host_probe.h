@@ -35,7 +35,9 @@ public:
         int cpu = -1;           // the CPU its thread is pinned to (-1: not pinned; k_dut_wait: a DUT wait)
         // A DUT wait: it may have ended up to this long before it was read
         // (the time since the read before: the period, or more when the
-        // probe's own thread was held), so begun as much earlier.
+        // probe's own thread was held), so begun as much earlier. A wait in
+        // progress (k_open_floor): it may have begun up to this long before
+        // `due`, its first runnable reading.
         core::nanos err{0};
     };
     static constexpr int k_dut_wait = -2;
