@@ -189,6 +189,13 @@ struct host_probe::impl {
     std::optional<hold> open_run;
     // The DUT's threads' waits in progress at the latest read (sample_dut).
     std::vector<hold> open_waits;
+    // Each sleeper's next deadline and CPU (zero: not sleeping): one past its
+    // deadline by more than the floor is held now (holds()).
+    struct sleeper {
+        clock::time_point due{};
+        int cpu = -1;
+    };
+    std::vector<sleeper> sleeping;
     core::nanos open_floor = k_open_floor;
     std::vector<int> cpus;
     std::vector<std::thread> threads;
@@ -328,7 +335,7 @@ struct host_probe::impl {
         }
         flush();
     }
-    void run(int cpu) {
+    void run(int cpu, std::size_t i) {
         // A sleeper stands for a DUT at ordinary priority: not at the
         // engine's, which --priority may have raised (D76).
         become_ordinary();
@@ -344,16 +351,27 @@ struct host_probe::impl {
         // reads up to 50 us late.
         ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
         auto due = clock::now() + period;
+        {
+            std::lock_guard lock(mu);
+            sleeping[i] = {due, cpu};
+        }
         while (!stopping.load(std::memory_order_relaxed)) {
             sleep_until(due);
             const auto woke = clock::now();
             wakeups.fetch_add(1, std::memory_order_relaxed);
             const auto late = std::chrono::duration_cast<core::nanos>(woke - due);
-            if (late > floor) note(due, late, cpu);
             // The next deadline from when it woke: one hold is one record, not
             // a run of catch-up wake-ups.
-            due = std::max(due + period, woke + period);
+            const auto next = std::max(due + period, woke + period);
+            {
+                std::lock_guard lock(mu);
+                if (late > floor) note_locked(due, late, cpu);
+                sleeping[i] = {next, cpu};  // with the note: a hold is either in progress or kept, never both
+            }
+            due = next;
         }
+        std::lock_guard lock(mu);
+        sleeping[i] = {};
     }
 };
 
@@ -420,7 +438,9 @@ host_probe::host_probe(core::nanos period, core::nanos floor, pressure_source so
 void host_probe::start_sleepers() {
     impl_->cpus = allowed_cpus();
     if (impl_->cpus.empty()) impl_->cpus.push_back(-1);
-    for (int cpu : impl_->cpus) impl_->threads.emplace_back([m = impl_.get(), cpu] { m->run(cpu); });
+    impl_->sleeping.resize(impl_->cpus.size());  // before any sleeper runs
+    for (std::size_t i = 0; i < impl_->cpus.size(); ++i)
+        impl_->threads.emplace_back([m = impl_.get(), cpu = impl_->cpus[i], i] { m->run(cpu, i); });
 }
 
 host_probe::~host_probe() {
@@ -436,6 +456,11 @@ std::vector<host_probe::hold> host_probe::holds() const {
     std::lock_guard lock(impl_->mu);
     auto out = impl_->holds;
     if (impl_->open_run) out.push_back(*impl_->open_run);
+    // A sleeper not yet woken long past its deadline: a hold in progress (a
+    // case read at the end of a host's stall would otherwise miss it).
+    const auto now = clock::now();
+    for (const auto& s : impl_->sleeping)
+        if (s.due != clock::time_point{} && now - s.due > impl_->floor) out.push_back({s.due, now - s.due, s.cpu});
     out.insert(out.end(), impl_->open_waits.begin(), impl_->open_waits.end());
     std::sort(out.begin(), out.end(), [](const hold& a, const hold& b) { return a.due < b.due; });
     return out;

@@ -127,10 +127,11 @@ public:
     // `taskset` to keep the probe to the DUT's CPUs (docs/timing.md).
     std::vector<int> cpus() const;
     // Every wake-up later than the floor so far, on any CPU, in order of
-    // deadline, at most k_max_holds; and the host's pressure stall in
-    // progress, if any, as long as it has lasted, and the DUT's threads'
-    // waits in progress (k_open_floor), as long as they have lasted
-    // (past that, the latest replaces a shorter one: the longest are kept).
+    // deadline, at most k_max_holds (past that, the latest replaces a
+    // shorter one: the longest are kept); and the holds in progress, each as
+    // long as it has lasted: a sleeper past its deadline by more than the
+    // floor and not yet woken, the host's pressure stall, the DUT's threads'
+    // waits (k_open_floor).
     std::vector<hold> holds() const;
     // Wake-ups so far, all threads (the probe ran at all).
     std::uint64_t wakeups() const;

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <map>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -195,6 +196,34 @@ TEST_CASE("host_probe: the DUT's waits count from the constructor's read, each w
     CHECK(waits[0].late == 970us);  // thread 7's growth; thread 8 never grew
     CHECK(waits[0].err >= 3ms);     // read at least 3 ms after the baseline
     CHECK(probe.dut_sampled());
+}
+
+// A sleeper still held when the case reads the probe (a host stall at the
+// case's end) is among the holds, as long as it has lasted so far; once it
+// wakes, the kept hold replaces it: never both. With a floor of 0 every
+// wake-up is late by its latency, so a reading taken in that latency sees
+// the hold in progress, and a later one the same deadline, longer.
+TEST_CASE("host_probe: a sleeper past its deadline and not yet woken is a hold in progress") {
+    sim::host_probe probe(250us, 0ns);
+    std::map<std::pair<int, std::int64_t>, core::nanos> seen;
+    bool grew = false;
+    int both = 0, shrank = 0;
+    const auto give_up = std::chrono::steady_clock::now() + 3s;  // a bound, not a timing
+    for (int i = 0; !grew && std::chrono::steady_clock::now() < give_up; ++i) {
+        std::set<std::pair<int, std::int64_t>> keys;
+        for (const auto& h : probe.holds()) {
+            const std::pair<int, std::int64_t> k{h.cpu, h.due.time_since_epoch().count()};
+            both += !keys.insert(k).second;  // in progress or kept, never both
+            const auto [it, fresh] = seen.emplace(k, h.late);
+            if (!fresh && h.late > it->second) grew = true;  // read in progress, then again later
+            shrank += !fresh && h.late < it->second;
+            it->second = std::max(it->second, h.late);
+        }
+        if (i % 1000 == 999) std::this_thread::sleep_for(1ms);  // let the sleepers' CPUs breathe
+    }
+    CHECK(grew);
+    CHECK(both == 0);
+    CHECK(shrank == 0);
 }
 
 namespace {
