@@ -357,18 +357,21 @@ struct host_probe::impl {
         }
         while (!stopping.load(std::memory_order_relaxed)) {
             sleep_until(due);
-            const auto woke = clock::now();
             wakeups.fetch_add(1, std::memory_order_relaxed);
-            const auto late = std::chrono::duration_cast<core::nanos>(woke - due);
-            // The next deadline from when it woke: one hold is one record, not
-            // a run of catch-up wake-ups.
-            const auto next = std::max(due + period, woke + period);
             {
+                // The clock read under the lock: a reading of the hold in
+                // progress (holds(), under it too) is then never longer than
+                // the hold kept (a reading between this thread's clock and
+                // its lock was, under ASan in CI).
                 std::lock_guard lock(mu);
+                const auto woke = clock::now();
+                const auto late = std::chrono::duration_cast<core::nanos>(woke - due);
                 if (late > floor) note_locked(due, late, cpu);
-                sleeping[i] = {next, cpu};  // with the note: a hold is either in progress or kept, never both
+                // The next deadline from when it woke: one hold is one record,
+                // not a run of catch-up wake-ups.
+                due = std::max(due + period, woke + period);
+                sleeping[i] = {due, cpu};  // with the note: a hold is either in progress or kept, never both
             }
-            due = next;
         }
         std::lock_guard lock(mu);
         sleeping[i] = {};
