@@ -76,8 +76,14 @@ std::optional<char> read_state(int fd) {
     return close[2];
 }
 
-// The CPUs a nohz_full= boot option took the tick from (empty: none).
+// Whether a nohz_full= boot option took the tick from some CPU: read once
+// per process (a boot option), not per case's probe.
+bool read_nohz_full();
 bool host_has_nohz_full() {
+    static const bool has = read_nohz_full();
+    return has;
+}
+bool read_nohz_full() {
     const int fd = ::open("/sys/devices/system/cpu/nohz_full", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     char buf[64];
@@ -200,10 +206,6 @@ struct host_probe::impl {
     std::vector<int> cpus;
     std::vector<std::thread> threads;
 
-    void note(clock::time_point due, core::nanos late, int cpu, core::nanos err = core::nanos{0}) {
-        std::lock_guard lock(mu);
-        note_locked(due, late, cpu, err);
-    }
     void note_locked(clock::time_point due, core::nanos late, int cpu, core::nanos err = core::nanos{0}) {
         if (holds.size() < k_max_holds) {
             holds.push_back({due, late, cpu, err});

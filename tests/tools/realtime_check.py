@@ -321,19 +321,16 @@ def main():
             f.write(STOP_PLAN)
         nic = Refnic(args, ns)
         try:
-            out_dir = os.path.join(work, "stopped-dut")
-            p = subprocess.Popen(["ip", "netns", "exec", ns.e, args.mrct, "-q", "run", stop_plan, "--dut",
-                                  with_pid(dut_spec("udp", ns), nic.p.pid), "--out", out_dir],
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            time.sleep(1.0)
-            os.kill(nic.p.pid, signal.SIGSTOP)
-            out = p.communicate(timeout=120)[0]
-            res_path = os.path.join(out_dir, "results.json")
-            res = json.load(open(res_path)) if os.path.exists(res_path) else None
+            def stop_it():
+                time.sleep(1.0)
+                os.kill(nic.p.pid, signal.SIGSTOP)
+
+            rc, res, out = run_mrct(args, os.path.join(work, "stopped-dut"), with_pid(dut_spec("udp", ns), nic.p.pid), ns,
+                                    plan=stop_plan, during=stop_it)
             c = res["cases"][0] if res and res["cases"] else {}
             why = c.get("reason", "")
-            if p.returncode != 3 or c.get("verdict") != "error" or "no response within" not in why or "D114" in why:
-                problems.append(f"stopped DUT: exit {p.returncode}, {c.get('verdict')}: {why[:400]} {out[-300:]}")
+            if rc != 3 or c.get("verdict") != "error" or "no response within" not in why or "D114" in why:
+                problems.append(f"stopped DUT: exit {rc}, {c.get('verdict')}: {why[:400]} {out[-300:]}")
             else:
                 print(f"stopped DUT: error, {why[:160]}")
         finally:

@@ -207,14 +207,18 @@ def with_pid(spec, pid):
     return spec + f",pid={pid}" if i < 0 else spec[:i] + f",pid={pid}" + spec[i:]
 
 
-def run_mrct(args, out, dut, ns=None, extra=(), plan=None):
+def run_mrct(args, out, dut, ns=None, extra=(), plan=None, during=None):
+    """`during`: called once the run has started (to act on the DUT while it runs)."""
     # A results.json left from an earlier run in `out` must not stand for
     # this one's (a run that writes none: bad arguments, exit 2).
     shutil.rmtree(out, ignore_errors=True)
     cmd = [args.mrct, "-q", "run", plan or args.plan, "--dut", dut, "--out", out, *extra]
     if ns:
         cmd = ["ip", "netns", "exec", ns.e] + cmd
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if during:
+        during()
+    stdout, stderr = p.communicate()
     path = os.path.join(out, "results.json")
     res = json.load(open(path)) if os.path.exists(path) else None
-    return r.returncode, res, r.stdout + r.stderr
+    return p.returncode, res, stdout + stderr
