@@ -7,8 +7,13 @@
 #include <cstring>
 #include <vector>
 
+#include <unistd.h>
+
+#include <rte_bus_vdev.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+
+#include "capture/pcap_file.h"
 
 #include "frames.h"
 #include "netio/dpdk_test_eal.h"
@@ -32,15 +37,23 @@ void inject(std::uint16_t port, const core::byte_buffer& f) {
     REQUIRE(rte_eth_tx_burst(port, 0, &m, 1) == 1);
 }
 
+// A wire port's options: us at 127.0.0.`us`, the DUT at 127.0.0.`dut` (loopback
+// addresses the other tests do not bind), the DUT's MAC ending in `dut`.
+netio::dpdk_options wire_options(std::uint8_t us, std::uint8_t dut, std::string port = "") {
+    netio::dpdk_options o;
+    o.eal_args = test::k_dpdk_test_eal;
+    o.port = std::move(port);
+    o.local = *netio::parse_ip("127.0.0." + std::to_string(us));
+    o.remote = *netio::parse_ip("127.0.0." + std::to_string(dut));
+    o.remote_mac = wire::mac_addr{0x02, 0, 0, 0, 0, dut};
+    return o;
+}
+
 }  // namespace
 
 TEST_CASE("dpdk port on net_ring0: sends, and passes on only the DUT's MetaRoCE frames to us") {
     boost::asio::io_context io;
-    netio::dpdk_options o;
-    o.eal_args = test::k_dpdk_test_eal;
-    o.local = *netio::parse_ip("127.0.0.3");  // loopback addresses the other tests do not bind
-    o.remote = *netio::parse_ip("127.0.0.4");
-    o.remote_mac = wire::mac_addr{0x02, 0, 0, 0, 0, 0x04};
+    const auto o = wire_options(3, 4);
     auto p = netio::make_dpdk_port(io, o);
     INFO((p.ok() ? std::string() : p.err().message));
     REQUIRE(p.ok());
@@ -123,4 +136,57 @@ TEST_CASE("dpdk port on net_ring0: sends, and passes on only the DUT's MetaRoCE 
     auto q = netio::make_dpdk_port(io, other);
     REQUIRE_FALSE(q.ok());
     CHECK_THAT(q.err().message, Catch::Contains("already up with other arguments"));
+}
+
+// Frames the port could not take in count as lost_in from the port's open:
+// here net_pcap reading a file (created at run time, rte_vdev_init), which
+// counts a frame it read with no mbuf to put it in as rx_nombuf, with every
+// mbuf of the process's pool taken. The frame the open's drain lost is before
+// the baseline; each later one is lost_in; with the buffers back, the rest
+// arrive: frames_in + lost_in == every frame after the drain's.
+TEST_CASE("dpdk port: frames the device had no buffer for are lost_in, counted from the open") {
+    boost::asio::io_context io;
+    {  // the EAL up (through a port of its own arguments' vdev), as the process's other ports find it
+        auto r = netio::make_dpdk_port(io, wire_options(3, 4));
+        INFO((r.ok() ? std::string() : r.err().message));
+        REQUIRE(r.ok());
+        (*r)->stop();
+    }
+    constexpr int k_frames = 40;
+    const std::string file = "/tmp/mrct-dpdk-nombuf-" + std::to_string(::getpid()) + ".pcap";
+    {
+        auto w = capture::pcap_writer::create(file);
+        REQUIRE(w.ok());
+        for (int i = 0; i < k_frames; ++i) {
+            auto spec = test::write_spec({127, 0, 0, 6}, {127, 0, 0, 5});
+            spec.bth.psn = static_cast<std::uint32_t>(i);
+            (*w)->write(i * 1000, wire::build(spec));
+        }
+        REQUIRE((*w)->close().ok());
+    }
+    rte_mempool* pool = rte_mempool_lookup("mrct_pool");
+    REQUIRE(pool);
+    std::vector<rte_mbuf*> taken;
+    while (rte_mbuf* m = rte_pktmbuf_alloc(pool)) taken.push_back(m);
+    REQUIRE(rte_vdev_init("net_pcap_nombuf", ("rx_pcap=" + file).c_str()) == 0);
+
+    auto p = netio::make_dpdk_port(io, wire_options(5, 6, "net_pcap_nombuf"));
+    INFO((p.ok() ? std::string() : p.err().message));
+    REQUIRE(p.ok());
+    CHECK((*p)->stats().lost_in == 0);  // the drain's loss is before the baseline
+    int got = 0;
+    (*p)->start([&](core::bytes_view, std::int64_t) { ++got; });
+    for (int i = 0; i < 2000 && (*p)->stats().lost_in < 10; ++i)  // a bound, not a timing
+        io.run_for(std::chrono::microseconds(50));
+    const auto lost = (*p)->stats().lost_in;
+    CHECK(lost >= 10);
+    CHECK(got == 0);
+    for (auto* m : taken) rte_pktmbuf_free(m);
+    for (int i = 0; i < 2000 && static_cast<std::uint64_t>(got) + (*p)->stats().lost_in < k_frames - 1; ++i)
+        io.run_for(std::chrono::microseconds(50));
+    CHECK((*p)->stats().lost_in == lost);
+    CHECK((*p)->stats().frames_in == static_cast<std::uint64_t>(got));
+    CHECK(static_cast<std::uint64_t>(got) + lost == k_frames - 1);
+    (*p)->stop();
+    ::unlink(file.c_str());
 }

@@ -178,14 +178,22 @@ TEST_CASE("host_probe reads the host's CPU pressure where the DUT's process is n
 TEST_CASE("host_probe: the DUT's waits count from the constructor's read, each with its read gap") {
     std::atomic<int> reads{0};
     std::atomic<bool> ended{false};
+    std::thread::id baseline_reader;
     sim::host_probe probe(250us, std::chrono::hours(1), sim::host_probe::dut_source{[&] {
                               const int n = ++reads;
-                              if (n == 2) std::this_thread::sleep_for(3ms);  // the sampler's first read, held
+                              if (n == 1) baseline_reader = std::this_thread::get_id();
+                              if (n == 2) {  // the sampler's first read: after the wait ended, and held
+                                  for (int i = 0; i < 5000 && !ended; ++i)  // a bound, not a timing
+                                      std::this_thread::sleep_for(1ms);
+                                  std::this_thread::sleep_for(3ms);
+                              }
                               return std::map<int, sim::host_probe::dut_thread>{{7, {0, ended ? 970'000u : 0u}},
                                                                                 {8, {0, 5'000u}}};
                           }});
-    CHECK(reads == 1);  // the baseline, before the constructor returned
-    ended = true;       // the wait ended before the sampler first read
+    // The baseline is read by the constructor itself, before it returned (a
+    // count of reads here would race with the sampler's first).
+    CHECK(baseline_reader == std::this_thread::get_id());
+    ended = true;  // the wait ended before the sampler first read
     std::vector<sim::host_probe::hold> waits;
     for (int i = 0; i < 5000 && waits.empty(); ++i) {  // a bound, not a timing
         std::this_thread::sleep_for(1ms);

@@ -78,6 +78,13 @@ def measured(case):
                          "premise did not arise", "held the DUT"))
 
 
+def premise(case):
+    """A measured inconclusive whose premise never arose on this wire (a grant
+    the DUT never came near: the veth is slower than the ceiling), as opposed to
+    the engine's or the host's resolution (late, held)."""
+    return measured(case) and any(k in case["reason"] for k in ("never came near", "premise did not arise"))
+
+
 def verdicts(res):
     return {c["id"]: c for c in res["cases"]}
 
@@ -186,10 +193,15 @@ def main():
                     problems.append(f"{name}: {k} is {c['verdict']} on the wire, {simv[k]['verdict']} simulated: {c['reason']}")
             if doubts:
                 print(f"{name}: inconclusive with measured figures: {sorted(doubts)}")
-            # agent+dpdk has no receive timestamps (frames are stamped when
-            # polled): more checks are beyond its resolution; reported, not bounded.
-            if len(doubts) > 0.10 * len(ran) and not name.startswith("dpdk"):
-                problems.append(f"{name}: {len(doubts)} of {len(ran)} runs inconclusive (at most 10 % here; the target under load, bench/realtime_loaded.sh, is 5 %)")
+            # The bound is on the engine's and the host's resolution (late,
+            # held); a premise the wire's rate never brought about (GR-001's
+            # 100 Gbps grant on a veth) is a property of the wire, reported, not
+            # bounded. agent+dpdk has no receive timestamps (frames are stamped
+            # when polled): more checks are beyond its resolution; reported, not bounded.
+            held = [k for k in doubts if not premise(ran[k])]
+            if len(held) > 0.10 * len(ran) and not name.startswith("dpdk"):
+                problems.append(f"{name}: {len(held)} of {len(ran)} runs inconclusive for the engine's or the host's "
+                                f"resolution (at most 10 % here; the target under load, bench/realtime_loaded.sh, is 5 %)")
             passed = [k for k, c in ran.items() if c["verdict"] == "pass"]
             failed = sorted(k for k, c in ran.items() if c["verdict"] == "fail")
             return got, ran, passed, failed
