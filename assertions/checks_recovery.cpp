@@ -31,10 +31,12 @@ bool wanted_path(const context& c, unsigned p) {
 // expiry's resend), up to the end of the trace: what a case that needed a
 // timer to expire shows when none did (the premise did not arise, D75).
 // What a path's retransmission timer reacts to, in wire order: its first
-// transmissions, its resends (an expiry's or another), and the ACKs it
-// accepted. Shared by the checks that replay the timer from the wire.
+// transmissions, its resends (an expiry's or another), the ACKs it
+// accepted, and the DUT's PATH_RESETs of it (a failed path has nothing in
+// flight and no timer: MR-PATH-6, D108). Shared by the checks that replay the
+// timer from the wire.
 struct timer_event {
-    enum kind_t { first, expiry_resend, other_resend, ack };
+    enum kind_t { first, expiry_resend, other_resend, ack, reset };
     std::size_t rec;
     nanos t;
     kind_t kind;
@@ -52,6 +54,8 @@ std::vector<timer_event> timer_events(const sender_view& sv, unsigned p) {
                            0});
     for (const auto& a : sv.acks)
         if (a.path == p && !a.ignored) evs.push_back({a.rec, a.t, timer_event::ack, a.newly});
+    for (const auto& r : sv.resets)
+        if (r.path == p) evs.push_back({r.rec, r.t, timer_event::reset, 0});
     std::sort(evs.begin(), evs.end(), [](const timer_event& a, const timer_event& b) { return a.rec < b.rec; });
     return evs;
 }
@@ -78,6 +82,10 @@ unacked_span longest_unacked(const context& c, unsigned p) {
         case timer_event::ack:
             inflight -= std::min(inflight, e.newly);
             if (e.newly) start = inflight ? std::optional<nanos>(e.t) : std::nullopt;
+            break;
+        case timer_event::reset:
+            inflight = 0;
+            start.reset();
             break;
         case timer_event::other_resend: break;
         }
@@ -489,6 +497,11 @@ outcome rto_independence(const context& c) {
                 start = inflight ? std::optional<nanos>(e.t) : std::nullopt;
                 start_rec = e.rec;
             }
+            break;
+        case timer_event::reset:  // the path failed: its packets left it, its timer with them
+            inflight = 0;
+            backoff = 0;
+            start.reset();
             break;
         case timer_event::other_resend: break;
         }

@@ -312,6 +312,7 @@ sender_view::sender_view(const trace::trace& tr) {
             // is in flight on it (D108).
             const unsigned p = *fields.path_id;
             st[p].reset();
+            resets.push_back({r.index, r.t, p});
             if (paths.count(p)) note_inflight(r.t, p, st[p]);
             continue;
         }

@@ -104,12 +104,21 @@ struct path_summary {
     std::vector<std::uint16_t> ports;  // distinct source ports in order of use
 };
 
+// A PATH_RESET the DUT sent: the path restarts as new (§5 failed path), its
+// unacknowledged packets moved to other paths (D108), nothing in flight on it.
+struct path_reset_event {
+    std::size_t rec = 0;
+    nanos t{0};
+    unsigned path = 0;
+};
+
 class sender_view {
 public:
     explicit sender_view(const trace::trace& tr);
 
     std::vector<tx_event> tx;
     std::vector<ack_event> acks;
+    std::vector<path_reset_event> resets;
     std::vector<detection> detections;
     std::vector<expiry> expiries;
     std::vector<inflight_point> inflight;

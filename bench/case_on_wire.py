@@ -9,7 +9,9 @@ case passes the reference, and how often a profile is caught, on this host.
 Beside load, start it yourself (`stress-ng --cpu 2 --timeout 120s &`).
 A DUT too slow for its wire: `--dut-cpu 5` holds mrct-refnic to 5 % of a
 CPU (a CFS quota: it runs 5 ms of every 100 ms, held 95 ms at a time), the
-engine untouched (D111). `--perf`: the scheduler's switches and wakeups
+engine untouched (D111). A host too slow for the engine: `--engine-cpu 20`
+holds the engine's process (`mrct run`, its sampler threads with it) to 20 %
+of a CPU the same way, the DUT untouched. `--perf`: the scheduler's switches and wakeups
 of mrct-refnic, system-wide, recorded around each run (perf), kept as
 WORKDIR/i.perf for a run with a fail or an error (bench/sched_waits.py
 reads them with mrct-refnic's log).
@@ -60,6 +62,8 @@ def main():
     ap.add_argument("--workdir", default="/tmp/mrct-case-on-wire")
     ap.add_argument("--dut-cpu", type=float, default=None,
                     help="hold mrct-refnic to this percentage of one CPU (a cgroup CPU quota per 100 ms)")
+    ap.add_argument("--engine-cpu", type=float, default=None,
+                    help="hold the engine (mrct run) to this percentage of one CPU (a cgroup CPU quota per 100 ms)")
     ap.add_argument("--tx", choices=["udp", "packet"], default="udp",
                     help="packet: both ends transmit through packet sockets (agent+udp tx=packet, mrct-refnic "
                          "--packet-tx; D134); default udp (the send sockets)")
@@ -82,11 +86,18 @@ def main():
             quota = CpuQuota(nic.p.pid, a.dut_cpu) if a.dut_cpu else None
             perf_file = os.path.join(a.workdir, f"{i}.perf")
             rec = start_perf(perf_file) if a.perf else None
+            engine_quota = []
+
+            def hold_engine(engine):
+                if a.engine_cpu:
+                    engine_quota.append(CpuQuota(engine.pid, a.engine_cpu, name="mrct-engine"))
             try:
                 spec = dut_spec("udp", ns, tx_packet=a.tx == "packet")
                 rc, res, out = run_mrct(a, os.path.join(a.workdir, str(i)), with_pid(spec, nic.p.pid), ns,
-                                        ["--filter", a.case, "--capture", a.pcap])
+                                        ["--filter", a.case, "--capture", a.pcap], during=hold_engine)
             finally:
+                for q in engine_quota:
+                    q.remove()
                 nic.stop()
                 if quota:
                     quota.remove()

@@ -67,6 +67,14 @@ void settle_setup(case_result& r, bool every_attempt_held, unsigned attempts);
 // that for a CPU: the figures, said as a clause of the reason; nullopt
 // otherwise (D114).
 std::optional<std::string> agent_call_held(const trace::timing_figures& tm, nanos sent, nanos waited);
+// Real time: the case's `error` is the DUT's agent refusing an operation
+// (code `failed`) after the engine, the DUT or their host was held, between
+// the connection's opening and the refusal, at least as long as the DUT's
+// retries last at the least (its data packets' or its CTRL requests'): its
+// connection may have ended as the retry limit says. The figures, said as a
+// clause of the reason; nullopt otherwise (D136).
+std::optional<std::string> refusal_held(const std::string& reason, const trace::timing_figures& tm, nanos from, nanos to,
+                                        const trace::params& dut);
 
 class case_exec {
 public:
@@ -114,6 +122,9 @@ private:
     // while the DUT's own threads waited most of that time for a CPU, is
     // inconclusive (D114).
     void agent_held(case_result& r) const;
+    // Real time: an error because the DUT's agent refused an operation after
+    // holds as long as the DUT's retries last is inconclusive (D136).
+    void refused_held(case_result& r) const;
     // The connection did not open while `handshake:` filters were in force:
     // the DUT did not recover its handshake, a failure of the case's clauses.
     void fail_handshake(case_result& r, const std::string& why);

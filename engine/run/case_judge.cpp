@@ -253,6 +253,31 @@ std::optional<std::string> agent_call_held(const trace::timing_figures& tm, nano
            " for a CPU (pid=)";
 }
 
+std::optional<std::string> refusal_held(const std::string& reason, const trace::timing_figures& tm, nanos from, nanos to,
+                                        const trace::params& dut) {
+    // The agent's refusal, as the client words it: "agent OP: failed: why"
+    // (docs/agent-protocol.md, Errors).
+    const auto a = reason.find("agent ");
+    if (!tm.realtime || a == std::string::npos || reason.find(": failed: ", a) == std::string::npos) return std::nullopt;
+    const nanos need = std::min(dut.data_retries_span(), dut.ctrl_retries_span());
+    const auto held = tm.excuse_between(from, to);
+    if (need <= nanos{0} || held.most() < need) return std::nullopt;
+    const std::string who = held.dut_waits > held.holds
+                                ? assertions::waited_words(tm, held.dut_waits) + "before it"
+                                : "the engine, the DUT or their host was held " + assertions::fmt_time(held.holds) +
+                                      " before it (two longest holds)";
+    return who + ", as long as the DUT's retries last at the least (" + assertions::fmt_time(need) +
+           "): its connection may have ended as the retry limit says";
+}
+
+void case_exec::refused_held(case_result& r) const {
+    if (!rt_ || r.v != verdict::error) return;
+    const auto held = refusal_held(r.reason, tr_->timing, connect_from_, s_.now(), protocol_params(wiring_.dut_cfg));
+    if (!held) return;
+    r.v = verdict::inconclusive;
+    r.reason = "the DUT refused an operation after " + *held + "; nothing was judged (D136): " + r.reason;
+}
+
 void case_exec::agent_held(case_result& r) const {
     if (!rt_ || r.v != verdict::error) return;
     const auto u = dut_->unanswered_call();

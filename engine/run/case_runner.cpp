@@ -117,6 +117,7 @@ case_result case_exec::run() {
         r.reason = st.err().message;
         observed();
         agent_held(r);
+        refused_held(r);
         return r;
     }
     collect();

@@ -107,6 +107,13 @@ struct params {
     // The shortest a CTRL request's retries last (CONNECT, CLOSE, RNR_QUERY:
     // repeated every rto_initial at the least up to the retry limit, §4).
     nanos ctrl_retries_span() const { return rto_initial * static_cast<std::int64_t>(retry_limit > 0 ? retry_limit - 1 : 0); }
+    // The shortest a data packet's retries last: retry_limit transmissions,
+    // the timer at rto_min doubled per expiry (MR-RTO-3), capped at rto_max.
+    nanos data_retries_span() const {
+        nanos span{0};
+        for (unsigned i = 0; i + 1 < retry_limit; ++i) span += std::min(rto_min * (std::int64_t{1} << std::min(i, 40u)), rto_max);
+        return span;
+    }
 };
 
 // Real time: how well the engine itself kept time during the case (docs/timing.md).

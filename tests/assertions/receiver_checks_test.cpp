@@ -798,6 +798,60 @@ TEST_CASE("all_complete: a DUT out of retries is excused only by holds as long a
     CHECK_FALSE(out_of_retries({{1ms, 5ms}}).premise_missing);
 }
 
+// Seen with the engine at 5 % of a CPU (bench/case_on_wire.py --engine-cpu,
+// D136): in RNR-009 the DUT's SEND ran out of retries while the engine was
+// held 75 ms, and the count of its successful completions failed the
+// reference. A count short by work the holds cut short says nothing (as
+// all_complete of the same work); short by work no hold explains, it fails.
+TEST_CASE("completion_count: a count short by work the holds cut short is inconclusive") {
+    auto count = [](std::vector<trace::timing_figures::late_span> late, bool realtime = true, const char* status = "success") {
+        trace_builder b;
+        b.tr.dut.posted = {{1, "send", 0, 1, 100, 0us}, {2, "send", 1, 1, 100, 0us}};
+        b.tr.dut.completions = {{1, "send", "retry_exceeded", 0, 1, 0, 100, 20ms}};
+        b.tr.timing.realtime = realtime;
+        b.tr.timing.late = std::move(late);
+        return b.check("completion_count", {{"side", "dut"}, {"kind", "send"}, {"status", status}, {"at_least", "1"}});
+    };
+    auto held = count({{1ms, 4ms}, {8ms, 3ms}});
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::StartsWith("0 dut completions of kind send with status success, 1 needed, and 1 of the "
+                                               "side's work the holds may have cut short: dut send wr_id 1 ran out of retries"));
+    CHECK_THAT(held.message, Catch::Contains("this check needs less than 6.300 ms"));
+    CHECK(held.premise_missing);
+    auto short_holds = count({{1ms, 5ms}});  // shorter than its retries last
+    CHECK(short_holds.v == verdict::fail);
+    CHECK(short_holds.count_short);
+    CHECK(count({{1ms, 4ms}, {8ms, 3ms}}, false).v == verdict::fail);  // virtual time: nothing is held
+    // A count of give-ups is not one the holds shorten.
+    CHECK(count({{1ms, 4ms}, {8ms, 3ms}}, true, "flushed").v == verdict::fail);
+}
+
+// RNR-009 with the engine at 5 % of a CPU, a second time (D136): the plan
+// drops every packet of stream 0 on path 0, so a packet's first 4 of 7
+// transmissions were lost by design before its path failed; the holds had
+// only the rest to run out (from rto_min again: 0.1 + 0.2 ms at the
+// defaults), not the 6.3 ms all 7 last at the least.
+TEST_CASE("all_complete: transmissions the plan dropped take their share of the retries without the holds") {
+    auto out_of_retries = [](unsigned dropped, std::vector<trace::timing_figures::late_span> late) {
+        trace_builder b;
+        b.tr.dut.posted = {{1, "write", 0, 0, 100, 0us}};
+        for (unsigned i = 0; i < dropped; ++i)
+            b.data(nanos{(i + 1) * 100us}, D::from_dut, {.path = 0, .ppsn = 100, .retx = i > 0, .offset = 0}).dropped = true;
+        b.data(2ms, D::from_dut, {.path = 1, .ppsn = 200, .retx = true, .offset = 0});
+        b.tr.dut.completions = {{1, "write", "retry_exceeded", 0, 0, 0, 100, 20ms}};
+        b.tr.timing.realtime = true;
+        b.tr.timing.late = std::move(late);
+        return b.check("all_complete", {{"side", "dut"}});
+    };
+    CHECK(out_of_retries(0, {{3ms, 400us}}).v == verdict::fail);  // all 7 under holds of 0.4 ms: no
+    auto held = out_of_retries(4, {{3ms, 400us}});
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("this check needs less than 300.000 us (the shortest its retries can last: "
+                                             "rto_min doubled per expiry, less the 4 transmissions of one of its packets "
+                                             "the plan dropped)"));
+    CHECK(out_of_retries(4, {{3ms, 200us}}).v == verdict::fail);  // shorter than what was left
+}
+
 // The DUT's own waits for a CPU (pid=) count in all (D67): a thread kept from
 // a CPU in many short spans takes its expiries before the ACKs that queued
 // meanwhile, each expiry after a wait as long as its timer.

@@ -395,6 +395,32 @@ TEST_CASE("rto_independence fails when a path's packets wait past the bound") {
     CHECK_THAT(o.message, Catch::Contains("without a timeout"));
 }
 
+// A path the DUT failed (PATH_RESET, MR-PATH-6) has nothing in flight: its
+// packets moved to other paths with new PPSNs (D108), and its timer went with
+// them. The span a timer must cover ends at the reset (found on the wire with
+// the engine at 5 % of a CPU: held ACKs made a conforming DUT fail its paths
+// in RTO-004, and the replay counted their packets in flight for a second
+// after). A reset after the bound ran out excuses nothing.
+TEST_CASE("rto_independence: a path reset ends its timer's span") {
+    auto make = [](nanos reset_at) {
+        trace_builder b;
+        b.data(0us, D::from_dut, {.path = 0, .ppsn = 100});
+        b.ack(10us, D::to_dut, 0, 101, {}, 100);
+        b.data(20us, D::from_dut, {.path = 0, .ppsn = 101});
+        b.data(150us, D::from_dut, {.path = 0, .ppsn = 101, .retx = true});  // an expiry 130 us in (bound 140 us)
+        b.ctrl(reset_at, D::from_dut, wire::ctrl_type::path_reset, {wire::tlv::path_id(0), wire::tlv::initial_ppsn({900})});
+        b.data(reset_at + 10us, D::from_dut, {.path = 1, .ppsn = 300});  // the moved packet, elsewhere
+        b.tr.end = 5ms;
+        return b.check("rto_independence", {{"path", "0"}, {"at_most", "rto_min + 4 * rtt(p0)"}});
+    };
+    auto reset = make(300us);  // within the doubled bound (280 us from the expiry: 430 us)
+    CHECK(reset.v == verdict::pass);
+    CHECK_THAT(reset.message, Catch::Contains("1 expiries on path 0"));
+    auto late = make(1ms);  // 850 us after the expiry without another
+    CHECK(late.v == verdict::fail);
+    CHECK_THAT(late.message, Catch::Contains("without a timeout"));
+}
+
 TEST_CASE("rto_independence in real time: a hold at an RTT sample's ACK widens the bound by what it may add to the RTO (D73)") {
     // Sample 10 us: the bound rto_min + 4 x rtt is 140 us. The path's packets
     // wait 600 us for an expiry. A hold from 5 us to 405 us covered the ACK:

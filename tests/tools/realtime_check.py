@@ -75,7 +75,7 @@ def measured(case):
     r = case["reason"]
     return case["verdict"] == "inconclusive" and any(
         k in r for k in ("late", "this check needs", "was held", "receive path dropped", "never came near", "could resolve",
-                         "premise did not arise", "held the DUT"))
+                         "premise did not arise", "held the DUT", "refused an operation after"))
 
 
 def premise(case):
@@ -333,7 +333,7 @@ def main():
             f.write(STOP_PLAN)
         nic = Refnic(args, ns)
         try:
-            def stop_it():
+            def stop_it(_engine):
                 time.sleep(1.0)
                 os.kill(nic.p.pid, signal.SIGSTOP)
 
@@ -347,6 +347,33 @@ def main():
                 print(f"stopped DUT: error, {why[:160]}")
         finally:
             os.kill(nic.p.pid, signal.SIGCONT)
+            nic.stop()
+        # The host too slow for the engine (D136): the engine's process held
+        # to 5 % of a CPU (a cgroup quota, 95 ms held in every 100 ms), the
+        # DUT untouched. A conforming DUT gives up work, fails paths and
+        # refuses posts while the engine sends no ACKs; none of that may fail
+        # it or end a case in error: inconclusive with the figures, or pass.
+        # RTO-004 (paths failed under the holds: rto_independence), RNR-009
+        # (a SEND given up: completion_count) and STR-050 (a post refused,
+        # its connection gone): each failed or errored the reference so
+        # before D136 (bench/case_on_wire.py --engine-cpu 5).
+        nic = Refnic(args, ns, log=os.path.join(work, "engine-starved.refnic.log"))
+        engine_quota = []
+        try:
+            rc, res, out = run_mrct(args, os.path.join(work, "engine-starved"), with_pid(dut_spec("udp", ns), nic.p.pid), ns,
+                                    ["--filter", "RTO-004", "--filter", "RNR-009", "--filter", "STR-050"],
+                                    during=lambda engine: engine_quota.append(CpuQuota(engine.pid, 5, name="mrct-engine")))
+            got = {c["id"]: c for c in res["cases"]} if res else {}
+            bad = {k: c for k, c in got.items()
+                   if c["verdict"] not in ("pass", "inconclusive") or (c["verdict"] == "inconclusive" and not measured(c))}
+            if len(got) != 3 or bad:
+                problems.append(f"engine starved: exit {rc}, " +
+                                "; ".join(f"{k} {c['verdict']}: {c['reason'][:300]}" for k, c in bad.items()) + out[-300:])
+            else:
+                print("engine starved: " + ", ".join(f"{k} {c['verdict']}" for k, c in sorted(got.items())))
+        finally:
+            for q in engine_quota:
+                q.remove()
             nic.stop()
         # Nobody listening: every case is an error with the reason; the run ends.
         rc, res, out = run_mrct(args, os.path.join(work, "gone"), dut_spec("udp", ns), ns, few)

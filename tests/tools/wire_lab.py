@@ -142,10 +142,10 @@ class CpuQuota:
 
     PERIOD_US = 100000
 
-    def __init__(self, pid, percent):
+    def __init__(self, pid, percent, name="mrct-dut"):
         quota = max(1000, int(self.PERIOD_US * percent / 100))
         v2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
-        self.path = os.path.join("/sys/fs/cgroup" if v2 else "/sys/fs/cgroup/cpu", f"mrct-dut-{pid}")
+        self.path = os.path.join("/sys/fs/cgroup" if v2 else "/sys/fs/cgroup/cpu", f"{name}-{pid}")
         self.parent = os.path.dirname(self.path)
         os.makedirs(self.path, exist_ok=True)
         if v2:
@@ -208,7 +208,8 @@ def with_pid(spec, pid):
 
 
 def run_mrct(args, out, dut, ns=None, extra=(), plan=None, during=None):
-    """`during`: called once the run has started (to act on the DUT while it runs)."""
+    """`during(proc)`: called with the engine's process once the run has started
+    (to act on the DUT, or on the engine, while it runs)."""
     # A results.json left from an earlier run in `out` must not stand for
     # this one's (a run that writes none: bad arguments, exit 2).
     shutil.rmtree(out, ignore_errors=True)
@@ -217,7 +218,7 @@ def run_mrct(args, out, dut, ns=None, extra=(), plan=None, during=None):
         cmd = ["ip", "netns", "exec", ns.e] + cmd
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if during:
-        during()
+        during(p)
     stdout, stderr = p.communicate()
     path = os.path.join(out, "results.json")
     res = json.load(open(path)) if os.path.exists(path) else None
