@@ -21,6 +21,8 @@ On demand, `--dut-cpu 5` holds each mrct-refnic to 5 % of a CPU (a broken
 DUT too slow for its wire, D111): a profile none of whose cases failed is
 then reported `inconclusive` where some were, and only otherwise escaped.
 `--tx packet` has both ends of agent+udp send through packet sockets (D134).
+`--engine-cpu 20` holds the engine's process to 20 % of a CPU instead (a
+host too slow for the engine, D136), reported the same way.
 
 Exit status: 0 when every profile is caught, or when the only profiles that
 escape are listed in --known-escapes (each must still escape: a profile that
@@ -73,6 +75,9 @@ def main():
                     help="hold mrct-refnic to this percentage of one CPU (a cgroup CPU quota per 100 ms): broken DUTs "
                          "too slow for their wire; a profile none of whose cases failed is reported as inconclusive "
                          "where some were, and as escaped only where none were (on demand, not in CI)")
+    ap.add_argument("--engine-cpu", type=float, default=None,
+                    help="hold the engine (mrct run) to this percentage of one CPU (a cgroup CPU quota per 100 ms): "
+                         "a host too slow for the engine (D136); reported as with --dut-cpu (on demand, not in CI)")
     ap.add_argument("--tx", choices=("udp", "packet"), default="udp",
                     help="how both ends send over agent+udp: UDP sockets, or packet sockets (agent+udp tx=packet, "
                          "mrct-refnic --packet-tx; D134); agent+pcap is unchanged")
@@ -85,6 +90,7 @@ def main():
         bugs = {k: v for k, v in bugs.items() if k in args.only.split(",")}
     known = set(filter(None, args.known_escapes.split(",")))
     rows = {}
+    engine_quota = []
     with Netns() as ns:
         def run(bug, clauses, name):
             wire = transport(clauses)
@@ -94,8 +100,13 @@ def main():
             try:
                 extra = [x for c in clauses for x in ("--clause", c)]
                 spec = dut_spec(wire, ns, tx_packet=packet)
-                return run_mrct(args, os.path.join(work, name), with_pid(spec, nic.p.pid) if args.pid else spec, ns, extra)
+                return run_mrct(args, os.path.join(work, name), with_pid(spec, nic.p.pid) if args.pid else spec, ns, extra,
+                                during=lambda engine: engine_quota.append(CpuQuota(engine.pid, args.engine_cpu, name="mrct-engine"))
+                                if args.engine_cpu else None)
             finally:
+                for q in engine_quota:
+                    q.remove()
+                engine_quota.clear()
                 nic.stop()
                 if quota:
                     quota.remove()
@@ -131,7 +142,7 @@ def main():
 
     print("wire kill matrix (agent+udp, or agent+pcap where marked; bug profile -> failing cases citing its clauses)")
     problems = []
-    slow = args.dut_cpu is not None
+    slow = args.dut_cpu is not None or args.engine_cpu is not None
     for bug, r in rows.items():
         # A DUT too slow for its wire (--dut-cpu): a profile left inconclusive
         # is an honest "cannot tell", not an escape (D111).
@@ -147,8 +158,9 @@ def main():
             problems.append(f"{bug} is caught on the wire now: take it off --known-escapes")
     caught = sum(r["caught"] for r in rows.values())
     print(f"wire kill matrix: {caught} of {len(rows)} profiles caught" +
-          (f" with mrct-refnic held to {args.dut_cpu:g} % of a CPU; "
-           f"{sum(1 for r in rows.values() if not r['caught'] and r['inconclusive'])} inconclusive" if slow else ""))
+          ("".join([f" with mrct-refnic held to {args.dut_cpu:g} % of a CPU" if args.dut_cpu is not None else "",
+                    f" with the engine held to {args.engine_cpu:g} % of a CPU" if args.engine_cpu is not None else ""]) +
+           f"; {sum(1 for r in rows.values() if not r['caught'] and r['inconclusive'])} inconclusive" if slow else ""))
     for p in problems:
         print("PROBLEM:", p)
     return 1 if problems else 0
