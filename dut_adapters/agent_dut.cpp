@@ -268,6 +268,7 @@ private:
         if (!r && fault_.empty()) {
             fault_ = r.err().message;
             if (now_ && c_.timed_out()) unanswered_ = unanswered{sent, last_rtt_};
+            refused_ = c_.error_code() == agent::code::failed;
         }
         return r;
     }
@@ -313,6 +314,7 @@ public:
     int host_pid() const override { return o_.shares_host ? o_.pid : 0; }
     std::uint64_t frames_lost() const override { return port_ ? port_->stats().lost_in : 0; }
     std::optional<unanswered> unanswered_call() const override { return unanswered_; }
+    bool refused_call() const override { return refused_; }
 
 private:
     agent_options o_;
@@ -329,6 +331,7 @@ private:
     std::map<std::uint32_t, std::uint64_t> va_;
     mutable std::string fault_;
     mutable std::optional<unanswered> unanswered_;  // the call that timed out, where that was the fault
+    mutable bool refused_ = false;                   // the fault is a call the DUT refused (code `failed`)
     bool binary_ = false;  // the agent takes binary attachments (hello lists "binary_data")
 };
 

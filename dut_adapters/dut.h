@@ -79,6 +79,10 @@ public:
         core::nanos sent{0}, waited{0};
     };
     virtual std::optional<unanswered> unanswered_call() const { return std::nullopt; }
+    // Real time: the fault is an agent call the DUT refused (error code
+    // `failed`, docs/agent-protocol.md): its own answer, not a call lost or
+    // timed out (D136).
+    virtual bool refused_call() const { return false; }
     // Parameters by name (endpoint::settings()); before start().
     virtual core::status configure(const std::map<std::string, std::string>& params) = 0;
     // Brings the DUT up on `s` with its address; frames it sends go to `tx`.

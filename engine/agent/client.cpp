@@ -25,6 +25,7 @@ struct client::impl {
     std::uint64_t next_id = 1;
     std::string broken;
     bool timed_out = false;  // broken by a call's timeout
+    std::string error_code;  // the latest call's error response's code, if it had one
     waiter wait;
 
     // Runs until `done` or the deadline; false on timeout (the socket is then closed).
@@ -70,6 +71,7 @@ void client::use(boost::asio::io_context& io, waiter wait) {
 bool client::broken() const { return !m_->broken.empty(); }
 const std::string& client::broken_reason() const { return m_->broken; }
 bool client::timed_out() const { return m_->timed_out; }
+const std::string& client::error_code() const { return m_->error_code; }
 
 core::status client::connect(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout) {
     boost::system::error_code ec;
@@ -111,6 +113,7 @@ core::result<json> client::call(const std::string& op, json args, std::chrono::m
     const auto id = m_->next_id++;
     args["id"] = id;
     args["op"] = op;
+    m_->error_code.clear();
     if (in) args["data_bytes"] = in->size();
     std::string line = std::move(m_->spare);
     line.clear();
@@ -186,6 +189,7 @@ core::result<json> client::call(const std::string& op, json args, std::chrono::m
         const auto& e = r.contains("error") && r["error"].is_object() ? r["error"] : json::object();
         const auto c = e.contains("code") && e["code"].is_string() ? e["code"].get<std::string>() : "unknown";
         const auto msg = e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>() : "";
+        m_->error_code = c;
         return core::error{"agent " + op + ": " + c + ": " + msg};
     }
     if (auto it = r.find("data_bytes"); it != r.end()) {

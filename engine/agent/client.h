@@ -49,6 +49,10 @@ public:
     // The connection broke because a call got no response within its timeout
     // (an agent held, hung or gone silent), not by an error it answered.
     bool timed_out() const;
+    // The error code of the latest call's error response ("" when it had
+    // none: it succeeded, or failed without an answer): `failed` is the DUT
+    // refusing the operation (docs/agent-protocol.md, Errors).
+    const std::string& error_code() const;
 
 private:
     struct impl;

@@ -67,14 +67,13 @@ void settle_setup(case_result& r, bool every_attempt_held, unsigned attempts);
 // that for a CPU: the figures, said as a clause of the reason; nullopt
 // otherwise (D114).
 std::optional<std::string> agent_call_held(const trace::timing_figures& tm, nanos sent, nanos waited);
-// Real time: the case's `error` is the DUT's agent refusing an operation
-// (code `failed`) after the engine, the DUT or their host was held, between
-// the connection's opening and the refusal, at least as long as the DUT's
-// retries last at the least (its data packets' or its CTRL requests'): its
-// connection may have ended as the retry limit says. The figures, said as a
-// clause of the reason; nullopt otherwise (D136).
-std::optional<std::string> refusal_held(const std::string& reason, const trace::timing_figures& tm, nanos from, nanos to,
-                                        const trace::params& dut);
+// Real time: the DUT's agent refused an operation (code `failed`,
+// dut::refused_call) after the engine, the DUT or their host was held,
+// between the connection's opening and the refusal, at least as long as the
+// DUT's retries last at the least (its data packets' or its CTRL requests'):
+// its connection may have ended as the retry limit says. The figures, said
+// as a clause of the reason; nullopt where the holds were shorter (D136).
+std::optional<std::string> refusal_held(const trace::timing_figures& tm, nanos from, nanos to, const trace::params& dut);
 
 class case_exec {
 public:

@@ -253,12 +253,8 @@ std::optional<std::string> agent_call_held(const trace::timing_figures& tm, nano
            " for a CPU (pid=)";
 }
 
-std::optional<std::string> refusal_held(const std::string& reason, const trace::timing_figures& tm, nanos from, nanos to,
-                                        const trace::params& dut) {
-    // The agent's refusal, as the client words it: "agent OP: failed: why"
-    // (docs/agent-protocol.md, Errors).
-    const auto a = reason.find("agent ");
-    if (!tm.realtime || a == std::string::npos || reason.find(": failed: ", a) == std::string::npos) return std::nullopt;
+std::optional<std::string> refusal_held(const trace::timing_figures& tm, nanos from, nanos to, const trace::params& dut) {
+    if (!tm.realtime) return std::nullopt;
     const nanos need = std::min(dut.data_retries_span(), dut.ctrl_retries_span());
     const auto held = tm.excuse_between(from, to);
     if (need <= nanos{0} || held.most() < need) return std::nullopt;
@@ -271,8 +267,8 @@ std::optional<std::string> refusal_held(const std::string& reason, const trace::
 }
 
 void case_exec::refused_held(case_result& r) const {
-    if (!rt_ || r.v != verdict::error) return;
-    const auto held = refusal_held(r.reason, tr_->timing, connect_from_, s_.now(), protocol_params(wiring_.dut_cfg));
+    if (!rt_ || r.v != verdict::error || !dut_->refused_call()) return;
+    const auto held = refusal_held(tr_->timing, connect_from_, s_.now(), protocol_params(wiring_.dut_cfg));
     if (!held) return;
     r.v = verdict::inconclusive;
     r.reason = "the DUT refused an operation after " + *held + "; nothing was judged (D136): " + r.reason;

@@ -116,6 +116,7 @@ TEST_CASE("client: a hung agent times out, and the connection stays broken") {
     CHECK(took < 2s);
     CHECK(c.broken());
     CHECK(c.timed_out());  // D114: a timeout, not an answered error
+    CHECK(c.error_code().empty());
     auto again = c.call("counters", {}, 1000ms);
     REQUIRE_FALSE(again.ok());
     CHECK_THAT(again.err().message, Catch::Contains("agent poll: no response"));
@@ -194,8 +195,27 @@ TEST_CASE("client: garbage, a wrong id and error responses") {
         auto r = c.call("status", {{"conn", 9}}, 1000ms);
         REQUIRE_FALSE(r.ok());
         CHECK(r.err().message == "agent status: not_found: no such connection");
+        CHECK(c.error_code() == "not_found");
         CHECK_FALSE(c.broken());
         CHECK_FALSE(c.call("status", {{"conn", 9}}, 1000ms).ok());
+    }
+    SECTION("the DUT's refusal is named by its code, and the next call's outcome replaces it") {
+        // D136: a refusal (`failed`) after long holds may be the DUT's
+        // connection ended by its retry limit; the engine tells it from the
+        // code, not from the message's words.
+        int n = 0;
+        fake_agent a([&](const std::string& line) {
+            auto j = agent::json::parse(line);
+            if (n++ == 0)
+                return agent::error_response(j["id"], agent::code::failed, "connection not usable").dump() + "\n";
+            return agent::json{{"id", j["id"]}, {"ok", true}}.dump() + "\n";
+        });
+        agent::client c;
+        REQUIRE(c.connect("127.0.0.1", a.port(), 1000ms).ok());
+        REQUIRE_FALSE(c.call("post_send", {{"conn", 1}}, 1000ms).ok());
+        CHECK(c.error_code() == "failed");
+        CHECK(c.call("poll", {}, 1000ms).ok());
+        CHECK(c.error_code().empty());
     }
 }
 
