@@ -157,6 +157,25 @@ std::optional<outcome> give_up_excused(const context& c, const std::string& side
                         "; it would have said fail");
 }
 
+// A side's Send and Write completions by wr_id.
+std::map<std::uint64_t, const trace::completion*> work_completions(const trace::side_obs& o) {
+    std::map<std::uint64_t, const trace::completion*> by_id;
+    for (const auto& wc : o.completions)
+        if (wc.kind == "send" || wc.kind == "write") by_id[wc.wr_id] = &wc;
+    return by_id;
+}
+
+// Real time: work `what` posted as `p` that did not complete with success
+// (`wc`: its completion, or none) and that the holds may have cut short:
+// never completed (pending_excused) or given up (give_up_excused). The
+// inconclusive outcome, if so.
+std::optional<outcome> cut_short(const context& c, const std::string& side, const std::string& what, const trace::posted_wr& p,
+                                 const trace::completion* wc) {
+    if (!wc) return pending_excused(c, side, what);
+    if (wc->status != "success") return give_up_excused(c, side, what, p.t, *wc);
+    return std::nullopt;
+}
+
 }  // namespace
 
 // Every Send and Write posted completes with the given status (within a time).
@@ -173,9 +192,7 @@ outcome all_complete(const context& c) {
     for (const std::string s : {"dut", "peer"}) {
         if (c.str("side") != "both" && c.str("side") != s) continue;
         const auto& o = side(c, s);
-        std::map<std::uint64_t, const trace::completion*> by_id;
-        for (const auto& wc : o.completions)
-            if (wc.kind == "send" || wc.kind == "write") by_id[wc.wr_id] = &wc;
+        const auto by_id = work_completions(o);
         for (const auto& p : o.posted) {
             if (p.kind == "recv") continue;
             ++n;
@@ -192,13 +209,13 @@ outcome all_complete(const context& c) {
             };
             if (it == by_id.end()) {
                 if (realtime)
-                    if (auto x = pending_excused(c, s, what)) return unfinished(*x);
+                    if (auto x = cut_short(c, s, what, p, nullptr)) return unfinished(*x);
                 return fail(what + " never completed", "completion with status " + want,
                             "no completion by " + fmt_time(c.tr().end), {});
             }
             if (it->second->status != want) {
                 if (realtime && want == "success")
-                    if (auto x = give_up_excused(c, s, what, p.t, *it->second)) return unfinished(*x);
+                    if (auto x = cut_short(c, s, what, p, it->second)) return unfinished(*x);
                 return fail(what + " completed with " + it->second->status, want, it->second->status, {});
             }
             if (within && it->second->t - p.t > *within)
@@ -372,18 +389,14 @@ outcome completion_count(const context& c) {
         const std::string want = c.has("status") ? c.str("status") : "";
         if (c.tr().timing.realtime && (want.empty() || want == "success") &&
             (!c.has("kind") || c.str("kind") == "send" || c.str("kind") == "write")) {
-            std::map<std::uint64_t, const trace::completion*> by_id;
-            for (const auto& wc : o.completions)
-                if (wc.kind == "send" || wc.kind == "write") by_id[wc.wr_id] = &wc;
+            const auto by_id = work_completions(o);
             std::size_t excused = 0;
             std::string first;
             for (const auto& p : o.posted) {
                 if (p.kind == "recv" || (c.has("kind") && p.kind != c.str("kind"))) continue;
                 const std::string w = c.str("side") + " " + p.kind + " wr_id " + std::to_string(p.wr_id);
                 const auto it = by_id.find(p.wr_id);
-                std::optional<outcome> x;
-                if (it == by_id.end()) x = pending_excused(c, c.str("side"), w);
-                else if (it->second->status != "success") x = give_up_excused(c, c.str("side"), w, p.t, *it->second);
+                const auto x = cut_short(c, c.str("side"), w, p, it == by_id.end() ? nullptr : it->second);
                 if (!x) continue;
                 ++excused;
                 if (first.empty()) first = x->message;

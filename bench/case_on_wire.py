@@ -86,18 +86,11 @@ def main():
             quota = CpuQuota(nic.p.pid, a.dut_cpu) if a.dut_cpu else None
             perf_file = os.path.join(a.workdir, f"{i}.perf")
             rec = start_perf(perf_file) if a.perf else None
-            engine_quota = []
-
-            def hold_engine(engine):
-                if a.engine_cpu:
-                    engine_quota.append(CpuQuota(engine.pid, a.engine_cpu, name="mrct-engine"))
             try:
                 spec = dut_spec("udp", ns, tx_packet=a.tx == "packet")
                 rc, res, out = run_mrct(a, os.path.join(a.workdir, str(i)), with_pid(spec, nic.p.pid), ns,
-                                        ["--filter", a.case, "--capture", a.pcap], during=hold_engine)
+                                        ["--filter", a.case, "--capture", a.pcap], engine_cpu=a.engine_cpu)
             finally:
-                for q in engine_quota:
-                    q.remove()
                 nic.stop()
                 if quota:
                     quota.remove()

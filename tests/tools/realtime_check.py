@@ -358,11 +358,9 @@ def main():
         # its connection gone): each failed or errored the reference so
         # before D136 (bench/case_on_wire.py --engine-cpu 5).
         nic = Refnic(args, ns, log=os.path.join(work, "engine-starved.refnic.log"))
-        engine_quota = []
         try:
             rc, res, out = run_mrct(args, os.path.join(work, "engine-starved"), with_pid(dut_spec("udp", ns), nic.p.pid), ns,
-                                    ["--filter", "RTO-004", "--filter", "RNR-009", "--filter", "STR-050"],
-                                    during=lambda engine: engine_quota.append(CpuQuota(engine.pid, 5, name="mrct-engine")))
+                                    ["--filter", "RTO-004", "--filter", "RNR-009", "--filter", "STR-050"], engine_cpu=5)
             got = {c["id"]: c for c in res["cases"]} if res else {}
             bad = {k: c for k, c in got.items()
                    if c["verdict"] not in ("pass", "inconclusive") or (c["verdict"] == "inconclusive" and not measured(c))}
@@ -372,8 +370,6 @@ def main():
             else:
                 print("engine starved: " + ", ".join(f"{k} {c['verdict']}" for k, c in sorted(got.items())))
         finally:
-            for q in engine_quota:
-                q.remove()
             nic.stop()
         # Nobody listening: every case is an error with the reason; the run ends.
         rc, res, out = run_mrct(args, os.path.join(work, "gone"), dut_spec("udp", ns), ns, few)

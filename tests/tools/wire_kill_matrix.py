@@ -90,7 +90,6 @@ def main():
         bugs = {k: v for k, v in bugs.items() if k in args.only.split(",")}
     known = set(filter(None, args.known_escapes.split(",")))
     rows = {}
-    engine_quota = []
     with Netns() as ns:
         def run(bug, clauses, name):
             wire = transport(clauses)
@@ -101,12 +100,8 @@ def main():
                 extra = [x for c in clauses for x in ("--clause", c)]
                 spec = dut_spec(wire, ns, tx_packet=packet)
                 return run_mrct(args, os.path.join(work, name), with_pid(spec, nic.p.pid) if args.pid else spec, ns, extra,
-                                during=lambda engine: engine_quota.append(CpuQuota(engine.pid, args.engine_cpu, name="mrct-engine"))
-                                if args.engine_cpu else None)
+                                engine_cpu=args.engine_cpu)
             finally:
-                for q in engine_quota:
-                    q.remove()
-                engine_quota.clear()
                 nic.stop()
                 if quota:
                     quota.remove()

@@ -207,9 +207,11 @@ def with_pid(spec, pid):
     return spec + f",pid={pid}" if i < 0 else spec[:i] + f",pid={pid}" + spec[i:]
 
 
-def run_mrct(args, out, dut, ns=None, extra=(), plan=None, during=None):
+def run_mrct(args, out, dut, ns=None, extra=(), plan=None, during=None, engine_cpu=None):
     """`during(proc)`: called with the engine's process once the run has started
-    (to act on the DUT, or on the engine, while it runs)."""
+    (to act on the DUT while it runs). `engine_cpu`: the engine's process held
+    to that percentage of a CPU (CpuQuota) for the run: a host too slow for the
+    engine (D136)."""
     # A results.json left from an earlier run in `out` must not stand for
     # this one's (a run that writes none: bad arguments, exit 2).
     shutil.rmtree(out, ignore_errors=True)
@@ -217,9 +219,14 @@ def run_mrct(args, out, dut, ns=None, extra=(), plan=None, during=None):
     if ns:
         cmd = ["ip", "netns", "exec", ns.e] + cmd
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if during:
-        during(p)
-    stdout, stderr = p.communicate()
+    quota = CpuQuota(p.pid, engine_cpu, name="mrct-engine") if engine_cpu else None
+    try:
+        if during:
+            during(p)
+        stdout, stderr = p.communicate()
+    finally:
+        if quota:
+            quota.remove()
     path = os.path.join(out, "results.json")
     res = json.load(open(path)) if os.path.exists(path) else None
     return p.returncode, res, stdout + stderr
