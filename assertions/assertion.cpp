@@ -205,6 +205,8 @@ outcome apply_timing(outcome o, const timing_need& need, const trace::timing_fig
     if (tm.assumed_hold > worst.first) worst = {tm.assumed_hold, ""};  // worded below
     if (tm.step_late_max > worst.first) worst = {tm.step_late_max, late(tm.step_late_max, "plan steps ran")};
     if (tm.rx_delay_max > worst.first) worst = {tm.rx_delay_max, late(tm.rx_delay_max, "DUT frames were handled")};
+    if (tm.turn_max > worst.first)
+        worst = {tm.turn_max, "frames left the engine up to " + fmt_time(tm.turn_max) + " after their stamps (a turn of its events, D137)"};
     const std::string between = o.span ? "between " + fmt_time(o.span->first) + " and " + fmt_time(o.span->second) : "";
     if (o.span && o.excused_by && o.v == verdict::fail) {
         const auto e = excusing_holds(o, tm);

@@ -308,6 +308,9 @@ public:
         t.median = v[v.size() / 2];
         return t;
     }
+    void flush_wire() override {
+        if (port_) port_->flush_tx();
+    }
     bool rx_stamped() const override { return port_ ? port_->rx_stamped() : o_.wire != "dpdk"; }
     bool busy_poll() const override { return o_.wire == "dpdk" && o_.busy_poll; }
     bool shares_host() const override { return o_.shares_host; }

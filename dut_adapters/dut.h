@@ -57,6 +57,9 @@ public:
         (void)now;
         (void)wait;
     }
+    // Real time: sends now the frames the adapter's wire has queued (called
+    // at the end of each turn of the driver's events, D137).
+    virtual void flush_wire() {}
     // The addresses a case uses on this DUT's wire: the DUT's, and the engine
     // peer's. Simulated DUTs use fixed private ones.
     virtual endpoint::address address() const;

@@ -181,7 +181,7 @@ json case_json(const run::case_result& r, std::size_t order) {
                        {"step_late_max_us", us(tm.step_late_max)}, {"rx_delay_max_us", us(tm.rx_delay_max)},
                        {"rx_stamped", tm.rx_stamped},              {"agent_calls", tm.agent_calls},
                        {"agent_call_max_us", us(tm.agent_call_max)}, {"agent_call_median_us", us(tm.agent_call_median)},
-                       {"poll_rtt_max_us", us(tm.poll_rtt_max)},
+                       {"poll_rtt_max_us", us(tm.poll_rtt_max)},   {"turn_max_us", us(tm.turn_max)},
                        // A string: nanoseconds since 1970 lose their last digits in a JSON double.
                        {"wall_zero_unix_ns", std::to_string(tm.wall_zero_unix_ns)}};
         if (tm.frames_lost) c["timing"]["frames_lost"] = tm.frames_lost;

@@ -275,6 +275,10 @@ public:
         return core::ok_status();
     }
 
+    void flush_tx() override {
+        if (!stopped_) flush();
+    }
+
     void stop() override {
         if (stopped_) return;
         flush();

@@ -86,6 +86,11 @@ public:
     // holds now, and says whether frames wait to be read. A port that cannot
     // tell says yes: its sender then waits for the next turn of the loop.
     virtual bool tx_turn() { return true; }
+    // Sends now what send() queued for the next handler (a port that sends
+    // at once has nothing to do). The real-time driver calls it at the end
+    // of each turn of events, so that it knows when the turn's frames left
+    // (realtime_driver::late_turns, D137).
+    virtual void flush_tx() {}
 };
 
 struct udp_options {

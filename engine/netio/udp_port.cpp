@@ -149,6 +149,8 @@ public:
         return core::ok_status();
     }
 
+    void flush_tx() override { flush(); }
+
     bool tx_turn() override {
         flush();
         for (auto& r : rx_) {

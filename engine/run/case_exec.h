@@ -75,6 +75,12 @@ std::optional<std::string> agent_call_held(const trace::timing_figures& tm, nano
 // as a clause of the reason; nullopt where the holds were shorter (D136).
 std::optional<std::string> refusal_held(const trace::timing_figures& tm, nanos from, nanos to, const trace::params& dut);
 
+// Real time: every moment the engine ran behind (D59): the tap's and the
+// steps' (`late`), the driver's late events, and its turns longer than the
+// floor (D137: a frame stamped at a turn's start reached the wire as late as
+// the turn's end, so for a DUT the engine sent it that much later).
+std::vector<trace::timing_figures::late_span> engine_spans(const lateness& late, const sim::realtime_driver& rt);
+
 class case_exec {
 public:
     // `p`: `c` compiled (run/program.h), without errors.

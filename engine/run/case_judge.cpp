@@ -59,6 +59,7 @@ void case_exec::note_timing() {
     tm.event_late_p99 = late.p99;
     tm.step_late_max = late_.step_late_max;
     tm.rx_delay_max = late_.rx_delay_max;
+    tm.turn_max = rt_->longest_turn();
     const auto calls = dut_->agent_call_times();
     tm.agent_calls = calls.calls;
     tm.agent_call_max = calls.max;
@@ -123,11 +124,14 @@ void case_exec::note_timing() {
 static_assert(sim::host_probe::k_period == trace::timing_figures::k_dut_wait_resolution,
               "the DUT's waits are known to within the probe's period");
 
-std::vector<trace::timing_figures::late_span> case_exec::engine_spans() const {
-    auto spans = late_.spans;
-    for (const auto& [due, late] : rt_->late_events(trace::timing_figures::k_late_floor)) spans.push_back({due, late});
+std::vector<trace::timing_figures::late_span> engine_spans(const lateness& late, const sim::realtime_driver& rt) {
+    auto spans = late.spans;
+    for (const auto& [due, l] : rt.late_events(trace::timing_figures::k_late_floor)) spans.push_back({due, l});
+    for (const auto& [began, length] : rt.late_turns(trace::timing_figures::k_late_floor)) spans.push_back({began, length});
     return spans;
 }
+
+std::vector<trace::timing_figures::late_span> case_exec::engine_spans() const { return detail::engine_spans(late_, *rt_); }
 
 nanos case_exec::held_since(nanos from) const {
     auto spans = engine_spans();

@@ -217,6 +217,8 @@ void case_exec::start_realtime() {
         // for its waits (D95).
         probe_ = std::make_unique<sim::host_probe>(sim::host_probe::k_period, sim::host_probe::k_floor, dut_->host_pid(),
                                                    dut_->host_pid() <= 0);
+    // What a turn of events sent leaves at its end, where the driver times it (D137).
+    rt_->set_turn_end([this] { dut_->flush_wire(); });
     dut_->attach(
         rt_->io(),
         [this] {

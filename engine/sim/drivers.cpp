@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -61,6 +62,26 @@ struct realtime_driver::impl {
 
     // Past k_max_samples a late event replaces the sample it is later than
     // (the last one): the maximum is never lost, the percentile is approximate.
+    // Turns longer than k_turn_note: (start, length). Bounded the same way.
+    std::vector<late_sample> turns;
+    static constexpr nanos k_turn_note{5'000};
+    callback turn_end;
+    // The start of the turn whose events are running, if one is: a wait
+    // nested in one of its events (an agent call) ends it where the wait
+    // begins, and it starts again where the wait ends.
+    std::optional<nanos> open_turn;
+    void close_turn() {
+        if (!open_turn) return;
+        if (turn_end) turn_end();
+        note_turn(*open_turn, sim_now() - *open_turn);
+        open_turn.reset();
+    }
+    void note_turn(nanos began, nanos length) {
+        if (length <= k_turn_note) return;
+        if (turns.size() < k_max_samples) turns.push_back({began, length});
+        else if (length > turns.back().late) turns.back() = {began, length};
+    }
+
     void note_late(nanos due, nanos late) {
         if (lateness.size() < k_max_samples) lateness.push_back({due, late});
         else if (late > lateness.back().late) lateness.back() = {due, late};
@@ -164,6 +185,16 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
     // A wait (done != nullptr) is nested in an outer run: it ends only when
     // done or out of time, and leaves a stop() for the outer run to see.
     if (!done) m.stopping = false;
+    // A wait from inside a turn's event: that turn's frames leave now.
+    const bool resumes = m.open_turn.has_value();
+    m.close_turn();
+    struct resume {
+        impl& m;
+        bool on;
+        ~resume() {
+            if (on) m.open_turn = m.sim_now();
+        }
+    } resume_after{m, resumes};
     auto over = [&] { return done ? *done : m.stopping.load(); };
     m.io.restart();
     (void)end_sim;  // scheduler time follows the wall clock, never held back: stamps are wall times
@@ -174,6 +205,8 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
         nanos t = began;
         m.turn_over = false;
         if (t > s_.now()) s_.advance_to(t);
+        bool ran = false;
+        m.open_turn = began;
         while (true) {
             nanos due = s_.next_time();
             if (due > t) {
@@ -187,7 +220,12 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
             }
             m.note_late(due, t - due);
             s_.run_one(t);
+            ran = true;
         }
+        // Every event of the turn ran at t (at most `began` + the
+        // extension): what they sent leaves now, and was stamped then.
+        if (ran) m.close_turn();
+        m.open_turn.reset();
         if (!m.io_first) run_ready(m.io, ready_most);
         if (std::chrono::steady_clock::now() >= end_wall || over()) break;
         const nanos next = s_.next_time();
@@ -242,6 +280,22 @@ std::vector<std::pair<nanos, nanos>> realtime_driver::late_events(nanos floor) c
     for (const auto& x : impl_->lateness)
         if (x.late > floor) out.emplace_back(x.due, x.late);
     return out;
+}
+
+void realtime_driver::set_turn_end(callback cb) { impl_->turn_end = std::move(cb); }
+
+std::vector<std::pair<nanos, nanos>> realtime_driver::late_turns(nanos floor) const {
+    std::vector<std::pair<nanos, nanos>> out;
+    for (const auto& x : impl_->turns)
+        if (x.late > floor) out.emplace_back(x.due, x.late);
+    return out;
+}
+
+nanos realtime_driver::longest_turn(nanos since) const {
+    nanos most{0};
+    for (const auto& x : impl_->turns)
+        if (x.due >= since) most = std::max(most, x.late);
+    return most;
 }
 
 realtime_driver::lateness realtime_driver::lateness_since(nanos since) const {

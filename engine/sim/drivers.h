@@ -105,6 +105,14 @@ public:
     lateness lateness_since(nanos since = nanos{0}) const;
     // Each event that ran more than `floor` late: (due, how late), in order.
     std::vector<std::pair<nanos, nanos>> late_events(nanos floor) const;
+    // Called at the end of each turn in which events ran, before the turn's
+    // length is taken: the wire sends what the turn's events queued.
+    void set_turn_end(callback cb);
+    // Each turn of events longer than `floor`, as (its start, its length):
+    // every event of a turn runs at the turn's start time, so a frame sent
+    // in it is stamped then, and left by the turn's end (D137).
+    std::vector<std::pair<nanos, nanos>> late_turns(nanos floor) const;
+    nanos longest_turn(nanos since = nanos{0}) const;
 
 private:
     void run_to(std::chrono::steady_clock::time_point end_wall, nanos end_sim, const bool* done = nullptr);

@@ -129,6 +129,10 @@ struct timing_figures {
     nanos event_late_max{0}, event_late_p99{0};  // how late they ran after their time
     nanos step_late_max{0};      // a plan step after its time (timed) or its trigger frame
     nanos rx_delay_max{0};       // a DUT frame's age when the engine handled it
+    // The longest turn of the engine's events: each event of a turn runs,
+    // and stamps what it sends, at the turn's start; the frames leave at its
+    // end (D137). Its spans are in `late`.
+    nanos turn_max{0};
     std::uint64_t agent_calls = 0;
     nanos agent_call_max{0}, agent_call_median{0};  // agent round trips (all operations)
     nanos poll_rtt_max{0};       // round trip of a completion poll: the uncertainty of completion times
@@ -189,7 +193,7 @@ struct timing_figures {
 
     // The most any action or reaction of the engine ran behind its time, the
     // figure every timing check compares with what it needs.
-    nanos engine_late() const { return std::max({event_late_max, step_late_max, rx_delay_max, assumed_hold}); }
+    nanos engine_late() const { return std::max({event_late_max, step_late_max, rx_delay_max, turn_max, assumed_hold}); }
     // How long, in all, [from, to] lay inside some span [due, due + late]:
     // the time the host held things there, each moment counted once. With an
     // assumed hold, nothing bounds the total: the whole span.

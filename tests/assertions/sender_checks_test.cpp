@@ -225,6 +225,49 @@ TEST_CASE("a resend crosses an ACK the DUT read late, when a wait of the DUT cov
     }
 }
 
+// SACK-001 with the engine held to 5 % of a CPU (D137): out of a 95 ms hold,
+// one turn of the engine's events built a burst of ACKs, all stamped at the
+// turn's start; they left at its end, about 250 us later. The ACK covering
+// PPSN 100 was stamped 264 us before the DUT's timer resent 100, beyond the
+// crossing window, with no hold of the host recorded in between. The turn's
+// span (realtime_driver::late_turns) is how late those ACKs may have left.
+TEST_CASE("no_go_back_n: an ACK stamped at the start of a long turn of the engine may have left at its end") {
+    auto build = [](bool turn_kept) {
+        trace_builder b;
+        b.tr.crossing = 200us;
+        b.tr.timing.realtime = true;
+        for (std::uint32_t x = 100; x < 108; ++x)
+            b.data(0us, D::from_dut, {.path = 0, .ppsn = x, .offset = (x - 100) * 4096, .msg_len = 65536});
+        b.ack(1000us, D::to_dut, 0, 100, {}, 99);   // record 8: 100 still the path's oldest
+        b.ack(1000us, D::to_dut, 0, 108, {}, 107);  // record 9: covers 100..107
+        b.data(1264us, D::from_dut, {.path = 0, .ppsn = 100, .retx = true, .msg_len = 65536});  // record 10: the timer's
+        if (turn_kept) {
+            b.tr.timing.turn_max = 300us;
+            b.tr.timing.late = {{1000us, 300us}};  // the turn, 1.0 to 1.3 ms
+        }
+        return b;
+    };
+    SECTION("without the turn's span the resend is go-back-N") {
+        auto o = build(false).check("no_go_back_n");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("PPSN 100 on path 0"));
+    }
+    SECTION("with it, the resend may have crossed the ACK: a DUT resending covered PPSNs looks the same, doubted") {
+        auto b = build(true);
+        const assertions::sender_view sv(b.tr);
+        CHECK(sv.crossed == std::vector<std::size_t>{10});
+        REQUIRE(sv.crossed_held.size() == 1);
+        auto o = b.check("no_go_back_n");
+        CHECK(o.v == verdict::inconclusive);
+        CHECK_THAT(o.message, Catch::Contains("it would have said fail"));
+    }
+    SECTION("a turn that ended before the resend's reach does not excuse it") {
+        auto b = build(true);
+        b.tr.timing.late = {{1000us, 30us}};
+        CHECK(b.check("no_go_back_n").v == verdict::fail);
+    }
+}
+
 // Seen in PATH-002 over agent+udp: a timer resend, then two resends within
 // microseconds that something the engine recorded later explains for the DUT.
 TEST_CASE("in real time, a resend sooner than rto_min after an expiry is not a second expiry") {

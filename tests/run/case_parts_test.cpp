@@ -4,6 +4,9 @@
 // Whole cases through all three: runner_test.cpp.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <chrono>
+
 
 #include "run/case_exec.h"
 #include "run/mini_plan.h"
@@ -266,6 +269,36 @@ TEST_CASE("refusal_held: the DUT's agent refusing after holds as long as its ret
     CHECK_FALSE(refusal_held(tm, 30ms, 100ms, dut));  // the holds came before the connection
     tm.realtime = false;
     CHECK_FALSE(refusal_held(tm, 0ms, 100ms, dut));
+}
+
+// D137: a turn of the engine's events stamps every frame at its start and
+// sends them at its end; the turn is one of the engine's late spans, so a
+// frame stamped in it may have reached the DUT as late as the turn's end
+// (held_at). SACK-001 with the engine at 5 % of a CPU: a burst of ACKs left
+// about 250 us after its stamp, and no_go_back_n failed the reference.
+TEST_CASE("engine_spans: the driver's long turns are spans the engine ran behind") {
+    using namespace std::chrono_literals;
+    sim::scheduler s;
+    sim::realtime_driver rt(s);
+    nanos stamp{-1};
+    s.at(2ms, [&] {
+        stamp = s.now();
+        const auto until = std::chrono::steady_clock::now() + 400us;  // building a burst of frames
+        while (std::chrono::steady_clock::now() < until) {
+        }
+    });
+    rt.run_for(6ms);
+    REQUIRE(stamp >= 2ms);
+    lateness late;
+    late.note(1ms, 30us);
+    trace::timing_figures tm;
+    tm.late = engine_spans(late, rt);
+    std::sort(tm.late.begin(), tm.late.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
+    // The tap's span, the turn's, and the event's own lateness if it ran
+    // more than 20 us late (a span that ends at its stamp).
+    REQUIRE(tm.late.size() >= 2);
+    CHECK(tm.late[0].due == 1ms);
+    CHECK(tm.held_at(stamp) >= 400us);  // a frame stamped in the turn may have left 400 us later
 }
 
 // GR-052 with mrct-refnic at 5 % of a CPU (D113): its peers' CONNECTs (7 x

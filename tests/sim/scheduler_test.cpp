@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <string>
 #include <thread>
@@ -330,6 +331,87 @@ TEST_CASE("realtime driver measures how late events ran") {
     CHECK(all.p99 == all.max);  // 2 samples: the 99th percentile is the larger
     const auto later = rt.lateness_since(10ms);  // only the event due at 30 ms
     CHECK(later.events == 1);
+}
+
+// D137: every event of a turn runs, and stamps what it sends, at the turn's
+// start, and the wire sends what they queued when the turn ends. SACK-001 with
+// the engine at 5 % of a CPU: a burst of ACKs recorded at one time, that left
+// about 250 us later, where the DUT's answer to the first crossed the second.
+// The driver calls the turn-end hook (the wire's flush) and keeps the turn's
+// span, so a check knows how late the turn's frames may have left.
+namespace {
+void spin(std::chrono::microseconds d) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+}
+}  // namespace
+
+TEST_CASE("realtime driver: a turn's frames leave at its end, and the turn's span is kept (D137)") {
+    SECTION("two events of one turn, stamped at its start, flushed once at its end") {
+        scheduler s;
+        realtime_driver rt(s);
+        std::vector<nanos> stamps;
+        std::vector<nanos> flushes;  // the driver's time when the hook ran
+        rt.set_turn_end([&] { flushes.push_back(rt.sim_time_of(std::chrono::steady_clock::now())); });
+        for (int i = 0; i < 2; ++i)
+            s.at(2ms, [&] {
+                stamps.push_back(s.now());
+                spin(300us);  // building and queueing frames takes time
+            });
+        rt.run_for(10ms);
+        REQUIRE(stamps.size() == 2);
+        CHECK(stamps[0] == stamps[1]);  // one turn: one time
+        REQUIRE(flushes.size() == 1);
+        CHECK(flushes[0] >= stamps[0] + 600us);
+        const auto turns = rt.late_turns(20us);
+        REQUIRE(turns.size() == 1);
+        const auto [began, length] = turns[0];
+        CHECK(began <= stamps[0]);
+        CHECK(began + length >= flushes[0]);  // the span reaches the flush
+        CHECK(rt.longest_turn() == length);
+        CHECK(rt.late_turns(length).empty());  // longer than the floor only
+    }
+    SECTION("a wait inside an event (an agent call) ends the turn before it and starts it again after") {
+        scheduler s;
+        realtime_driver rt(s);
+        int flushed = 0;
+        rt.set_turn_end([&] { ++flushed; });
+        int before_wait = -1, after_wait = -1;
+        nanos wait_from{0}, wait_to{0};
+        s.at(2ms, [&] {
+            spin(100us);
+            before_wait = flushed;
+            wait_from = rt.sim_time_of(std::chrono::steady_clock::now());
+            const bool never = false;
+            rt.run_while_waiting(never, 5ms);
+            wait_to = rt.sim_time_of(std::chrono::steady_clock::now());
+            after_wait = flushed;
+            spin(100us);
+        });
+        rt.run_for(15ms);
+        CHECK(before_wait == 0);
+        CHECK(after_wait == 1);  // what the event queued before the call left when the call began
+        CHECK(flushed == 2);
+        const auto turns = rt.late_turns(20us);
+        REQUIRE(turns.size() == 2);
+        for (const auto& [began, length] : turns) {
+            INFO("turn from " << began.count() << " ns, " << length.count() << " ns");
+            CHECK(length >= 100us);
+            CHECK_FALSE((began < wait_from + 1ms && began + length > wait_to - 1ms));  // no turn spans the wait
+        }
+        CHECK(turns[1].first >= turns[0].first + turns[0].second);
+    }
+    SECTION("a turn that ran no event is not a turn") {
+        scheduler s;
+        realtime_driver rt(s);
+        int flushed = 0;
+        rt.set_turn_end([&] { ++flushed; });
+        boost::asio::post(rt.io(), [] { spin(300us); });  // I/O work, no event
+        rt.run_for(3ms);
+        CHECK(flushed == 0);
+        CHECK(rt.late_turns(nanos{0}).empty());
+    }
 }
 
 TEST_CASE("re-arming later keeps the order of cancel-and-schedule; moving is not an event") {

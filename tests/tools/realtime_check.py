@@ -134,6 +134,11 @@ def main():
                         if c["verdict"] != "skipped" and "timing" in c and (z is None or not t0 - 1 <= int(z) / 1e9 <= t1):
                             problems.append(f"{name}: {c['id']}: timing.wall_zero_unix_ns {z} is not within the run "
                                             f"({t0:.3f} to {t1:.3f})")
+                        # The engine's turns count in its lateness (D137).
+                        tm = c.get("timing")
+                        if c["verdict"] != "skipped" and tm and not (0 <= tm.get("turn_max_us", -1) <= tm["engine_late_us"]):
+                            problems.append(f"{name}: {c['id']}: timing.turn_max_us {tm.get('turn_max_us')} is missing or "
+                                            f"beyond engine_late_us {tm['engine_late_us']}")
                     ran = [c for c in res["cases"] if c["verdict"] != "skipped"]
                     first_runs[name] = {
                         "runs": len(res["cases"]), "executed": len(ran),
