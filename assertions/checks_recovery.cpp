@@ -579,13 +579,40 @@ outcome failover(const context& c) {
         }
     }
     if (!reset_at) {
-        // Did the path ever have 4 consecutive expiries?
-        unsigned most = 0;
-        for (const auto& x : c.sender().expiries)
-            if (x.path == p) most = std::max(most, x.run);
-        if (most >= 2 * c.tr().p.moves_after)
-            return fail("path " + std::to_string(p) + " had " + std::to_string(most) + " consecutive expiries but was never failed",
-                        "PATH_RESET after the 4th consecutive expiry", "no PATH_RESET", {});
+        // Did the path ever have 4 consecutive expiries, while another path
+        // was in service? §5 (Failed path): "The last path in service never
+        // fails; the retry limit ends it." (D138: PATH-012 with the engine at
+        // 5 % of a CPU, no ACK for 95 ms at a time: the DUT failed paths 0-2
+        // first, then kept path 3 through 6 expiries, as it must.)
+        const auto& sv = c.sender();
+        auto others_failed = [&](const expiry& x) {  // every other path failed, and not back, at x
+            for (unsigned q = 0; q < c.tr().p.num_paths; ++q) {
+                if (q == p) continue;
+                std::optional<std::size_t> failed;  // its latest PATH_RESET before x
+                for (const auto& r : sv.resets)
+                    if (r.path == q && r.rec < x.rec) failed = r.rec;
+                if (!failed) return false;
+                for (const auto& e : sv.tx)  // data on it again: back in service
+                    if (e.path == q && e.rec > *failed && e.rec < x.rec) return false;
+            }
+            return true;
+        };
+        const unsigned fails_at = 2 * c.tr().p.moves_after;
+        unsigned most = 0, last_path_runs = 0;
+        for (const auto& x : sv.expiries) {
+            if (x.path != p) continue;
+            most = std::max(most, x.run);
+            if (x.run != fails_at) continue;
+            if (!others_failed(x))
+                return fail("path " + std::to_string(p) + " had " + std::to_string(fails_at) +
+                                " consecutive expiries while another path was in service, but was never failed",
+                            "PATH_RESET after the 4th consecutive expiry", "no PATH_RESET", {x.rec});
+            ++last_path_runs;
+        }
+        if (last_path_runs)
+            return premise_not_met("path " + std::to_string(p) + " had " + std::to_string(most) +
+                                   " consecutive expiries, but only as the last path in service (every other path "
+                                   "failed), which never fails (§5)");
         // The case's premise (a failed path) did not arise: a count of the
         // failure's frames (PROBE, PATH_RESET_ACK) says nothing either (D111:
         // PATH-011 with mrct-refnic at 5 % of a CPU, its timers held through

@@ -167,7 +167,7 @@ const std::vector<assertion_def>& builtin() {
          {{"paths", T::int_list, "", "paths to check (all if absent)", true}}, k::port_move_after_rtos},
         {"failover", {"MR-PATH-6", "MR-PATH-7"},
          "A path with 4 consecutive expiries is failed (PATH_RESET) and carries no data until a PROBE_REPLY and "
-         "PATH_RESET_ACK.",
+         "PATH_RESET_ACK. The last path in service never fails (§5): expiries there leave the premise unmet (D138).",
          {{"path", T::integer, "", "the DUT path expected to fail"},
           {"within", T::duration, "", "longest time from the run's first expiry to PATH_RESET", true}},
          k::failover, need_of("within", "the deadline for PATH_RESET")},

@@ -75,9 +75,15 @@ public:
         if (auto a = frame_addresses(frame)) {
             if (!local_index(a->first)) return core::error{"frame source " + ip_text(a->first) + " is not this port's address"};
             if (a->second.version != 4) return core::error{"raw send over IPv6: no neighbour lookup (IPv4 only)"};
-            auto n = neighbour_mac(a->second.v4);
-            if (!n) return core::error{"raw send: no neighbour entry for " + ip_text(a->second)};
-            std::memcpy(raw_out_.data(), n->data(), 6);
+            // The neighbour table is read once per destination (macs_, shared
+            // with the packet socket), not for every raw frame.
+            auto it = macs_.find(a->second);
+            if (it == macs_.end()) {
+                auto n = neighbour_mac(a->second.v4);
+                if (!n) return core::error{"raw send: no neighbour entry for " + ip_text(a->second)};
+                it = macs_.emplace(a->second, *n).first;
+            }
+            std::memcpy(raw_out_.data(), it->second.data(), 6);
         }
         std::memcpy(raw_out_.data() + 6, raw_mac_.data(), 6);
         flush();  // what the sockets queued leaves first
@@ -514,7 +520,7 @@ private:
     int pk_fd_ = -1;  // udp_options::packet_iface
     sockaddr_ll pk_to_{};
     wire::mac_addr pk_src_mac_{};
-    std::map<ip_address, wire::mac_addr> macs_;  // destinations' MACs for the packet socket
+    std::map<ip_address, wire::mac_addr> macs_;  // destinations' MACs for the packet socket and raw frames
     std::map<ip_address, std::chrono::steady_clock::time_point> mac_retry_;  // when a missing MAC is looked up again
 
     asio::io_context& io_;

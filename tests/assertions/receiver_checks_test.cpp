@@ -850,6 +850,14 @@ TEST_CASE("all_complete: transmissions the plan dropped take their share of the 
                                              "rto_min doubled per expiry, less the 4 transmissions of one of its packets "
                                              "the plan dropped)"));
     CHECK(out_of_retries(4, {{3ms, 200us}}).v == verdict::fail);  // shorter than what was left
+    // D138: all 7 dropped on a path left as the last in service (the holds
+    // failed the others): the plan's drops take at most the 4 that fail a
+    // path, and holds as long as the other 3 excuse the give-up.
+    auto last = out_of_retries(7, {{3ms, 400us}});
+    CHECK(last.v == verdict::inconclusive);
+    CHECK_THAT(last.message, Catch::Contains("less the 4 transmissions of one of its packets the plan dropped (of 7: those "
+                                             "that fail a path)"));
+    CHECK(out_of_retries(7, {{3ms, 200us}}).v == verdict::fail);
 }
 
 // The DUT's own waits for a CPU (pid=) count in all (D67): a thread kept from

@@ -1212,6 +1212,50 @@ TEST_CASE("port_move_after_rtos and failover") {
     CHECK(o.message == "the case's premise did not arise: path 2 did not fail in this run (at most 1 consecutive expiries on it)");
 }
 
+// §5 (Failed path): "The last path in service never fails; the retry limit
+// ends it." PATH-012 with the engine held to 5 % of a CPU (D138): no ACK
+// came for 95 ms at a time, the DUT failed paths 0-2, then kept path 3, the
+// case's dead route, through 6 expiries, as it must.
+TEST_CASE("failover: the last path in service never fails") {
+    auto build = [](unsigned num_paths) {
+        trace_builder b;
+        b.tr.p.num_paths = num_paths;
+        b.data(0us, D::from_dut, {.path = 0, .ppsn = 50, .sport = 0xC000});
+        b.data(0us, D::from_dut, {.path = 1, .ppsn = 100, .sport = 0xC001});
+        b.ctrl(500us, D::from_dut, wire::ctrl_type::path_reset, {wire::tlv::path_id(0), wire::tlv::initial_ppsn({7})});
+        b.data(1ms, D::from_dut, {.path = 1, .ppsn = 100, .sport = 0xC001, .retx = true});
+        b.data(3ms, D::from_dut, {.path = 1, .ppsn = 100, .epoch = 1, .sport = 0xC011, .retx = true});
+        b.data(7ms, D::from_dut, {.path = 1, .ppsn = 100, .epoch = 1, .sport = 0xC011, .retx = true});
+        return b;
+    };
+    auto fourth = [](trace_builder& b) {  // the 4th and 5th expiries, no PATH_RESET for path 1
+        b.data(15ms, D::from_dut, {.path = 1, .ppsn = 100, .epoch = 2, .sport = 0xC021, .retx = true});
+        b.data(31ms, D::from_dut, {.path = 1, .ppsn = 100, .epoch = 2, .sport = 0xC021, .retx = true});
+    };
+    SECTION("path 0 failed: path 1 is the last in service, and its premise did not arise") {
+        auto b = build(2);
+        fourth(b);
+        auto o = b.check("failover", {{"path", "1"}});
+        CHECK(o.v == verdict::inconclusive);
+        CHECK(o.premise_missing);
+        CHECK(o.message == "the case's premise did not arise: path 1 had 5 consecutive expiries, but only as the last path "
+                           "in service (every other path failed), which never fails (§5)");
+    }
+    SECTION("path 0 back in service before the 4th expiry: path 1 must fail") {
+        auto b = build(2);
+        b.data(10ms, D::from_dut, {.path = 0, .ppsn = 7, .sport = 0xC000});
+        fourth(b);
+        auto o = b.check("failover", {{"path", "1"}});
+        CHECK(o.v == verdict::fail);
+        CHECK(o.message == "path 1 had 4 consecutive expiries while another path was in service, but was never failed");
+    }
+    SECTION("a third path never failed: path 1 must fail") {
+        auto b = build(3);
+        fourth(b);
+        CHECK(b.check("failover", {{"path", "1"}}).v == verdict::fail);
+    }
+}
+
 TEST_CASE("close_after_ack") {
     trace_builder b;
     b.data(0us, D::from_dut, {.ppsn = 100});
