@@ -27,6 +27,7 @@ std::optional<core::nanos> rto_timing_tolerance(const context& c);
 outcome rto_independence(const context& c);
 outcome port_move_after_rtos(const context& c);
 outcome failover(const context& c);
+outcome last_path_kept(const context& c);
 
 // DUT as sender: windows, ECN, grants, RNR (checks_flow.cpp)
 outcome window_limit(const context& c);

@@ -636,4 +636,73 @@ outcome failover(const context& c) {
                 (new_data_after ? " (back in service afterwards)" : ""));
 }
 
+// MR-PATH-6, §5 (Failed path): "The last path in service never fails; the
+// retry limit ends it." A PATH_RESET from the DUT is a failure of its path
+// unless the path is already failed (a repeat of an unanswered PATH_RESET);
+// a failed path is back in service once a PROBE_REPLY and a PATH_RESET_ACK
+// for it were sent to the DUT (MR-PATH-7; taken at the engine's send, the
+// earliest the DUT can have them: in real time the doubt goes the DUT's way),
+// or once the DUT sends data on it. The case's premise: the DUT came down to
+// one path in service (D138).
+outcome last_path_kept(const context& c) {
+    const unsigned n = c.tr().p.num_paths;
+    struct path_state {
+        bool failed = false, replied = false, reset_acked = false;
+        std::size_t reset_rec = 0;
+    };
+    std::vector<path_state> st(n);
+    unsigned most_failed = 0;
+    std::optional<unsigned> kept;  // the path left in service when most_failed reached n - 1
+    for (const auto& r : c.tr().frames) {
+        if (!r.ok()) continue;
+        const auto& f = r.f();
+        if (r.d == trace::dir::from_dut && is_data_opcode(f.bth.opcode)) {
+            if (f.mrh.path_id < n) st[f.mrh.path_id].failed = false;
+            continue;
+        }
+        if (f.bth.opcode != static_cast<std::uint8_t>(opcode::ctrl)) continue;
+        const auto t = read_ctrl_tlvs(f.tlvs);
+        if (!t.path_id || *t.path_id >= n) continue;
+        auto& q = st[*t.path_id];
+        const auto type = f.ctrlh.type;
+        if (r.d == trace::dir::from_dut && type == static_cast<std::uint8_t>(ctrl_type::path_reset)) {
+            if (q.failed) continue;  // the same failure, its PATH_RESET repeated
+            std::vector<std::size_t> others;
+            bool other_in_service = false;
+            for (unsigned x = 0; x < n; ++x) {
+                if (x == *t.path_id) continue;
+                if (!st[x].failed) other_in_service = true;
+                else others.push_back(st[x].reset_rec);
+            }
+            if (!other_in_service && n > 1) {
+                others.push_back(r.index);
+                return fail("the DUT failed path " + std::to_string(*t.path_id) + " at " + fmt_time(r.t) +
+                                " while every other of its " + std::to_string(n) +
+                                " paths was failed: it failed its last path in service",
+                            "the last path in service never fails; the retry limit ends it (§5, Failed path)",
+                            "PATH_RESET of path " + std::to_string(*t.path_id), others);
+            }
+            q = {true, false, false, r.index};
+            unsigned failed = 0;
+            for (const auto& x : st) failed += x.failed;
+            if (failed > most_failed) {
+                most_failed = failed;
+                if (failed + 1 == n)
+                    for (unsigned x = 0; x < n; ++x)
+                        if (!st[x].failed) kept = x;
+            }
+            continue;
+        }
+        if (!r.reached_dut() || !q.failed) continue;
+        if (type == static_cast<std::uint8_t>(ctrl_type::probe_reply)) q.replied = true;
+        if (type == static_cast<std::uint8_t>(ctrl_type::path_reset_ack)) q.reset_acked = true;
+        if (q.replied && q.reset_acked) q.failed = false;
+    }
+    if (!kept)
+        return premise_not_met("the DUT never came down to its last path in service (at most " + std::to_string(most_failed) +
+                               " of its " + std::to_string(n) + " paths failed at once)");
+    return pass("the DUT failed " + std::to_string(n - 1) + " of its " + std::to_string(n) + " paths and kept path " +
+                std::to_string(*kept) + ", the last in service");
+}
+
 }  // namespace mrct::assertions::checks

@@ -171,6 +171,11 @@ const std::vector<assertion_def>& builtin() {
          {{"path", T::integer, "", "the DUT path expected to fail"},
           {"within", T::duration, "", "longest time from the run's first expiry to PATH_RESET", true}},
          k::failover, need_of("within", "the deadline for PATH_RESET")},
+        {"last_path_kept", {"MR-PATH-6"},
+         "The last path in service never fails (§5, Failed path): no PATH_RESET while every other path is failed; the "
+         "retry limit ends that path. Inconclusive unless the DUT came down to one path in service (D138).",
+         {},
+         k::last_path_kept},
         {"window_limit", {"MR-CC-4", "MR-SACK-5"},
          "At most 256 packets in flight per path, and at most the initial window before the path's first ACK. "
          "Inconclusive when the DUT met neither limit (D100).",

@@ -55,6 +55,7 @@ const std::vector<bug_info>& bug_profiles() {
         {bug::df_clear, "df-clear", "MR-HDR-6", "sends IPv4 packets with DF clear and a running Identification (1, 2, 3 ...), as a host stack does for fragmentable datagrams"},
         {bug::pause_frames, "pause-frames", "MR-CC-5", "answers every ACK with ECE with an 802.3x PAUSE frame (quanta 0xFFFF) to its neighbour: congestion pushed down to the link, as a PFC-minded NIC does"},
         {bug::grant_not_shared, "grant-not-shared", "MR-GR-3", "grants every sender the whole inbound rate however many are active: a lone sender's grant is right, several together are granted N times the link"},
+        {bug::fails_last_path, "fails-last-path", "MR-PATH-6", "fails its last path in service too, after its 4th consecutive expiry like any other: the connection is left with no path, its data waiting on probes, where the retry limit should end it"},
     };
     return k_bugs;
 }

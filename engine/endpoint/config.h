@@ -71,6 +71,7 @@ enum class bug : std::uint8_t {
     df_clear,           // MR-HDR-6: sends IPv4 with DF clear and a running Identification
     pause_frames,       // MR-CC-5: answers an ECE with an 802.3x PAUSE frame
     grant_not_shared,   // MR-GR-3: grants every sender the whole inbound rate, however many are active
+    fails_last_path,    // MR-PATH-6: fails its last path in service too (§5: the retry limit ends that one)
 };
 
 struct bug_info {

@@ -445,7 +445,8 @@ void on_rto(endpoint& e, connection& c, unsigned p) {
     t.cwnd = cfg.cwnd_min;  // only this path's window (MR-RTO-4)
     unsigned in_service = 0;
     for (const auto& q : c.tx) in_service += !q.failed;
-    if (t.backoff >= 2 * cfg.moves_after && in_service > 1 && !has(cfg, bug::no_port_move) &&
+    // §5: the last path in service never fails; the retry limit ends it.
+    if (t.backoff >= 2 * cfg.moves_after && (in_service > 1 || has(cfg, bug::fails_last_path)) && !has(cfg, bug::no_port_move) &&
         !has(cfg, bug::no_failover)) {
         carry_out_expiry(e, c, p, move);
         fail_path(e, c, p);  // the 4th consecutive expiry moved the port and fails the path

@@ -1256,6 +1256,70 @@ TEST_CASE("failover: the last path in service never fails") {
     }
 }
 
+// MR-PATH-6, §5: "The last path in service never fails" (D138).
+TEST_CASE("last_path_kept: no PATH_RESET while every other path is failed") {
+    auto build = [] {
+        trace_builder b;
+        b.tr.p.num_paths = 2;
+        b.data(0us, D::from_dut, {.path = 0, .ppsn = 50});
+        b.data(0us, D::from_dut, {.path = 1, .ppsn = 100});
+        b.ctrl(7ms, D::from_dut, wire::ctrl_type::path_reset, {wire::tlv::path_id(0), wire::tlv::initial_ppsn({7})});  // record 2
+        return b;
+    };
+    auto reset1 = [](trace_builder& b, nanos t) {
+        return b.ctrl(t, D::from_dut, wire::ctrl_type::path_reset, {wire::tlv::path_id(1), wire::tlv::initial_ppsn({9})});
+    };
+    SECTION("path 1 kept to the end: the DUT came down to its last path and kept it") {
+        auto b = build();
+        b.data(9ms, D::from_dut, {.path = 1, .ppsn = 100, .retx = true});
+        b.ctrl(10ms, D::from_dut, wire::ctrl_type::path_reset, {wire::tlv::path_id(0), wire::tlv::initial_ppsn({7})});  // a repeat
+        auto o = b.check("last_path_kept");
+        CHECK(o.v == verdict::pass);
+        CHECK(o.message == "the DUT failed 1 of its 2 paths and kept path 1, the last in service");
+    }
+    SECTION("path 1 failed too: its last path") {
+        auto b = build();
+        reset1(b, 9ms);
+        auto o = b.check("last_path_kept");
+        CHECK(o.v == verdict::fail);
+        CHECK(o.message == "the DUT failed path 1 at 9.000 ms while every other of its 2 paths was failed: it failed its last "
+                           "path in service");
+        CHECK(o.frames == std::vector<std::size_t>{2, 3});
+    }
+    SECTION("path 0 back (PROBE_REPLY and PATH_RESET_ACK sent) before path 1 fails: no fault") {
+        auto b = build();
+        b.ctrl(8ms, D::to_dut, wire::ctrl_type::probe_reply, {wire::tlv::path_id(0)});
+        b.ctrl(8ms, D::to_dut, wire::ctrl_type::path_reset_ack, {wire::tlv::path_id(0), wire::tlv::initial_ppsn({7})});
+        reset1(b, 9ms);
+        CHECK(b.check("last_path_kept").v == verdict::pass);
+    }
+    SECTION("only the PROBE_REPLY: path 0 is still failed") {
+        auto b = build();
+        b.ctrl(8ms, D::to_dut, wire::ctrl_type::probe_reply, {wire::tlv::path_id(0)});
+        reset1(b, 9ms);
+        CHECK(b.check("last_path_kept").v == verdict::fail);
+    }
+    SECTION("path 0 carrying data again: back in service") {
+        auto b = build();
+        b.data(8ms, D::from_dut, {.path = 0, .ppsn = 7});
+        reset1(b, 9ms);
+        CHECK(b.check("last_path_kept").v == verdict::pass);
+    }
+    SECTION("no path failed, or never down to one: the premise did not arise") {
+        trace_builder none;
+        none.tr.p.num_paths = 2;
+        none.data(0us, D::from_dut, {.path = 0, .ppsn = 50});
+        auto o = none.check("last_path_kept");
+        CHECK(o.v == verdict::inconclusive);
+        CHECK(o.premise_missing);
+        CHECK(o.message == "the case's premise did not arise: the DUT never came down to its last path in service (at most 0 of "
+                           "its 2 paths failed at once)");
+        auto three = build();
+        three.tr.p.num_paths = 3;
+        CHECK(three.check("last_path_kept").v == verdict::inconclusive);
+    }
+}
+
 TEST_CASE("close_after_ack") {
     trace_builder b;
     b.data(0us, D::from_dut, {.ppsn = 100});

@@ -505,6 +505,27 @@ TEST_CASE("no-failover: a dead path is never failed (MR-PATH-6)") {
     CHECK_FALSE(resets(ep::bug::no_failover));
 }
 
+// §5 (Failed path): "The last path in service never fails; the retry limit
+// ends it." Both routes dead: the reference fails one path and keeps the
+// other until the retry limit ends the WRITE; the profile fails both.
+TEST_CASE("fails-last-path: the last path in service fails too (MR-PATH-6)") {
+    auto failed_paths = [](ep::bug b) {
+        pair_rig r({}, with(b, 2), with(ep::bug::none, 2));
+        auto rk = r.b->register_mr(1 << 20);
+        r.fab->at(direction::a_to_b, 1).set_failed(true);
+        for (std::uint16_t port = 0xC000; port != 0; ++port) r.fab->pin(port, 1);  // every port routes into the dead path
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(1 << 16), r.b->mr_va(rk), rk, 1).ok());
+        // No RTT sample: expiries at 1, 3, 7 and 15 ms fail a path; the
+        // retry limit (7 transmissions) comes at 63 ms.
+        r.run_for(40ms);
+        unsigned n = 0;
+        for (const auto& p : r.a->path_info(r.conn_a)) n += p.failed;
+        return n;
+    };
+    CHECK(failed_paths(ep::bug::none) == 1);
+    CHECK(failed_paths(ep::bug::fails_last_path) == 2);
+}
+
 TEST_CASE("rnr-cuts-window: an RNR cuts every path's window (MR-RNR-5)") {
     auto cwnd_after = [](ep::bug b) {
         pair_rig r({}, with(b, 2), with(ep::bug::none, 2));
@@ -704,7 +725,7 @@ TEST_CASE("every bug profile has a name, a clause and a test above") {
         CHECK(b.clauses.starts_with("MR-"));
         CHECK(ep::bug_by_name(b.name).ok());
     }
-    CHECK(names.size() == 51);
+    CHECK(names.size() == 52);
     CHECK_FALSE(ep::bug_by_name("nonsense").ok());
     CHECK(ep::bug_by_name("none").ok());
     CHECK_FALSE(ep::bug_by_name("").ok());  // an unset variable, not the reference
