@@ -108,7 +108,8 @@ public:
     // Called at the end of each turn in which events ran, before the turn's
     // length is taken: the wire sends what the turn's events queued.
     void set_turn_end(callback cb);
-    // Each turn of events longer than `floor`, as (its start, its length):
+    // Each turn of events longer than `floor`, as (its start, its length),
+    // kept once set_turn_end was called:
     // every event of a turn runs at the turn's start time, so a frame sent
     // in it is stamped then, and left by the turn's end (D137).
     std::vector<std::pair<nanos, nanos>> late_turns(nanos floor) const;

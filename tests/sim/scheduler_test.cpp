@@ -402,6 +402,14 @@ TEST_CASE("realtime driver: a turn's frames leave at its end, and the turn's spa
         }
         CHECK(turns[1].first >= turns[0].first + turns[0].second);
     }
+    SECTION("without a turn-end hook (mrct-refnic's driver) no turn is kept") {
+        scheduler s;
+        realtime_driver rt(s);
+        s.at(1ms, [] { spin(300us); });
+        rt.run_for(3ms);
+        CHECK(rt.late_turns(nanos{0}).empty());
+        CHECK(rt.longest_turn() == nanos{0});
+    }
     SECTION("a turn that ran no event is not a turn") {
         scheduler s;
         realtime_driver rt(s);
