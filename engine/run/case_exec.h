@@ -58,6 +58,10 @@ void counts_need_premise(std::vector<assertion_result>& asserts);
 // the holds were shorter (D113).
 std::optional<std::string> setup_held(const trace::timing_figures& tm, nanos from, nanos to, const trace::params& dut,
                                       const trace::params& peer);
+// A case whose handshake filters kept its connection from opening (the
+// `handshake` assertion's fail), where the CONNECTs ran out while a side was
+// held (setup_held's figures, `held`): inconclusive, saying so (D139).
+void doubt_handshake(assertion_result& ar, case_result& r, const std::string& held);
 // After the last set-up attempt: where every attempt's connection failed to
 // open while held so (setup_held), the case is inconclusive, not an error
 // (D113); otherwise it stays as it is.

@@ -271,6 +271,38 @@ TEST_CASE("refusal_held: the DUT's agent refusing after holds as long as its ret
     CHECK_FALSE(refusal_held(tm, 0ms, 100ms, dut));
 }
 
+// CONN-007 with the engine at 5 % of a CPU (D139): the handshake drops the
+// first ACCEPT; the DUT's 7 CONNECTs went out 1 ms apart from 0.57 ms, the
+// engine was held 91 ms from 0.44 ms and answered all 7 at once after the DUT
+// had given up. The handshake's fail is then inconclusive; held less than a
+// CONNECT's retries last, it stands.
+TEST_CASE("doubt_handshake: a handshake that failed while a side was held through the CONNECTs' retries") {
+    using namespace std::chrono_literals;
+    trace::timing_figures tm;
+    tm.realtime = true;
+    trace::params dut, peer;
+    auto judged = [&](std::vector<trace::timing_figures::late_span> late) {
+        tm.late = std::move(late);
+        run::case_result r;
+        r.v = verdict::fail;
+        run::assertion_result ar;
+        ar.name = "handshake";
+        ar.o.v = verdict::fail;
+        ar.o.message = "not established";
+        if (auto held = setup_held(tm, 300us, 2092ms, dut, peer)) doubt_handshake(ar, r, *held);
+        return std::pair{r.v, ar.o.message};
+    };
+    const auto [v, message] = judged({{440us, 91635us}});
+    CHECK(v == verdict::inconclusive);
+    CHECK(message == "the engine, the DUT or their host was held 91.635 ms while the CONNECTs went out (two longest "
+                     "holds), as long as a CONNECT's retries last at the least (6.000 ms); this check needs the CONNECTs "
+                     "answered while their sender still repeats them; it would have said fail: not established");
+    CHECK(judged({{440us, 3ms}}).first == verdict::fail);     // shorter than the retries
+    CHECK(judged({{500ms, 95ms}}).first == verdict::fail);    // long after the CONNECTs
+    tm.realtime = false;
+    CHECK(judged({{440us, 91635us}}).first == verdict::fail);  // virtual time: nothing is held
+}
+
 // D137: a turn of the engine's events stamps every frame at its start and
 // sends them at its end; the turn is one of the engine's late spans, so a
 // frame stamped in it may have reached the DUT as late as the turn's end
