@@ -102,6 +102,54 @@ std::optional<outcome> pending_excused(const context& c, const std::string& side
     return std::nullopt;
 }
 
+// Real time: whether every timer span of the packet that ran out of
+// retries (the most sent of its message: `sent`, by offset, each
+// transmission's time and whether the plan dropped it) lay in holds: from
+// each transmission to the next, and from the last to the give-up at `end`,
+// the engine, the DUT and their host ran free at most the crossing window
+// and at most half the span (D140). Each such expiry the holds can have
+// caused: the answer could not come. A span the plan's drop of its
+// transmission explains counts too, at most `drops` of them (those that
+// fail a path: give_up_excused). Periodic holds, a CPU quota's (SACK-051
+// with the engine at 2 % of a CPU: 98 ms of each 100 held, its retries
+// spread over several holds none as long as they last), are judged here
+// span by span, where the two longest holds cannot cover them. The words
+// saying so, if so.
+std::optional<std::string> expiries_held(const context& c, const std::map<std::uint32_t, std::vector<std::pair<nanos, bool>>>& sent,
+                                         nanos end, unsigned drops) {
+    const auto& tm = c.tr().timing;
+    const std::vector<std::pair<nanos, bool>>* most = nullptr;
+    std::uint32_t offset = 0;
+    for (const auto& [off, txs] : sent)
+        if (!most || txs.size() > most->size()) {
+            most = &txs;
+            offset = off;
+        }
+    if (!most || most->size() < 2) return std::nullopt;
+    const nanos slack = c.tr().crossing;
+    unsigned held = 0, by_drop = 0;
+    nanos free_most{0};
+    for (std::size_t i = 0; i < most->size(); ++i) {
+        const nanos from = (*most)[i].first, to = i + 1 < most->size() ? (*most)[i + 1].first : end;
+        const nanos free = tm.free_between(from, to);
+        if (to > from && free <= slack && 2 * free <= to - from) {
+            ++held;
+            free_most = std::max(free_most, free);
+        } else if ((*most)[i].second && by_drop < drops) {
+            ++by_drop;
+        } else {
+            return std::nullopt;
+        }
+    }
+    if (!held) return std::nullopt;
+    return "each of the " + std::to_string(most->size()) + " timer spans of its packet at offset " + std::to_string(offset) +
+           " (from each transmission to the next, the last to the give-up) lay in holds of the engine, the DUT or their host" +
+           (by_drop ? " or followed a transmission the plan dropped (" + std::to_string(by_drop) + ")" : std::string{}) +
+           ": " + std::to_string(held) + " of them ran free at most " + fmt_time(free_most) +
+           "; the answers could not come in time; this check needs a span the holds left free for longer than " +
+           fmt_time(slack);
+}
+
 // Real time: work `what` of `side`, posted at `posted`, ended `wc` (out of
 // retries, or its connection in error) while the other side went silent
 // (the engine, or the DUT, held by the host, or a CPU quota) for as long as
@@ -117,16 +165,21 @@ std::optional<outcome> give_up_excused(const context& c, const std::string& side
     // packet's 7 before its path fails) took their share of the retries
     // without the holds: only the rest had to run out under them. The
     // message's most-dropped packet counts, and the rest's timer is taken
-    // from rto_min again (a packet moved to another path may restart its
-    // backoff there): the shortest the retries left can last.
+    // from its least again (rto_min, or rto_initial where shorter: a packet
+    // moved to another path may restart its backoff there): the shortest the
+    // retries left can last.
     unsigned dropped = 0;
+    // Every transmission of the message's packets, by offset: (time, dropped).
+    std::map<std::uint32_t, std::vector<std::pair<nanos, bool>>> sent;
     {
         const auto d = side == "dut" ? trace::dir::from_dut : trace::dir::to_dut;
         std::map<std::uint32_t, unsigned> by_offset;
         for (const auto& r : c.tr().frames)
-            if (r.d == d && r.dropped && r.ok() && wire::is_data_opcode(r.f().bth.opcode) && r.f().mrh.stream_id == wc.stream &&
-                r.f().mrh.stream_seq == wc.stream_seq)
-                dropped = std::max(dropped, ++by_offset[r.f().mrh.msg_offset]);
+            if (r.d == d && r.ok() && wire::is_data_opcode(r.f().bth.opcode) && r.f().mrh.stream_id == wc.stream &&
+                r.f().mrh.stream_seq == wc.stream_seq) {
+                sent[r.f().mrh.msg_offset].emplace_back(r.t, r.dropped);
+                if (r.dropped) dropped = std::max(dropped, ++by_offset[r.f().mrh.msg_offset]);
+            }
     }
     // But no more than fail a path: after 2 x moves_after expiries a
     // conforming sender fails the path and resends elsewhere (§5, Failed
@@ -150,7 +203,12 @@ std::optional<outcome> give_up_excused(const context& c, const std::string& side
     // meanwhile), can have made the retries run out.
     const auto& tm = c.tr().timing;
     const auto held = tm.excuse_between(posted, wc.t);
-    if (held.most() < budget) return std::nullopt;
+    if (held.most() < budget) {
+        if (st != "retry_exceeded") return std::nullopt;
+        if (auto why = expiries_held(c, sent, wc.t, dropped))
+            return inconclusive(what + " ran out of retries, but " + *why + "; it would have said fail");
+        return std::nullopt;
+    }
     const std::string who = held.dut_waits > held.holds
                                 ? waited_words(tm, held.dut_waits) + "between its post and its end"
                                 : std::string(side == "dut" ? "the engine or its host" : "the DUT, the engine or their host") +

@@ -108,10 +108,16 @@ struct params {
     // repeated every rto_initial at the least up to the retry limit, §4).
     nanos ctrl_retries_span() const { return rto_initial * static_cast<std::int64_t>(retry_limit > 0 ? retry_limit - 1 : 0); }
     // The shortest a data packet's retries last: retry_limit transmissions,
-    // the timer at rto_min doubled per expiry (MR-RTO-3), capped at rto_max.
+    // the timer at its least doubled per expiry (MR-RTO-3), capped at
+    // rto_max. Its least is rto_min, or rto_initial where that is shorter: a
+    // path without an RTT sample, new or restarted as new after a
+    // PATH_RESET (§5), times at the initial RTO, which MR-RTO-3's clamp does
+    // not touch (D140: SACK-051 configures 5 ms against an rto_min of 20 ms,
+    // and mrct-refnic resent 5, 10 and 20 ms apart on a path it had failed).
     nanos data_retries_span() const {
+        const nanos least = std::min(rto_min, rto_initial);
         nanos span{0};
-        for (unsigned i = 0; i + 1 < retry_limit; ++i) span += std::min(rto_min * (std::int64_t{1} << std::min(i, 40u)), rto_max);
+        for (unsigned i = 0; i + 1 < retry_limit; ++i) span += std::min(least * (std::int64_t{1} << std::min(i, 40u)), rto_max);
         return span;
     }
 };
@@ -229,6 +235,18 @@ struct timing_figures {
             }
         }
         return total;
+    }
+    // How long within [from, to] neither a hold (late) nor a DUT wait
+    // (dut_waits) covered: the time the engine, the DUT and their host all
+    // ran free there, each moment counted once. With an assumed hold,
+    // nothing ran free.
+    nanos free_between(nanos from, nanos to) const {
+        if (to <= from || assumed_hold > nanos{0}) return nanos{0};
+        if (indexed()) return (to - from) - covered(held_sorted_, from, to);
+        std::vector<late_span> all = late;
+        all.insert(all.end(), dut_waits.begin(), dut_waits.end());
+        std::sort(all.begin(), all.end(), [](const late_span& a, const late_span& b) { return a.due < b.due; });
+        return (to - from) - covered(all, from, to);
     }
     // The two longest holds that meet [from, to], overlapping spans merged
     // into one, summed: what can have delayed one timer, a hold where it

@@ -860,6 +860,77 @@ TEST_CASE("all_complete: transmissions the plan dropped take their share of the 
     CHECK(out_of_retries(7, {{3ms, 200us}}).v == verdict::fail);
 }
 
+// D140: a path without an RTT sample (new, or restarted as new after a
+// PATH_RESET) times at rto_initial, which MR-RTO-3's clamp does not touch;
+// the shortest retries start from it where it is below rto_min. SACK-051
+// with the engine at 2 % of a CPU: rto_initial 5 ms, rto_min 20 ms, rto_max
+// 200 ms; mrct-refnic resent 5, 10 and 20 ms apart on a path it had failed,
+// and its write ran out of retries under two holds of 199 ms. The shortest
+// its retries last is 5 + 10 + ... + 160 = 315 ms, not 20 + 40 + ... = 700.
+TEST_CASE("all_complete: the shortest retries start from rto_initial where it is below rto_min") {
+    auto out_of_retries = [](nanos rto_initial, std::vector<trace::timing_figures::late_span> late) {
+        trace_builder b;
+        b.tr.p.rto_initial = rto_initial;
+        b.tr.p.rto_min = 20ms;
+        b.tr.p.rto_max = 200ms;
+        b.tr.dut.posted = {{1, "write", 0, 0, 100, 0us}};
+        b.tr.dut.completions = {{1, "write", "retry_exceeded", 0, 0, 0, 100, 1000ms}};
+        b.tr.timing.realtime = true;
+        b.tr.timing.late = std::move(late);
+        return b.check("all_complete", {{"side", "dut"}});
+    };
+    CHECK(trace::params{.rto_initial = 5ms, .rto_min = 20ms, .rto_max = 200ms}.data_retries_span() == 315ms);
+    CHECK(trace::params{.rto_initial = 50ms, .rto_min = 20ms, .rto_max = 200ms}.data_retries_span() == 700ms);
+    auto held = out_of_retries(5ms, {{400ms, 199ms}, {700ms, 199ms}});
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("held 398.000 ms (two longest holds); this check needs less than 315.000 ms"));
+    CHECK(out_of_retries(50ms, {{400ms, 199ms}, {700ms, 199ms}}).v == verdict::fail);  // 700 ms needed
+    CHECK(out_of_retries(5ms, {{400ms, 150ms}, {700ms, 150ms}}).v == verdict::fail);   // 300 ms < 315
+}
+
+// D140: under a CPU quota's periodic holds (the engine at 2 % of a CPU: 98
+// ms of each 100 held, then a short run spent catching up) no two holds
+// last as long as the retries, but each timer span lay in them: the DUT's
+// answers could not come. Each span from one transmission of the packet to
+// the next (and the last to the give-up) is judged on its own: a span the
+// holds left free longer than the crossing window (200 us) had its answer
+// in time, and the failure stands.
+TEST_CASE("all_complete: a DUT out of retries with every timer span of its packet in holds") {
+    // rto 20 ms doubled to 200 ms from 10 ms: 10, 30, 70, 150, 310, 510, 710;
+    // the give-up at 910 ms. The holds: 100 ms each from 0, `gap` apart.
+    auto out_of_retries = [](nanos gap, bool dropped_first = false, unsigned sends = 7) {
+        trace_builder b;
+        b.tr.p.rto_initial = 20ms;
+        b.tr.p.rto_min = 20ms;
+        b.tr.p.rto_max = 200ms;
+        b.tr.crossing = 200us;
+        b.tr.dut.posted = {{1, "write", 0, 0, 100, 0us}};
+        const nanos at[] = {10ms, 30ms, 70ms, 150ms, 310ms, 510ms, 710ms};
+        for (unsigned i = 0; i < sends; ++i)
+            b.data(at[i], D::from_dut, {.path = 0, .ppsn = 100, .retx = i > 0, .offset = 0}).dropped = dropped_first && i == 0;
+        b.data(11ms, D::from_dut, {.path = 1, .ppsn = 200, .offset = 4096});  // another packet, sent once
+        b.tr.dut.completions = {{1, "write", "retry_exceeded", 0, 0, 0, 100, 910ms}};
+        b.tr.timing.realtime = true;
+        for (int k = 0; k < 10; ++k) b.tr.timing.late.push_back({nanos{k * 100ms}, 100ms - gap});
+        return b.check("all_complete", {{"side", "dut"}});
+    };
+    auto held = out_of_retries(50us);
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("dut write wr_id 1 ran out of retries, but each of the 7 timer spans of its packet "
+                                             "at offset 0 (from each transmission to the next, the last to the give-up) lay "
+                                             "in holds of the engine, the DUT or their host: 7 of them ran free at most "
+                                             "100.000 us"));
+    // 2 ms free in each 100: the engine ran free long enough to answer.
+    CHECK(out_of_retries(2ms).v == verdict::fail);
+    // The first span's free time was 0.05 ms of its 20 ms: held; with the
+    // plan's drop of the first transmission it counts either way.
+    CHECK(out_of_retries(50us, true).v == verdict::inconclusive);
+    // A quiet host: no holds at all.
+    CHECK(out_of_retries(100ms).v == verdict::fail);
+    // One transmission only: no timer span between transmissions to judge.
+    CHECK(out_of_retries(50us, false, 1).v == verdict::fail);
+}
+
 // The DUT's own waits for a CPU (pid=) count in all (D67): a thread kept from
 // a CPU in many short spans takes its expiries before the ACKs that queued
 // meanwhile, each expiry after a wait as long as its timer.
