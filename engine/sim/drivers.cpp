@@ -80,13 +80,16 @@ struct realtime_driver::impl {
         // Only where someone times the wire by them (set_turn_end: the
         // engine's case); mrct-refnic runs one driver for hours and reads none.
         if (!turn_end || length <= k_turn_note) return;
-        if (turns.size() < k_max_samples) turns.push_back({began, length});
-        else if (length > turns.back().late) turns.back() = {began, length};
+        keep(turns, {began, length});
     }
 
-    void note_late(nanos due, nanos late) {
-        if (lateness.size() < k_max_samples) lateness.push_back({due, late});
-        else if (late > lateness.back().late) lateness.back() = {due, late};
+    void note_late(nanos due, nanos late) { keep(lateness, {due, late}); }
+
+    // The first k_max_samples; past them, one later than the last kept
+    // replaces it (the worst is never lost).
+    static void keep(std::vector<late_sample>& v, late_sample x) {
+        if (v.size() < k_max_samples) v.push_back(x);
+        else if (x.late > v.back().late) v.back() = x;
     }
 
     nanos sim_now() const {
@@ -293,10 +296,9 @@ std::vector<std::pair<nanos, nanos>> realtime_driver::late_turns(nanos floor) co
     return out;
 }
 
-nanos realtime_driver::longest_turn(nanos since) const {
+nanos realtime_driver::longest_turn() const {
     nanos most{0};
-    for (const auto& x : impl_->turns)
-        if (x.due >= since) most = std::max(most, x.late);
+    for (const auto& x : impl_->turns) most = std::max(most, x.late);
     return most;
 }
 

@@ -113,7 +113,7 @@ public:
     // every event of a turn runs at the turn's start time, so a frame sent
     // in it is stamped then, and left by the turn's end (D137).
     std::vector<std::pair<nanos, nanos>> late_turns(nanos floor) const;
-    nanos longest_turn(nanos since = nanos{0}) const;
+    nanos longest_turn() const;  // the longest of them (0: none over the 5 us it keeps)
 
 private:
     void run_to(std::chrono::steady_clock::time_point end_wall, nanos end_sim, const bool* done = nullptr);
