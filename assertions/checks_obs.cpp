@@ -213,15 +213,18 @@ std::optional<outcome> give_up_excused(const context& c, const std::string& side
                                 ? waited_words(tm, held.dut_waits) + "between its post and its end"
                                 : std::string(side == "dut" ? "the engine or its host" : "the DUT, the engine or their host") +
                                       " was held " + fmt_time(held.holds) + " (two longest holds)";
+    const std::string doubled = prm.rto_initial < prm.rto_min
+                                    ? "rto_initial doubled per expiry (below rto_min: a path without an RTT sample, D140)"
+                                    : "rto_min doubled per expiry";
     const std::string less_drops =
         dropped ? ", less the " + std::to_string(dropped) + " transmissions of one of its packets the plan dropped" +
                       (dropped_all > dropped ? " (of " + std::to_string(dropped_all) + ": those that fail a path)" : "")
                 : "";
     return inconclusive(what + (st == "retry_exceeded" ? " ran out of retries" : " ended with its connection in error") +
                         " while " + who + "; this check needs less than " + fmt_time(budget) +
-                        (st == "retry_exceeded" ? " (the shortest its retries can last: rto_min doubled per expiry" + less_drops + ")"
+                        (st == "retry_exceeded" ? " (the shortest its retries can last: " + doubled + less_drops + ")"
                                                 : " (the shortest its retries can last: a CTRL request every rto_initial, or "
-                                                  "rto_min doubled per expiry" + less_drops + ")") +
+                                                  + doubled + less_drops + ")") +
                         "; it would have said fail");
 }
 
