@@ -103,8 +103,9 @@ std::optional<outcome> pending_excused(const context& c, const std::string& side
 }
 
 // Real time: whether every timer span of the packet that ran out of
-// retries (the most sent of its message: `sent`, by offset, each
-// transmission's time and whether the plan dropped it) lay in holds: from
+// retries (the most sent of its message, any of them if several were sent
+// as often: `sent`, by offset, each transmission's time and whether the
+// plan dropped it) lay in holds: from
 // each transmission to the next, and from the last to the give-up at `end`,
 // the engine, the DUT and their host ran free at most the crossing window
 // and at most half the span (D140). Each such expiry the holds can have
@@ -118,36 +119,38 @@ std::optional<outcome> pending_excused(const context& c, const std::string& side
 std::optional<std::string> expiries_held(const context& c, const std::map<std::uint32_t, std::vector<std::pair<nanos, bool>>>& sent,
                                          nanos end, unsigned drops) {
     const auto& tm = c.tr().timing;
-    const std::vector<std::pair<nanos, bool>>* most = nullptr;
-    std::uint32_t offset = 0;
-    for (const auto& [off, txs] : sent)
-        if (!most || txs.size() > most->size()) {
-            most = &txs;
-            offset = off;
-        }
-    if (!most || most->size() < 2) return std::nullopt;
+    std::size_t most = 0;
+    for (const auto& [off, txs] : sent) most = std::max(most, txs.size());
+    if (most < 2) return std::nullopt;
     const nanos slack = c.tr().crossing;
-    unsigned held = 0, by_drop = 0;
-    nanos free_most{0};
-    for (std::size_t i = 0; i < most->size(); ++i) {
-        const nanos from = (*most)[i].first, to = i + 1 < most->size() ? (*most)[i + 1].first : end;
-        const nanos free = tm.free_between(from, to);
-        if (to > from && free <= slack && 2 * free <= to - from) {
-            ++held;
-            free_most = std::max(free_most, free);
-        } else if ((*most)[i].second && by_drop < drops) {
-            ++by_drop;
-        } else {
-            return std::nullopt;
+    // Any packet sent that often may be the one that ran out.
+    for (const auto& [offset, txs] : sent) {
+        if (txs.size() != most) continue;
+        unsigned held = 0, by_drop = 0;
+        nanos free_most{0};
+        bool all = true;
+        for (std::size_t i = 0; i < txs.size() && all; ++i) {
+            const nanos from = txs[i].first, to = i + 1 < txs.size() ? txs[i + 1].first : end;
+            const nanos free = tm.free_between(from, to);
+            if (to > from && free <= slack && 2 * free <= to - from) {
+                ++held;
+                free_most = std::max(free_most, free);
+            } else if (txs[i].second && by_drop < drops) {
+                ++by_drop;
+            } else {
+                all = false;
+            }
         }
+        if (!all || !held) continue;
+        return "each of the " + std::to_string(most) + " timer spans of its packet at offset " + std::to_string(offset) +
+               " (from each transmission to the next, the last to the give-up) lay in holds of the engine, the DUT or their "
+               "host" +
+               (by_drop ? " or followed a transmission the plan dropped (" + std::to_string(by_drop) + ")" : std::string{}) +
+               ": " + std::to_string(held) + " of them ran free at most " + fmt_time(free_most) +
+               "; the answers could not come in time; this check needs a span the holds left free for longer than " +
+               fmt_time(slack);
     }
-    if (!held) return std::nullopt;
-    return "each of the " + std::to_string(most->size()) + " timer spans of its packet at offset " + std::to_string(offset) +
-           " (from each transmission to the next, the last to the give-up) lay in holds of the engine, the DUT or their host" +
-           (by_drop ? " or followed a transmission the plan dropped (" + std::to_string(by_drop) + ")" : std::string{}) +
-           ": " + std::to_string(held) + " of them ran free at most " + fmt_time(free_most) +
-           "; the answers could not come in time; this check needs a span the holds left free for longer than " +
-           fmt_time(slack);
+    return std::nullopt;
 }
 
 // Real time: work `what` of `side`, posted at `posted`, ended `wc` (out of

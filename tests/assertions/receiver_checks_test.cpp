@@ -933,6 +933,32 @@ TEST_CASE("all_complete: a DUT out of retries with every timer span of its packe
     CHECK(out_of_retries(50us, false, 1).v == verdict::fail);
 }
 
+// Of two packets sent as often, either may be the one that ran out: the
+// first (offset 0) was sent where the engine ran free, the second (offset
+// 4096) wholly inside holds.
+TEST_CASE("all_complete: any packet sent as often as the most-sent may be the one that ran out") {
+    auto out_of_retries = [](bool second_held) {
+        trace_builder b;
+        b.tr.p.rto_initial = 20ms;
+        b.tr.p.rto_min = 20ms;
+        b.tr.p.rto_max = 200ms;
+        b.tr.crossing = 200us;
+        b.tr.dut.posted = {{1, "write", 0, 0, 100, 0us}};
+        for (unsigned i = 0; i < 3; ++i) b.data(nanos{i * 30ms}, D::from_dut, {.path = 0, .ppsn = 100, .retx = i > 0, .offset = 0});
+        for (unsigned i = 0; i < 3; ++i)
+            b.data(nanos{200ms + i * 20ms}, D::from_dut, {.path = 1, .ppsn = 200, .retx = i > 0, .offset = 4096});
+        b.tr.dut.completions = {{1, "write", "retry_exceeded", 0, 0, 0, 100, 280ms}};
+        b.tr.timing.realtime = true;
+        // Held from 190 ms to the end: the first packet's spans ran free.
+        b.tr.timing.late.push_back({190ms, second_held ? 100ms : 10ms});
+        return b.check("all_complete", {{"side", "dut"}});
+    };
+    auto held = out_of_retries(true);
+    CHECK(held.v == verdict::inconclusive);
+    CHECK_THAT(held.message, Catch::Contains("each of the 3 timer spans of its packet at offset 4096"));
+    CHECK(out_of_retries(false).v == verdict::fail);
+}
+
 // The DUT's own waits for a CPU (pid=) count in all (D67): a thread kept from
 // a CPU in many short spans takes its expiries before the ACKs that queued
 // meanwhile, each expiry after a wait as long as its timer.
