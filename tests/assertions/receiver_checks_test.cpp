@@ -890,6 +890,18 @@ TEST_CASE("all_complete: the shortest retries start from rto_initial where it is
     CHECK(out_of_retries(5ms, {{400ms, 150ms}, {700ms, 150ms}}).v == verdict::fail);   // 300 ms < 315
 }
 
+// A DUT with coarse timers (rto 20 ms to 200 ms) and one WRITE posted at 0,
+// in real time with the veth's crossing window (D140's cases).
+static trace_builder coarse_writer() {
+    trace_builder b;
+    b.tr.p.rto_initial = 20ms;
+    b.tr.p.rto_min = 20ms;
+    b.tr.p.rto_max = 200ms;
+    b.tr.crossing = 200us;
+    b.tr.dut.posted = {{1, "write", 0, 0, 100, 0us}};
+    return b;
+}
+
 // D140: under a CPU quota's periodic holds (the engine at 2 % of a CPU: 98
 // ms of each 100 held, then a short run spent catching up) no two holds
 // last as long as the retries, but each timer span lay in them: the DUT's
@@ -901,12 +913,7 @@ TEST_CASE("all_complete: a DUT out of retries with every timer span of its packe
     // rto 20 ms doubled to 200 ms from 10 ms: 10, 30, 70, 150, 310, 510, 710;
     // the give-up at 910 ms. The holds: 100 ms each from 0, `gap` apart.
     auto out_of_retries = [](nanos gap, bool dropped_first = false, unsigned sends = 7) {
-        trace_builder b;
-        b.tr.p.rto_initial = 20ms;
-        b.tr.p.rto_min = 20ms;
-        b.tr.p.rto_max = 200ms;
-        b.tr.crossing = 200us;
-        b.tr.dut.posted = {{1, "write", 0, 0, 100, 0us}};
+        auto b = coarse_writer();
         const nanos at[] = {10ms, 30ms, 70ms, 150ms, 310ms, 510ms, 710ms};
         for (unsigned i = 0; i < sends; ++i)
             b.data(at[i], D::from_dut, {.path = 0, .ppsn = 100, .retx = i > 0, .offset = 0}).dropped = dropped_first && i == 0;
@@ -938,12 +945,7 @@ TEST_CASE("all_complete: a DUT out of retries with every timer span of its packe
 // 4096) wholly inside holds.
 TEST_CASE("all_complete: any packet sent as often as the most-sent may be the one that ran out") {
     auto out_of_retries = [](bool second_held) {
-        trace_builder b;
-        b.tr.p.rto_initial = 20ms;
-        b.tr.p.rto_min = 20ms;
-        b.tr.p.rto_max = 200ms;
-        b.tr.crossing = 200us;
-        b.tr.dut.posted = {{1, "write", 0, 0, 100, 0us}};
+        auto b = coarse_writer();
         for (unsigned i = 0; i < 3; ++i) b.data(nanos{i * 30ms}, D::from_dut, {.path = 0, .ppsn = 100, .retx = i > 0, .offset = 0});
         for (unsigned i = 0; i < 3; ++i)
             b.data(nanos{200ms + i * 20ms}, D::from_dut, {.path = 1, .ppsn = 200, .retx = i > 0, .offset = 4096});
