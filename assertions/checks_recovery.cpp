@@ -25,6 +25,75 @@ bool wanted_path(const context& c, unsigned p) {
     return std::find(v.begin(), v.end(), static_cast<std::int64_t>(p)) != v.end();
 }
 
+// The DUT's failures of its paths as the wire shows them (§5, Failed path;
+// D138): per path, in record order, its PATH_RESETs, its data, and the
+// PROBE_REPLYs and PATH_RESET_ACKs that reached it. A PATH_RESET fails the
+// path (one while it is failed repeats an unanswered one: the same
+// failure); data from the DUT on it shows it back in service; so does,
+// where the rule takes it (`by_ctrl`), a PROBE_REPLY and a PATH_RESET_ACK
+// both sent to the DUT since the failure (the engine's send, the earliest
+// the DUT can have them). Which rule favours the DUT depends on the
+// question: `failover` asks whether another path was in service (data only:
+// a path brought back but idle counts as failed, so its premise is unmet
+// rather than failed), `last_path_kept` whether every other path was failed
+// (by either: a path counts as back as early as it can be).
+class path_failures {
+public:
+    path_failures(const trace::trace& tr, unsigned n) : events_(n) {
+        for (const auto& r : tr.frames) {
+            if (!r.ok()) continue;
+            const auto& f = r.f();
+            if (r.d == trace::dir::from_dut && is_data_opcode(f.bth.opcode)) {
+                if (f.mrh.path_id < n) events_[f.mrh.path_id].push_back({r.index, kind::data});
+                continue;
+            }
+            if (f.bth.opcode != static_cast<std::uint8_t>(opcode::ctrl)) continue;
+            const auto t = read_ctrl_tlvs(f.tlvs);
+            if (!t.path_id || *t.path_id >= n) continue;
+            const auto type = f.ctrlh.type;
+            auto& ev = events_[*t.path_id];
+            if (r.d == trace::dir::from_dut && type == static_cast<std::uint8_t>(ctrl_type::path_reset))
+                ev.push_back({r.index, kind::reset});
+            else if (r.reached_dut() && type == static_cast<std::uint8_t>(ctrl_type::probe_reply))
+                ev.push_back({r.index, kind::reply});
+            else if (r.reached_dut() && type == static_cast<std::uint8_t>(ctrl_type::path_reset_ack))
+                ev.push_back({r.index, kind::reset_ack});
+        }
+    }
+    unsigned paths() const { return static_cast<unsigned>(events_.size()); }
+    // Whether path q was failed just before record `rec`.
+    bool failed_before(unsigned q, std::size_t rec, bool by_ctrl) const {
+        bool failed = false, replied = false, acked = false;
+        for (const auto& e : events_[q]) {
+            if (e.rec >= rec) break;
+            switch (e.k) {
+                case kind::reset:
+                    if (!failed) failed = true, replied = acked = false;
+                    break;
+                case kind::data: failed = false; break;
+                case kind::reply: replied = replied || failed; break;
+                case kind::reset_ack: acked = acked || failed; break;
+            }
+            if (by_ctrl && failed && replied && acked) failed = false;
+        }
+        return failed;
+    }
+    // Whether every path but p was failed just before record `rec`.
+    bool others_failed_before(unsigned p, std::size_t rec, bool by_ctrl) const {
+        for (unsigned q = 0; q < paths(); ++q)
+            if (q != p && !failed_before(q, rec, by_ctrl)) return false;
+        return true;
+    }
+
+private:
+    enum class kind { reset, data, reply, reset_ack };
+    struct event {
+        std::size_t rec;
+        kind k;
+    };
+    std::vector<std::vector<event>> events_;
+};
+
 // How long a path held packets unacknowledged at most, replayed from the wire
 // as a per-path timer would run it (started by a first transmission onto an
 // empty path, restarted by an ACK that acknowledges something new and by each
@@ -70,27 +139,30 @@ unacked_span longest_unacked(const context& c, unsigned p) {
     unacked_span u;
     u.path = p;
     unsigned inflight = 0;
-    std::optional<nanos> start;
+    // The timer's start while it runs (a plain pair, not an optional: g++
+    // 12 saw the optional's value as maybe uninitialized at -O2).
+    bool running = false;
+    nanos start{0};
     for (const auto& e : timer_events(c.sender(), p)) {
-        if (start) u.longest = std::max(u.longest, e.t - *start);
+        if (running) u.longest = std::max(u.longest, e.t - start);
         switch (e.kind) {
         case timer_event::first:
             ++u.packets;
-            if (inflight++ == 0) start = e.t;
+            if (inflight++ == 0) running = true, start = e.t;
             break;
-        case timer_event::expiry_resend: start = e.t; break;
+        case timer_event::expiry_resend: running = true, start = e.t; break;
         case timer_event::ack:
             inflight -= std::min(inflight, e.newly);
-            if (e.newly) start = inflight ? std::optional<nanos>(e.t) : std::nullopt;
+            if (e.newly) running = inflight > 0, start = e.t;
             break;
         case timer_event::reset:
             inflight = 0;
-            start.reset();
+            running = false;
             break;
         case timer_event::other_resend: break;
         }
     }
-    if (start) u.longest = std::max(u.longest, c.tr().end - *start);
+    if (running) u.longest = std::max(u.longest, c.tr().end - start);
     return u;
 }
 
@@ -585,25 +657,14 @@ outcome failover(const context& c) {
         // 5 % of a CPU, no ACK for 95 ms at a time: the DUT failed paths 0-2
         // first, then kept path 3 through 6 expiries, as it must.)
         const auto& sv = c.sender();
-        auto others_failed = [&](const expiry& x) {  // every other path failed, and not back, at x
-            for (unsigned q = 0; q < c.tr().p.num_paths; ++q) {
-                if (q == p) continue;
-                std::optional<std::size_t> failed;  // its latest PATH_RESET before x
-                for (const auto& r : sv.resets)
-                    if (r.path == q && r.rec < x.rec) failed = r.rec;
-                if (!failed) return false;
-                for (const auto& e : sv.tx)  // data on it again: back in service
-                    if (e.path == q && e.rec > *failed && e.rec < x.rec) return false;
-            }
-            return true;
-        };
+        const path_failures pf(c.tr(), c.tr().p.num_paths);
         const unsigned fails_at = 2 * c.tr().p.moves_after;
         unsigned most = 0, last_path_runs = 0;
         for (const auto& x : sv.expiries) {
             if (x.path != p) continue;
             most = std::max(most, x.run);
             if (x.run != fails_at) continue;
-            if (!others_failed(x))
+            if (!pf.others_failed_before(p, x.rec, false))
                 return fail("path " + std::to_string(p) + " had " + std::to_string(fails_at) +
                                 " consecutive expiries while another path was in service, but was never failed",
                             "PATH_RESET after the 4th consecutive expiry", "no PATH_RESET", {x.rec});
@@ -646,57 +707,45 @@ outcome failover(const context& c) {
 // one path in service (D138).
 outcome last_path_kept(const context& c) {
     const unsigned n = c.tr().p.num_paths;
-    struct path_state {
-        bool failed = false, replied = false, reset_acked = false;
-        std::size_t reset_rec = 0;
-    };
-    std::vector<path_state> st(n);
+    const path_failures pf(c.tr(), n);
     unsigned most_failed = 0;
     std::optional<unsigned> kept;  // the path left in service when most_failed reached n - 1
     for (const auto& r : c.tr().frames) {
-        if (!r.ok()) continue;
-        const auto& f = r.f();
-        if (r.d == trace::dir::from_dut && is_data_opcode(f.bth.opcode)) {
-            if (f.mrh.path_id < n) st[f.mrh.path_id].failed = false;
+        if (!r.ok() || r.d != trace::dir::from_dut || r.f().bth.opcode != static_cast<std::uint8_t>(opcode::ctrl) ||
+            r.f().ctrlh.type != static_cast<std::uint8_t>(ctrl_type::path_reset))
             continue;
-        }
-        if (f.bth.opcode != static_cast<std::uint8_t>(opcode::ctrl)) continue;
-        const auto t = read_ctrl_tlvs(f.tlvs);
+        const auto t = read_ctrl_tlvs(r.f().tlvs);
         if (!t.path_id || *t.path_id >= n) continue;
-        auto& q = st[*t.path_id];
-        const auto type = f.ctrlh.type;
-        if (r.d == trace::dir::from_dut && type == static_cast<std::uint8_t>(ctrl_type::path_reset)) {
-            if (q.failed) continue;  // the same failure, its PATH_RESET repeated
-            std::vector<std::size_t> others;
-            bool other_in_service = false;
-            for (unsigned x = 0; x < n; ++x) {
-                if (x == *t.path_id) continue;
-                if (!st[x].failed) other_in_service = true;
-                else others.push_back(st[x].reset_rec);
+        const unsigned p = *t.path_id;
+        if (pf.failed_before(p, r.index, true)) continue;  // the same failure, its PATH_RESET repeated
+        if (n > 1 && pf.others_failed_before(p, r.index, true)) {
+            std::vector<std::size_t> others;  // the PATH_RESETs that failed the others
+            for (const auto& o : c.tr().frames) {
+                if (o.index >= r.index) break;
+                if (!o.ok() || o.d != trace::dir::from_dut || o.f().bth.opcode != static_cast<std::uint8_t>(opcode::ctrl) ||
+                    o.f().ctrlh.type != static_cast<std::uint8_t>(ctrl_type::path_reset))
+                    continue;
+                const auto ot = read_ctrl_tlvs(o.f().tlvs);
+                if (ot.path_id && *ot.path_id < n && *ot.path_id != p && !pf.failed_before(*ot.path_id, o.index, true))
+                    others.push_back(o.index);
             }
-            if (!other_in_service && n > 1) {
-                others.push_back(r.index);
-                return fail("the DUT failed path " + std::to_string(*t.path_id) + " at " + fmt_time(r.t) +
-                                " while every other of its " + std::to_string(n) +
-                                " paths was failed: it failed its last path in service",
-                            "the last path in service never fails; the retry limit ends it (§5, Failed path)",
-                            "PATH_RESET of path " + std::to_string(*t.path_id), others);
-            }
-            q = {true, false, false, r.index};
-            unsigned failed = 0;
-            for (const auto& x : st) failed += x.failed;
-            if (failed > most_failed) {
-                most_failed = failed;
-                if (failed + 1 == n)
-                    for (unsigned x = 0; x < n; ++x)
-                        if (!st[x].failed) kept = x;
-            }
-            continue;
+            others.push_back(r.index);
+            return fail("the DUT failed path " + std::to_string(p) + " at " + fmt_time(r.t) + " while every other of its " +
+                            std::to_string(n) + " paths was failed: it failed its last path in service",
+                        "the last path in service never fails; the retry limit ends it (§5, Failed path)",
+                        "PATH_RESET of path " + std::to_string(p), others);
         }
-        if (!r.reached_dut() || !q.failed) continue;
-        if (type == static_cast<std::uint8_t>(ctrl_type::probe_reply)) q.replied = true;
-        if (type == static_cast<std::uint8_t>(ctrl_type::path_reset_ack)) q.reset_acked = true;
-        if (q.replied && q.reset_acked) q.failed = false;
+        unsigned failed = 1;  // p, from this record
+        std::optional<unsigned> left;
+        for (unsigned x = 0; x < n; ++x)
+            if (x != p) {
+                if (pf.failed_before(x, r.index, true)) ++failed;
+                else left = x;
+            }
+        if (failed > most_failed) {
+            most_failed = failed;
+            if (failed + 1 == n) kept = left;
+        }
     }
     if (!kept)
         return premise_not_met("the DUT never came down to its last path in service (at most " + std::to_string(most_failed) +
