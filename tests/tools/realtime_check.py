@@ -15,6 +15,8 @@ Then the reference over IPv6, over agent+udp with both ends sending through
 packet sockets (tx=packet, mrct-refnic --packet-tx; a case or more of each
 area), and over agent+dpdk. Then what goes wrong: a wrong token, an agent that is gone, the DUT killed in
 the middle of a run (error verdicts with a reason, the run goes on, exit 3),
+the engine interrupted in the middle of a run (SIGINT, SIGTERM: exit 3,
+reports marked interrupted, the agent in order for the next run),
 a DUT held by its CPU quota through a registration past the call's timeout
 (inconclusive, not an error: D114, D135) and one stopped by SIGSTOP (an
 error: it waited for no CPU), and mrct-refnic stopping cleanly on SIGTERM.
@@ -400,6 +402,34 @@ def main():
             first_err = v.index("error")
             print(f"DUT killed mid-run: {first_err} cases finished before, then errors: "
                   f"{res['cases'][first_err]['reason']}")
+        # The engine interrupted in the middle of a run (a user's Ctrl-C, a CI
+        # runner's SIGTERM): exit 3, reports marked interrupted that cover the
+        # cases finished, none of them an error for it; the agent it left is
+        # still in order for the next run.
+        nic = Refnic(args, ns, log=os.path.join(work, "interrupted.refnic.log"))
+        try:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                def interrupt(engine):
+                    time.sleep(2.0)
+                    engine.send_signal(sig)
+
+                out_dir = os.path.join(work, f"interrupted-{sig.name}")
+                rc, res, out = run_mrct(args, out_dir, dut_spec("udp", ns), ns, ["--filter", "CONN-00*", "--repeat", "400"],
+                                        during=interrupt)
+                v = [c["verdict"] for c in res["cases"]] if res else []
+                if (rc != 3 or not res or not res.get("interrupted") or not 0 < len(v) < res.get("planned", 0)
+                        or set(v) - {"pass", "inconclusive"}):
+                    problems.append(f"engine interrupted by {sig.name}: exit {rc}, interrupted "
+                                    f"{res and res.get('interrupted')}, {len(v)} cases {sorted(set(v))}\n{out[-800:]}")
+                else:
+                    print(f"engine interrupted by {sig.name}: exit 3, {len(v)} of {res['planned']} cases reported")
+            rc, res, out = run_mrct(args, os.path.join(work, "after-interrupt"), dut_spec("udp", ns), ns,
+                                    ["--filter", "CONN-001"])
+            v = [c["verdict"] for c in res["cases"]] if res else []
+            if rc != 0 or v != ["pass"]:
+                problems.append(f"the agent after an interrupted run: exit {rc}, verdicts {v}\n{out[-800:]}")
+        finally:
+            nic.stop()
 
     if args.summary:
         json.dump(first_runs, open(args.summary, "w"), indent=2)
