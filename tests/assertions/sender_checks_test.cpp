@@ -298,6 +298,22 @@ TEST_CASE("in real time, a resend sooner than rto_min after an expiry is not a s
         b.data(3ms, D::from_dut, {.path = 1, .ppsn = 100, .retx = true, .msg_len = 4096});  // same port: a failure
         CHECK(b.check("port_move_after_rtos").v == verdict::fail);
     }
+    SECTION("real time: a path without an RTT sample times at rto_initial, below rto_min here (D140)") {
+        // SACK-051's configuration: rto_initial 5 ms, rto_min 20 ms. Expiries
+        // 5 and 10 ms apart on a path without a sample are the timer's.
+        trace_builder b;
+        b.tr.crossing = 200us;
+        b.tr.p.rto_initial = 5ms;
+        b.tr.p.rto_min = 20ms;
+        b.tr.p.rto_max = 200ms;
+        b.data(0us, D::from_dut, {.path = 1, .ppsn = 100, .msg_len = 4096});
+        b.data(5ms, D::from_dut, {.path = 1, .ppsn = 100, .retx = true, .msg_len = 4096});
+        b.data(15ms, D::from_dut, {.path = 1, .ppsn = 100, .retx = true, .msg_len = 4096});
+        const assertions::sender_view sv(b.tr);
+        CHECK(sv.expiries.size() == 2);
+        CHECK(sv.unexplained.empty());
+        CHECK(b.check("port_move_after_rtos").v == verdict::fail);  // the second on the same port
+    }
 }
 
 TEST_CASE("rto_timing: expiries at the initial RTO, then doubled") {
