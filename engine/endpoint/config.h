@@ -72,6 +72,7 @@ enum class bug : std::uint8_t {
     pause_frames,       // MR-CC-5: answers an ECE with an 802.3x PAUSE frame
     grant_not_shared,   // MR-GR-3: grants every sender the whole inbound rate, however many are active
     fails_last_path,    // MR-PATH-6: fails its last path in service too (§5: the retry limit ends that one)
+    early_give_up,      // MR-SACK-6: fails a message after a packet's 3rd transmission, not its retry limit's
 };
 
 struct bug_info {

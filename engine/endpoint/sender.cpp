@@ -167,7 +167,8 @@ void fail_message(connection& c, std::uint32_t idx, wc_status st) {
 // more while that is below the retry limit; otherwise its message fails and
 // the connection goes into error, and this returns true.
 bool retry_limit_reached(endpoint& e, connection& c, std::uint32_t msg, unsigned sent) {
-    if (sent < e.cfg().retry_limit || has(e.cfg(), bug::no_retry_limit)) return false;
+    const unsigned limit = has(e.cfg(), bug::early_give_up) ? std::min(3u, e.cfg().retry_limit) : e.cfg().retry_limit;
+    if (sent < limit || has(e.cfg(), bug::no_retry_limit)) return false;
     fail_message(c, msg, wc_status::retry_exceeded);
     impl::fail_connection(e, c);
     return true;

@@ -1199,6 +1199,27 @@ TEST_CASE("retry_limit: at most 7 transmissions, then an error completion") {
     CHECK_THAT(b.check("retry_limit").message, Catch::Contains("transmitted 8 times"));
 }
 
+// The other side of MR-SACK-6 (early-give-up): a work request failed for
+// retries while no packet had gone out as often as the limit says.
+TEST_CASE("retry_limit: a give-up before the limit fails; no give-up and no packet at the limit is inconclusive") {
+    trace_builder b;
+    for (int i = 0; i < 3; ++i) b.data(i * 1ms, D::from_dut, {.ppsn = 100, .retx = i > 0});
+    b.tr.dut.conn_error = true;
+    CHECK(b.check("retry_limit").v == verdict::inconclusive);  // nothing given up, nothing at the limit
+    b.tr.dut.completions.push_back({1, "write", "retry_exceeded", 0, 0, 0, 0, 4ms});
+    auto o = b.check("retry_limit");
+    CHECK(o.v == verdict::fail);
+    CHECK_THAT(o.message, Catch::Contains("a work request failed with retry exceeded, but no packet was transmitted more than 3 times"));
+    // Real time: 3 of 7 seen still fails; 6 of 7 is doubted (one may have
+    // been lost before the engine's receive path counted it).
+    b.tr.timing.realtime = true;
+    CHECK(b.check("retry_limit").v == verdict::fail);
+    for (int i = 3; i < 6; ++i) b.data(i * 1ms, D::from_dut, {.ppsn = 100, .retx = true});
+    CHECK(b.check("retry_limit").v == verdict::inconclusive);
+    b.tr.timing.realtime = false;
+    CHECK(b.check("retry_limit").v == verdict::fail);
+}
+
 TEST_CASE("port_move_after_rtos and failover") {
     trace_builder b;
     b.data(0us, D::from_dut, {.path = 2, .ppsn = 100, .sport = 0xC002});

@@ -330,6 +330,21 @@ TEST_CASE("no-retry-limit: keeps retransmitting past 7 transmissions (MR-SACK-6)
     CHECK(sent(ep::bug::no_retry_limit) > 7);
 }
 
+TEST_CASE("early-give-up: fails the message after 3 transmissions, not 7 (MR-SACK-6)") {
+    auto run = [](ep::bug b) {
+        pair_rig r({}, with(b, 1), with(ep::bug::none, 1));
+        for (unsigned p = 0; p < r.fab->size(); ++p) r.fab->at(direction::a_to_b, p).set_failed(true);
+        auto rk = r.b->register_mr(8192);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(100), r.b->mr_va(rk), rk, 9).ok());
+        r.run_for(2s);
+        const auto wcs = r.a->poll();
+        return std::pair{r.frames(direction::a_to_b, k_write).size(),
+                         wcs.size() == 1 ? std::string(ep::wc_status_name(wcs[0].status)) : std::string("none")};
+    };
+    CHECK(run(ep::bug::none) == std::pair<std::size_t, std::string>{7, "retry_exceeded"});
+    CHECK(run(ep::bug::early_give_up) == std::pair<std::size_t, std::string>{3, "retry_exceeded"});
+}
+
 TEST_CASE("ecn-not-ect: data leaves as Not-ECT (MR-HDR-4)") {
     pair_rig r({}, with(ep::bug::ecn_not_ect), {});
     auto rk = r.b->register_mr(1 << 16);
@@ -725,7 +740,7 @@ TEST_CASE("every bug profile has a name, a clause and a test above") {
         CHECK(b.clauses.starts_with("MR-"));
         CHECK(ep::bug_by_name(b.name).ok());
     }
-    CHECK(names.size() == 52);
+    CHECK(names.size() == 53);
     CHECK_FALSE(ep::bug_by_name("nonsense").ok());
     CHECK(ep::bug_by_name("none").ok());
     CHECK_FALSE(ep::bug_by_name("").ok());  // an unset variable, not the reference
