@@ -216,7 +216,7 @@ std::optional<outcome> give_up_excused(const context& c, const std::string& side
                                 ? waited_words(tm, held.dut_waits) + "between its post and its end"
                                 : std::string(side == "dut" ? "the engine or its host" : "the DUT, the engine or their host") +
                                       " was held " + fmt_time(held.holds) + " (two longest holds)";
-    const std::string doubled = prm.rto_initial < prm.rto_min
+    const std::string doubled = prm.least_rto() < prm.rto_min
                                     ? "rto_initial doubled per expiry (below rto_min: a path without an RTT sample, D140)"
                                     : "rto_min doubled per expiry";
     const std::string less_drops =

@@ -61,20 +61,22 @@ public:
         }
     }
     unsigned paths() const { return static_cast<unsigned>(events_.size()); }
-    // Whether path q was failed just before record `rec`.
-    bool failed_before(unsigned q, std::size_t rec, bool by_ctrl) const {
-        bool failed = false, replied = false, acked = false;
+    // Whether path q was failed just before record `rec`: the record of the
+    // PATH_RESET that failed it (the first of its repeats), if so.
+    std::optional<std::size_t> failed_before(unsigned q, std::size_t rec, bool by_ctrl) const {
+        std::optional<std::size_t> failed;
+        bool replied = false, acked = false;
         for (const auto& e : events_[q]) {
             if (e.rec >= rec) break;
             switch (e.k) {
                 case kind::reset:
-                    if (!failed) failed = true, replied = acked = false;
+                    if (!failed) failed = e.rec, replied = acked = false;
                     break;
-                case kind::data: failed = false; break;
+                case kind::data: failed.reset(); break;
                 case kind::reply: replied = replied || failed; break;
                 case kind::reset_ack: acked = acked || failed; break;
             }
-            if (by_ctrl && failed && replied && acked) failed = false;
+            if (by_ctrl && failed && replied && acked) failed.reset();
         }
         return failed;
     }
@@ -378,17 +380,20 @@ outcome retry_limit(const context& c) {
     // engine's socket dropped leaves no verdict standing (case_judge), but
     // one lost before any socket counts it (a veth's backlog, a NIC's ring)
     // would go unseen: one short of the limit is doubted, not failed.
-    if (most < limit && error_wc && c.tr().timing.realtime && most + 1 == limit)
-        return inconclusive("a work request failed with retry exceeded after " + std::to_string(most) +
-                            " transmissions of its packet seen on the wire, one short of the limit of " + std::to_string(limit) +
-                            ": in real time one may have been lost before the engine's receive path counted it; "
-                            "it would have said fail");
-    if (most < limit && error_wc)
+    if (most < limit) {
+        if (!error_wc)
+            return inconclusive("no packet reached the retry limit (most transmissions: " + std::to_string(most) + ")");
+        if (c.tr().timing.realtime && most + 1 == limit)
+            return inconclusive("a work request failed with retry exceeded after " + std::to_string(most) +
+                                " transmissions of its packet seen on the wire, one short of the limit of " +
+                                std::to_string(limit) +
+                                ": in real time one may have been lost before the engine's receive path counted it; "
+                                "it would have said fail");
         return fail("a work request failed with retry exceeded, but no packet was transmitted more than " +
                         std::to_string(most) + (most == 1 ? " time" : " times"),
                     std::to_string(limit) + " transmissions of a packet before its message fails (retry limit)",
                     std::to_string(most), worst);
-    if (most < limit) return inconclusive("no packet reached the retry limit (most transmissions: " + std::to_string(most) + ")");
+    }
     if (!error_wc)
         return fail("a packet reached the retry limit but no work request failed", "an error completion (retry exceeded)",
                     "none", worst);
@@ -737,15 +742,8 @@ outcome last_path_kept(const context& c) {
         if (pf.failed_before(p, r.index, true)) continue;  // the same failure, its PATH_RESET repeated
         if (n > 1 && pf.others_failed_before(p, r.index, true)) {
             std::vector<std::size_t> others;  // the PATH_RESETs that failed the others
-            for (const auto& o : c.tr().frames) {
-                if (o.index >= r.index) break;
-                if (!o.ok() || o.d != trace::dir::from_dut || o.f().bth.opcode != static_cast<std::uint8_t>(opcode::ctrl) ||
-                    o.f().ctrlh.type != static_cast<std::uint8_t>(ctrl_type::path_reset))
-                    continue;
-                const auto ot = read_ctrl_tlvs(o.f().tlvs);
-                if (ot.path_id && *ot.path_id < n && *ot.path_id != p && !pf.failed_before(*ot.path_id, o.index, true))
-                    others.push_back(o.index);
-            }
+            for (unsigned x = 0; x < n; ++x)
+                if (x != p) others.push_back(*pf.failed_before(x, r.index, true));
             others.push_back(r.index);
             return fail("the DUT failed path " + std::to_string(p) + " at " + fmt_time(r.t) + " while every other of its " +
                             std::to_string(n) + " paths was failed: it failed its last path in service",

@@ -356,10 +356,10 @@ sender_view::sender_view(const trace::trace& tr) {
                     detections[*k.pending].resend_rec = r.index;
                     k.pending.reset();
                 } else if (!k.acked && tr.crossing > nanos{0} && s.last_expiry >= nanos{0} &&
-                           r.t - s.last_expiry < std::min(prm.rto_min, prm.rto_initial)) {
-                    // Real time: two expiries on a path are at least rto_min
-                    // apart (MR-RTO-3), or rto_initial where that is shorter
-                    // (a path without an RTT sample, D140), so a resend this
+                           r.t - s.last_expiry < prm.least_rto()) {
+                    // Real time: two expiries on a path are at least
+                    // least_rto apart (MR-RTO-3: rto_min, or rto_initial on a
+                    // path without an RTT sample, D140), so a resend this
                     // soon after one is not a timer's. It answers what the
                     // view has not taken yet (an ACK still on its way, D50):
                     // not counted as an expiry, and the run of consecutive

@@ -107,15 +107,18 @@ struct params {
     // The shortest a CTRL request's retries last (CONNECT, CLOSE, RNR_QUERY:
     // repeated every rto_initial at the least up to the retry limit, §4).
     nanos ctrl_retries_span() const { return rto_initial * static_cast<std::int64_t>(retry_limit > 0 ? retry_limit - 1 : 0); }
+    // The shortest a path's retransmission timer runs: rto_min, or
+    // rto_initial where that is shorter: a path without an RTT sample, new
+    // or restarted as new after a PATH_RESET (§5), times at the initial RTO,
+    // which MR-RTO-3's clamp does not touch (D140: SACK-051 configures 5 ms
+    // against an rto_min of 20 ms, and mrct-refnic resent 5, 10 and 20 ms
+    // apart on a path it had failed).
+    nanos least_rto() const { return std::min(rto_min, rto_initial); }
     // The shortest a data packet's retries last: retry_limit transmissions,
     // the timer at its least doubled per expiry (MR-RTO-3), capped at
-    // rto_max. Its least is rto_min, or rto_initial where that is shorter: a
-    // path without an RTT sample, new or restarted as new after a
-    // PATH_RESET (§5), times at the initial RTO, which MR-RTO-3's clamp does
-    // not touch (D140: SACK-051 configures 5 ms against an rto_min of 20 ms,
-    // and mrct-refnic resent 5, 10 and 20 ms apart on a path it had failed).
+    // rto_max.
     nanos data_retries_span() const {
-        const nanos least = std::min(rto_min, rto_initial);
+        const nanos least = least_rto();
         nanos span{0};
         for (unsigned i = 0; i + 1 < retry_limit; ++i) span += std::min(least * (std::int64_t{1} << std::min(i, 40u)), rto_max);
         return span;
