@@ -123,7 +123,11 @@ TEST_CASE("host_probe keeps the DUT's waits by their own floor, apart from the s
     sim::host_probe kept(250us, std::chrono::hours(1), ::getpid());
     sim::host_probe none(250us, std::chrono::hours(1), ::getpid(), false, std::chrono::hours(1));
     spinners spin;
-    for (int i = 0; i < 5000 && dut_waits(kept) == 0; ++i) std::this_thread::sleep_for(1ms);  // a bound, not a timing
+    // Both probes must have read the DUT before the checks: `none` reads on
+    // its own thread, and under ASan beside a loaded host its first read
+    // came after `kept` had its wait (.ci/run, 2026-12-06).
+    for (int i = 0; i < 5000 && (dut_waits(kept) == 0 || !none.dut_sampled()); ++i)
+        std::this_thread::sleep_for(1ms);  // a bound, not a timing
     spin.stop();
     CHECK(dut_waits(kept) > 0);
     CHECK(none.dut_sampled());
