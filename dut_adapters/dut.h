@@ -144,6 +144,15 @@ public:
     // Real time: the DUT's frames the engine's receive path dropped before
     // reading them (a full socket or capture buffer): the trace lacks them.
     virtual std::uint64_t frames_lost() const { return 0; }
+    // Real time: what the engine's own interfaces dropped since the DUT
+    // started, below any socket or capture (netio/if_drops.h, D144): frames
+    // of the DUT's never seen (rx), or the engine's that may never have
+    // reached the DUT (tx).
+    struct wire_drops {
+        std::uint64_t rx = 0, tx = 0;
+        std::string ifaces;
+    };
+    virtual wire_drops interface_drops() const { return {}; }
 };
 
 // The reference endpoint in-process; `bug` selects a bug profile ("" = none).

@@ -168,6 +168,7 @@ json case_json(const run::case_result& r, std::size_t order) {
     c["frames"] = r.frames;
     c["wall_s"] = r.wall_s;
     if (r.time_scale > 1) c["time_scale"] = r.time_scale;  // run slowed down (docs/timing.md, coarse time)
+    if (r.interrupted) c["interrupted"] = true;            // cut short by a run stopped twice: not judged (D143)
     if (r.attempts > 1) {  // real time: earlier attempts doubted for timing (D66)
         c["attempts"] = r.attempts;
         c["doubted_before"] = r.doubted_before;
@@ -185,6 +186,11 @@ json case_json(const run::case_result& r, std::size_t order) {
                        // A string: nanoseconds since 1970 lose their last digits in a JSON double.
                        {"wall_zero_unix_ns", std::to_string(tm.wall_zero_unix_ns)}};
         if (tm.frames_lost) c["timing"]["frames_lost"] = tm.frames_lost;
+        if (tm.if_rx_dropped || tm.if_tx_dropped) {  // D144
+            c["timing"]["if_rx_dropped"] = tm.if_rx_dropped;
+            c["timing"]["if_tx_dropped"] = tm.if_tx_dropped;
+            c["timing"]["ifaces"] = tm.if_names;
+        }
         if (tm.host_probed) {
             c["timing"]["host_hold_max_us"] = us(tm.host_hold_max);
             c["timing"]["host_wakeups"] = tm.host_wakeups;

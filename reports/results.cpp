@@ -203,6 +203,7 @@ std::string junit_case(const json& c) {
         x.property("\n        ", "time_scale", std::to_string(c["time_scale"].get<unsigned>()));
     if (c.contains("attempts") && c["attempts"].is_number_unsigned())
         x.property("\n        ", "attempts", std::to_string(c["attempts"].get<unsigned>()));
+    if (c.contains("interrupted") && c["interrupted"].is_boolean() && c["interrupted"].get<bool>()) x.property("\n        ", "interrupted", "true");
     x.raw("\n      ").close().raw("\n    ").close().raw("\n");
     return x.str();
 }

@@ -31,6 +31,7 @@ namespace mrct::app {
 namespace {
 
 std::atomic<bool> g_stop{false};  // set by SIGINT, SIGTERM, SIGHUP (stop_signals)
+std::atomic<bool> g_cut{false};   // mrct run: set by the second of them (D143)
 std::atomic<bool> g_gave_up{false};  // set by run_suite after --max-errors consecutive errors
 
 core::result<plan::suite> load_valid(const std::string& path) {
@@ -68,6 +69,7 @@ int run_plan(const run_args& a) {
     o.repeat = a.repeat;
     o.jobs = a.jobs;
     o.stop = &g_stop;
+    o.cut = &g_cut;
     o.timing_retries = a.timing_retries;
     o.max_errors = a.max_errors;
     o.gave_up = &g_gave_up;
@@ -109,7 +111,7 @@ int run_plan(const run_args& a) {
     }
     std::string prio_said;
     if (realtime) prio_said = sim::apply_priority(prio.value_or(sim::priority{}));
-    const stop_signals sigs(g_stop);  // until the reports are written
+    const stop_signals sigs(g_stop, &g_cut);  // until the reports are written
     const auto planned = run::planned_runs(*s, o);
     const auto total = o.shard_n > 1 ? (planned + o.shard_n - o.shard_k) / o.shard_n : planned;
     if (!planned) {
@@ -169,7 +171,8 @@ int run_plan(const run_args& a) {
     o.progress = [&](const run::case_result& r, std::size_t done, std::size_t n) {
         std::optional<reports::json> entry;
         if (spool) entry = reports::case_json(r, r.order);
-        if (!pcap_dir.empty() && r.tr && (a.capture == "all" || r.v == assertions::verdict::fail || r.v == assertions::verdict::error)) {
+        if (!pcap_dir.empty() && r.tr && (a.capture == "all" || r.v == assertions::verdict::fail || r.v == assertions::verdict::error ||
+                                                 r.interrupted)) {
             const auto name = run::evidence_name(r.id);
             const auto path = pcap_dir + "/" + name + ".pcap";
             auto w = capture::pcap_writer::create(path + ".tmp", capture::pcap_writer::k_bulk_buffer);
@@ -223,7 +226,8 @@ int run_plan(const run_args& a) {
     std::printf("\n%zu cases: %d passed, %d failed, %d inconclusive, %d errors, %d skipped%s\n", results.size(),
                 n[assertions::verdict::pass], n[assertions::verdict::fail], n[assertions::verdict::inconclusive],
                 n[assertions::verdict::error], n[assertions::verdict::skipped],
-                g_stop ? " (interrupted: results cover the finished cases)" : "");
+                g_cut ? " (interrupted twice: the cases running were cut short, skipped and marked interrupted)"
+                : g_stop ? " (interrupted: results cover the finished cases)" : "");
     std::string stopped;
     if (g_gave_up)
         stopped = "stopped after " + std::to_string(a.max_errors) +

@@ -18,6 +18,7 @@
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
+#include "netio/if_drops.h"
 #include "netio/port.h"
 #include "wire/frame.h"
 
@@ -225,6 +226,7 @@ public:
             more_sinks_.push_back(std::make_unique<asio::ip::udp::socket>(io_));
             if (auto st = bind_sink(*more_sinks_.back(), a); !st) return st;
         }
+        watch_ = if_drop_watch({o_.iface});  // the interface's own drops, before the capture (D144)
         return core::ok_status();
     }
 
@@ -249,6 +251,7 @@ public:
         for (auto& s : more_sinks_) s->close(ec);
     }
     const port_stats& stats() const override { return cap_.stats(); }
+    if_drops interface_drops() const override { return watch_.drops(); }
 
 private:
     void drain_sink() {
@@ -268,6 +271,7 @@ private:
     std::vector<std::unique_ptr<asio::ip::udp::socket>> more_sinks_;  // bound, never read: a full one drops silently
     wire::mac_addr local_mac_{}, remote_mac_{};
     core::byte_buffer out_;
+    if_drop_watch watch_;
 };
 
 // A bump in the wire's port: promiscuous, inbound frames only (libpcap

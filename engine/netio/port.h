@@ -63,6 +63,14 @@ struct port_stats {
     std::uint64_t packet_out = 0;         // udp: frames of frames_out sent through the packet socket (packet_iface)
 };
 
+// What a port's interfaces dropped since it started (netio/if_drops.h): the
+// kernel's or the NIC's drops before any socket or capture saw the frames.
+struct if_drops {
+    std::uint64_t rx = 0, tx = 0;
+    std::string ifaces;  // their names, ", "-separated
+    bool any() const { return rx || tx; }
+};
+
 class port {
 public:
     // A received frame and when it reached this host: the kernel's receive
@@ -78,6 +86,9 @@ public:
     virtual core::status send(core::bytes_view frame) = 0;
     virtual void stop() = 0;
     virtual const port_stats& stats() const = 0;
+    // Its interfaces' own drops since it started (a few system calls: asked
+    // once a case has ended). None for a port without a kernel interface.
+    virtual if_drops interface_drops() const { return {}; }
     // Whether a frame's wire_ns is when it reached this host (the kernel's
     // receive stamp, a NIC's timestamp), not only when this port read it
     // (a DPDK port whose device does not stamp: its burst's read time).

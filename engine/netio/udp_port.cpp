@@ -20,6 +20,7 @@
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/post.hpp>
 
+#include "netio/if_drops.h"
 #include "netio/port.h"
 
 namespace mrct::netio {
@@ -61,6 +62,14 @@ public:
             auto t = make_tap_port(io_, tap_options{o_.raw_iface, 1, 1u << 20});  // sends only: never started
             if (!t) return core::error{"--raw-iface " + o_.raw_iface + ": " + t.err().message};
             raw_ = std::move(*t);
+        }
+        // The interfaces it receives and sends on, whose own drops the
+        // sockets never see (D144); an address on no interface (a wildcard)
+        // watches none.
+        if (auto names = interfaces_of(locals_)) {
+            for (const auto& n : {o_.packet_iface, o_.raw_iface})
+                if (!n.empty() && std::find(names->begin(), names->end(), n) == names->end()) names->push_back(n);
+            watch_ = if_drop_watch(std::move(*names));
         }
         return core::ok_status();
     }
@@ -180,6 +189,7 @@ public:
         if (pk_fd_ >= 0) ::close(pk_fd_);
     }
     const port_stats& stats() const override { return stats_; }
+    if_drops interface_drops() const override { return watch_.drops(); }
 
 private:
     bool v6() const { return o_.local.version == 6; }
@@ -529,6 +539,7 @@ private:
     wire::mac_addr raw_mac_{};
     core::byte_buffer raw_out_;
     std::vector<ip_address> locals_;  // udp_options::local, then also_local
+    if_drop_watch watch_;
     std::vector<std::unique_ptr<rx_sock>> rx_;
     std::map<std::pair<std::size_t, std::uint16_t>, std::unique_ptr<tx_sock>> tx_;  // (local address, source port)
     rx cb_;

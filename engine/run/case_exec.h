@@ -62,6 +62,9 @@ std::optional<std::string> setup_held(const trace::timing_figures& tm, nanos fro
 // `handshake` assertion's fail), where the CONNECTs ran out while a side was
 // held (setup_held's figures, `held`): inconclusive, saying so (D139).
 void doubt_handshake(assertion_result& ar, case_result& r, const std::string& held);
+// Real time: what the engine's interfaces dropped during the case (D144),
+// said as the reason no verdict stands; empty where they dropped nothing.
+std::string interface_loss(const trace::timing_figures& tm);
 // After the last set-up attempt: where every attempt's connection failed to
 // open while held so (setup_held), the case is inconclusive, not an error
 // (D113); otherwise it stays as it is.
@@ -94,6 +97,10 @@ public:
     // The case runs slowed down k times (run/time_scale.h): a DUT that refuses
     // the timer settings that takes skips it instead of erring.
     void set_time_scale(unsigned k) { time_scale_ = k; }
+    // A run stopped a second time sets `cut`: the case ends at its next look
+    // (a millisecond in real time, an agent call within k_abort_poll), not
+    // judged: skipped, marked interrupted (D143).
+    void set_cut(const std::atomic<bool>* cut) { cut_ = cut; }
     // The connection did not open (set-up, not a clause): run_case may try again.
     bool setup_failed() const { return setup_failed_; }
     // Real time: it did not open while the engine, the DUT or their host was
@@ -111,6 +118,10 @@ private:
         else drv_.run_until(t);
     }
     void drain();
+    // `cut_` set: noted, so that the case ends (connect, execute).
+    bool cut_seen();
+    // The case ended early because `cut_` was set: r becomes interrupted.
+    bool mark_interrupted(case_result& r) const;
     static trace::completion convert(const endpoint::completion& wc);
     bool all_done() const;
     // The DUT's CTRL requests (§4): a case is not over while one may still be
@@ -168,6 +179,9 @@ private:
     nanos connect_from_{0};  // when connect() began
     bool handshake_lost_ = false;  // set by setup(): see fail_handshake
     bool config_refused_ = false;  // set by setup(): the DUT refused a scaled case's settings
+    const std::atomic<bool>* cut_ = nullptr;
+    bool cut_seen_ = false;
+    bool running_ = false;  // setup done: the case's steps were running
 };
 
 }  // namespace mrct::run::detail

@@ -53,6 +53,10 @@ void case_exec::note_timing() {
     tm.rx_stamped = dut_->rx_stamped();
     tm.wall_zero_unix_ns = std::chrono::duration_cast<nanos>(rt_->system_time_of(nanos{0}).time_since_epoch()).count();
     tm.frames_lost = dut_->frames_lost();
+    const auto drops = dut_->interface_drops();
+    tm.if_rx_dropped = drops.rx;
+    tm.if_tx_dropped = drops.tx;
+    tm.if_names = drops.ifaces;
     const auto late = rt_->lateness_since();
     tm.events = late.events;
     tm.event_late_max = late.max;
@@ -252,6 +256,17 @@ std::optional<std::string> setup_held(const trace::timing_figures& tm, nanos fro
            "(two longest holds), " + least;
 }
 
+std::string interface_loss(const trace::timing_figures& tm) {
+    if (!tm.realtime || (!tm.if_rx_dropped && !tm.if_tx_dropped)) return {};
+    std::string what;
+    if (tm.if_rx_dropped) what = std::to_string(tm.if_rx_dropped) + " received";
+    if (tm.if_tx_dropped) what += (what.empty() ? "" : " and ") + std::to_string(tm.if_tx_dropped) + " outgoing";
+    return "the engine's interface " + tm.if_names + " dropped " + what +
+           " frames during the case, below any socket (rx_dropped, rx_missed_errors, rx_fifo_errors, rx_over_errors; "
+           "tx_dropped, tx_fifo_errors): frames the DUT sent may be missing from the record, or frames sent to it may "
+           "never have reached it";
+}
+
 void settle_setup(case_result& r, bool every_attempt_held, unsigned attempts) {
     if (r.v != verdict::error || !every_attempt_held) return;
     r.v = verdict::inconclusive;
@@ -384,6 +399,11 @@ void case_exec::evaluate(case_result& r) {
         for (auto& a : r.asserts)
             on_incomplete_record(a, "the engine's receive path dropped " + std::to_string(tr_->timing.frames_lost) +
                                         " of the DUT's frames unread (a full socket or capture buffer)");
+    // Below the sockets: the engine's interfaces' own drops (a veth's
+    // backlog, a NIC's receive ring; a transmit queue). Not told apart from
+    // other traffic on them, so any at all voids the record (D144).
+    if (const auto lost = interface_loss(tr_->timing); !lost.empty())
+        for (auto& a : r.asserts) on_incomplete_record(a, lost);
     // Real time: a case whose scenario holds only if its steps ran on time
     // says how late they may run (limits.step_late). Later, the rule may not
     // have bound (RNR-013's RNR_QUERY after the held message arrived): no pass

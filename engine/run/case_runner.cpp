@@ -90,6 +90,7 @@ case_result case_exec::run() {
     };
     if (auto st = setup(); !st) {
         observed();
+        if (mark_interrupted(r)) return r;
         if (handshake_lost_) {
             fail_handshake(r, st.err().message);
             return r;
@@ -112,16 +113,19 @@ case_result case_exec::run() {
         agent_held(r);
         return r;
     }
+    running_ = true;
     if (auto st = execute(); !st) {
         r.v = verdict::error;
         r.reason = st.err().message;
         observed();
+        if (mark_interrupted(r)) return r;
         agent_held(r);
         refused_held(r);
         return r;
     }
     collect();
     observed();
+    if (mark_interrupted(r)) return r;
     if (auto f = dut_->fault(); !f.empty()) {
         r.v = verdict::error;
         r.reason = "DUT: " + f;
@@ -130,6 +134,20 @@ case_result case_exec::run() {
     }
     evaluate(r);
     return r;
+}
+
+bool case_exec::cut_seen() {
+    if (cut_ && cut_->load()) cut_seen_ = true;
+    return cut_seen_;
+}
+
+bool case_exec::mark_interrupted(case_result& r) const {
+    if (!cut_seen_ && !(rt_ && rt_->aborted())) return false;
+    r.v = verdict::skipped;
+    r.interrupted = true;
+    r.reason = "interrupted: the run was stopped a second time " + std::string(running_ ? "while the case ran" : "in its set-up") +
+               ", " + assertions::fmt_time(tr_->end) + " into it; not judged (its capture shows what the DUT did so far)";
+    return true;
 }
 
 // ------------------------------------------------------------ set-up
@@ -210,6 +228,7 @@ void case_exec::start_realtime() {
     tr_->prepare(static_cast<std::size_t>(posted + posted / 4));  // prepare caps it
     rt_ = std::make_unique<sim::realtime_driver>(s_);
     rt_->set_busy_poll(dut_->busy_poll());
+    rt_->set_abort(cut_);
     rt_->anchor();
     steps_.set_realtime(rt_.get());
     if (dut_->shares_host())
@@ -245,6 +264,7 @@ core::status case_exec::connect() {
     bool open = false;
     while (s_.now() < deadline) {
         advance(s_.now() + tick);
+        if (cut_seen()) return core::error{"interrupted"};
         if (auto f = dut_->fault(); !f.empty()) return core::error{"DUT: " + f};
         if (!wiring_.extras_up()) continue;
         if ((open = wiring_.opened())) break;
@@ -311,6 +331,7 @@ core::status case_exec::execute() {
             advance(std::min(limit, s_.now() + slice));
             steps_.run_deferred();
             drain();
+            if (cut_seen()) return core::error{"interrupted"};
             if (!error_.what.empty()) return core::error{error_.what};
             if (auto f = dut_->fault(); !f.empty()) return core::error{"DUT: " + f};
             const bool done = s_.now() >= last_timed && all_done() && !ctrl_pending() && !steps_.pending();
@@ -378,7 +399,7 @@ namespace {
 // slower again (a timing retry, D69); the largest scale it maps to, up to
 // k_max_time_scale.
 case_result run_once(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale,
-                     unsigned coarser = 1) {
+                     const run_control& ctl, unsigned coarser = 1) {
     auto error = [&](std::string why) {
         case_result r = detail::named(c, seed);
         r.v = verdict::error;
@@ -428,12 +449,21 @@ case_result run_once(const plan::test_case& c, const dut_factory& make, std::uin
         try {
             case_exec x(to_run, std::move(prog), std::move(*d), seed);
             x.set_time_scale(k);
+            x.set_cut(ctl.cut);
             auto r = x.run();
             r.time_scale = k;
             const bool unopened = realtime && x.setup_failed() && r.v == verdict::error;
             every_attempt_held = every_attempt_held && unopened && x.setup_held();
-            if (!(unopened && attempt < detail::k_setup_attempts)) {
+            const bool stopping = ctl.stop && ctl.stop->load();  // no further attempt
+            if (!(unopened && attempt < detail::k_setup_attempts) || stopping) {
                 if (!earlier.empty()) r.reason += " (set-up attempts before: " + earlier + ")";
+                if (unopened && attempt < detail::k_setup_attempts) {
+                    // It would have been set up again: not judged, as a case cut short.
+                    r.v = verdict::skipped;
+                    r.interrupted = true;
+                    r.reason = "interrupted: the run was stopped before the case's set-up could be tried again (" + r.reason + ")";
+                    return r;
+                }
                 if (unopened) detail::settle_setup(r, every_attempt_held, attempt);
                 return r;
             }
@@ -463,8 +493,8 @@ void name_earlier_doubt(case_result& r, const std::vector<std::string>& before) 
 }
 
 case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale,
-                     unsigned timing_retries) {
-    auto r = run_once(c, make, seed, time_scale);
+                     unsigned timing_retries, run_control ctl) {
+    auto r = run_once(c, make, seed, time_scale, ctl);
     // Real time (only there is a verdict doubted for timing): a case that
     // judged and was doubted only because the engine or its host ran late
     // runs again on a fresh DUT. A failure is never run again, and the
@@ -475,12 +505,13 @@ case_result run_case(const plan::test_case& c, const dut_factory& make, std::uin
     std::vector<std::string> before;
     double wall = 0;
     unsigned coarser = 1;
-    while (before.size() < timing_retries && timing_doubted(r)) {
+    // A run being stopped makes no further attempt: the doubted one stands.
+    while (before.size() < timing_retries && timing_doubted(r) && !(ctl.stop && ctl.stop->load())) {
         before.push_back(r.time_scale > 1 ? "at " + std::to_string(r.time_scale) + " times slower: " + r.reason : r.reason);
         wall += r.wall_s;
         if (time_scale == 0 && r.time_scale > 1) coarser *= 2;
         r = case_result{};  // the doubted attempt's trace goes before the next one makes its own
-        r = run_once(c, make, seed, time_scale, coarser);
+        r = run_once(c, make, seed, time_scale, ctl, coarser);
     }
     name_earlier_doubt(r, before);
     r.wall_s += wall;

@@ -53,6 +53,9 @@ struct case_result {
     // inconclusive on timing alone (run_case's timing retries, D66).
     unsigned attempts = 1;
     std::vector<std::string> doubted_before;
+    // Cut short by a run stopped a second time (run_control::cut, D143):
+    // not judged, verdict skipped; the reason says when, the trace what it saw.
+    bool interrupted = false;
     // A failed or erred case re-run with the DUT's waveform on
     // (run_options::waveform): the file it wrote, else empty.
     std::string waveform;

@@ -48,8 +48,17 @@ const std::vector<std::pair<std::string, std::string>>& capabilities();
 // `timing_retries`: a real-time case that ended inconclusive only because the
 // engine or its host ran too late for a check (timing_doubted) runs again,
 // with a fresh DUT and the same seed, at most this many more times (D66).
+// `ctl`: a run being stopped (run_options::stop, ::cut).
+struct run_control {
+    // Set: the case makes no further attempt (a timing retry, a set-up
+    // attempt); the one running ends as usual.
+    const std::atomic<bool>* stop = nullptr;
+    // Set: the running attempt ends at once, not judged: skipped, marked
+    // interrupted, its trace kept as evidence (D143).
+    const std::atomic<bool>* cut = nullptr;
+};
 case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale = 0,
-                     unsigned timing_retries = 0);
+                     unsigned timing_retries = 0, run_control ctl = {});
 // Inconclusive, and every inconclusive check was judged and then doubted for
 // timing (assertions::outcome::timing_doubt): nothing but lateness stood in
 // the way of a verdict.
@@ -88,6 +97,9 @@ struct run_options {
     unsigned time_scale = 0;            // run_case's: 0 auto, 1 never, K > 1 always
     unsigned timing_retries = k_timing_retries;  // run_case's
     const std::atomic<bool>* stop = nullptr;  // set by SIGINT: finish the running cases, start no more
+    // Set by a second SIGINT (or SIGTERM): the running cases end at once,
+    // skipped and marked interrupted (run_control::cut, D143).
+    const std::atomic<bool>* cut = nullptr;
     // Stop starting cases after this many consecutive `error` verdicts (a DUT
     // or agent gone: the rest would only repeat the error); 0 never. When it
     // stops, *gave_up (if given) is set.

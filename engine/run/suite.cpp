@@ -150,8 +150,8 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
             }
             // Each case's seed depends only on the run seed, the case and the repetition.
             const auto seed = core::rng::sub_seed(o.seed, "case " + jobs[i].c->id, jobs[i].rep);
-            auto r = run_case(*jobs[i].c, make, seed, o.time_scale, o.timing_retries);
-            if (o.waveform.make && (r.v == verdict::fail || r.v == verdict::error)) with_waveform(r, *jobs[i].c, seed, o);
+            auto r = run_case(*jobs[i].c, make, seed, o.time_scale, o.timing_retries, {o.stop, o.cut});
+            if (o.waveform.make && !r.interrupted && (r.v == verdict::fail || r.v == verdict::error)) with_waveform(r, *jobs[i].c, seed, o);
             if (o.repeat > 1) r.id += "#" + std::to_string(jobs[i].rep + 1);
             r.order = orders[i];
             std::lock_guard<std::mutex> g(m);

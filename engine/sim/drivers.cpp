@@ -200,8 +200,13 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
             if (on) m.open_turn = m.sim_now();
         }
     } resume_after{m, resumes};
-    auto over = [&] { return done ? *done : m.stopping.load(); };
+    auto over = [&] {
+        if (!done) return m.stopping.load();
+        if (!*done && abort_ && abort_->load()) aborted_ = true;
+        return *done || aborted_;
+    };
     m.io.restart();
+    const auto wait_began = std::chrono::steady_clock::now();
     (void)end_sim;  // scheduler time follows the wall clock, never held back: stamps are wall times
     const int ready_most = m.busy ? k_max_ready_busy : k_max_ready;
     while (!over()) {
@@ -238,6 +243,14 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
         if (next != core::k_never) {
             auto at = m.origin_wall + std::chrono::duration_cast<std::chrono::steady_clock::duration>(next - m.origin_sim);
             deadline = std::min(deadline, at);
+        }
+        // A wait with an abort flag looks at it at least every k_abort_poll
+        // (a signal handler cannot wake the loop), at fixed instants from the
+        // wait's start: a deadline that moved every turn would cost a
+        // timerfd_settime per frame (issue 24).
+        if (done && abort_) {
+            const auto poll = std::chrono::duration_cast<std::chrono::steady_clock::duration>(k_abort_poll);
+            deadline = std::min(deadline, wait_began + ((std::chrono::steady_clock::now() - wait_began) / poll + 1) * poll);
         }
         // A deadline already reached (an event that became due while I/O
         // ran: a frame a handler passed to the fabric is delivered by an

@@ -52,8 +52,14 @@ public:
     // Runs events as the wall clock reaches them until scheduler time `t` or stop().
     void run_until(nanos t);
     // Runs events and I/O as run_until does, until `done` becomes true (set by
-    // a handler on io()) or wall time `d` has passed; returns `done`.
+    // a handler on io()) or wall time `d` has passed; returns `done`. Also
+    // returns (false) within k_abort_poll of `abort` (set_abort) being set.
     bool run_while_waiting(const bool& done, nanos d);
+    // A flag another thread (a signal handler) sets to end every wait at
+    // once: a run stopped a second time (D143). A wait it ended is aborted().
+    void set_abort(const std::atomic<bool>* abort) { abort_ = abort; }
+    bool aborted() const { return aborted_; }
+    static constexpr nanos k_abort_poll{50'000'000};
     // Moves scheduler time up to the wall clock (never back): for work that
     // runs outside an event, such as a frame a socket handler delivers.
     void sync();
@@ -117,6 +123,8 @@ public:
 
 private:
     void run_to(std::chrono::steady_clock::time_point end_wall, nanos end_sim, const bool* done = nullptr);
+    const std::atomic<bool>* abort_ = nullptr;
+    bool aborted_ = false;
     struct impl;
     scheduler& s_;
     std::unique_ptr<impl> impl_;

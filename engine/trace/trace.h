@@ -148,6 +148,10 @@ struct timing_figures {
     // The host probe (sim/host_probe.h), where the DUT shares the engine's
     // host: the longest a sleeping thread was held, and its wake-ups.
     std::uint64_t frames_lost = 0;  // the DUT's frames the engine's receive path dropped unread
+    // What the engine's interfaces (if_names) dropped during the case, below
+    // any socket: received frames, and frames sent towards the DUT (D144).
+    std::uint64_t if_rx_dropped = 0, if_tx_dropped = 0;
+    std::string if_names;
     bool host_probed = false;
     nanos host_hold_max{0};
     std::uint64_t host_wakeups = 0;

@@ -74,6 +74,8 @@ TEST_CASE("udp port on loopback: a frame crosses with its kernel receive timesta
     CHECK(std::equal(got.begin() + 12, got.end(), sent.begin() + 12));
     CHECK(stamp >= before);
     CHECK(netio::wire_age(stamp) < core::nanos{std::chrono::seconds(5)});
+    // Its interface's own drops are watched (D144): lo, 127.0.0.2 in its prefix.
+    CHECK(b->interface_drops().ifaces == "lo");
     a->stop();
     b->stop();
 }

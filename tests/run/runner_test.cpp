@@ -991,6 +991,76 @@ cases:
     CHECK_THAT(msg, Catch::Contains("unknown limit 'deadline' (expected duration, settle, max_frames, step_late)"));
 }
 
+namespace {
+
+// The reference DUT, setting `cut` (a run stopped a second time) at its
+// `at`-th poll: once the case's steps are running (execute polls it each slice).
+class cutting_dut final : public forwarding_dut {
+public:
+    cutting_dut(std::atomic<bool>& cut, unsigned at) : cut_(cut), at_(at) {}
+    std::vector<endpoint::completion> poll() override {
+        if (++polls_ == at_) cut_.store(true);
+        return in_->poll();
+    }
+
+private:
+    std::atomic<bool>& cut_;
+    unsigned at_;
+    unsigned polls_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a run stopped a second time cuts the running case short: skipped, marked interrupted, its frames kept (D143)") {
+    auto s = load("cut.yaml", R"(suite: {name: T}
+cases:
+  - id: C-1
+    title: cut
+    clauses: [MR-OOO-1]
+    role: sender
+    setup:
+      - memory: {size: 8388608}
+      - post_write: {size: 8388608}
+    expect:
+      - all_complete: {}
+)");
+    REQUIRE(run::validate(s).ok());
+    const auto& c = s.cases.at(0);
+    std::atomic<bool> stop{false}, cut{false};
+    // Not stopped: the case passes (the control).
+    auto whole = run::run_case(c, *run::parse_dut("sim"), 7, 0, 0, {&stop, &cut});
+    CHECK(whole.v == run::verdict::pass);
+    CHECK_FALSE(whole.interrupted);
+    // Cut while its steps ran (the 3rd slice of 50 us): not judged.
+    run::dut_factory at3 = [&]() -> core::result<std::unique_ptr<dut::dut>> {
+        return std::unique_ptr<dut::dut>(new cutting_dut(cut, 3));
+    };
+    stop = true;
+    auto r = run::run_case(c, at3, 7, 0, 0, {&stop, &cut});
+    CHECK(r.v == run::verdict::skipped);
+    CHECK(r.interrupted);
+    CHECK_THAT(r.reason, Catch::StartsWith("interrupted: the run was stopped a second time while the case ran, "));
+    CHECK_THAT(r.reason, Catch::Contains("not judged"));
+    REQUIRE(r.tr);
+    CHECK(r.frames > 0);  // the evidence of what the DUT did so far
+    CHECK(r.frames < whole.frames);
+    CHECK(r.asserts.empty());
+    // Already set when the case begins: it ends in its set-up.
+    cut = true;
+    auto early = run::run_case(c, *run::parse_dut("sim"), 7, 0, 0, {&stop, &cut});
+    CHECK(early.v == run::verdict::skipped);
+    CHECK(early.interrupted);
+    CHECK_THAT(early.reason, Catch::Contains("stopped a second time in its set-up"));
+    // The reports carry the mark: results.json's entry and JUnit's properties.
+    const auto entry = reports::case_json(r, 0);
+    CHECK(entry["interrupted"] == true);
+    CHECK(entry["verdict"] == "skipped");
+    CHECK_FALSE(reports::case_json(whole, 0).contains("interrupted"));
+    const auto x = reports::junit(reports::results(s, {"sim", {}, 7, "", true}, {entry}, 1));
+    CHECK_THAT(x, Catch::Contains("<property name=\"interrupted\" value=\"true\"/>"));
+    CHECK_THAT(x, Catch::Contains("<skipped message=\"skipped: interrupted: the run was stopped a second time"));
+}
+
 TEST_CASE("a case whose setup fails keeps the frames it saw (the connection attempts)") {
     auto s = load("deaf.yaml", R"(suite: {name: T}
 cases:
@@ -1228,6 +1298,68 @@ TEST_CASE("timing retries: a real-time case inconclusive on timing alone runs ag
         CHECK(r.attempts == 3);
         CHECK(r.doubted_before.size() == 2);
     }
+}
+
+TEST_CASE("timing retries: a run being stopped makes no further attempt; the doubted verdict stands (D143)") {
+    auto s = load("retry-stopped.yaml", k_one_write);
+    auto made = std::make_shared<int>(0);
+    run::dut_factory make = [&made]() -> core::result<std::unique_ptr<dut::dut>> {
+        return std::unique_ptr<dut::dut>(std::make_unique<lossy_dut>(made, 1));
+    };
+    std::atomic<bool> stop{true}, cut{false};
+    auto r = run::run_case(s.cases.at(0), make, 3, 0, 2, {&stop, &cut});
+    CHECK(*made == 1);
+    CHECK(r.v == verdict::inconclusive);
+    CHECK(r.attempts == 1);
+    CHECK_FALSE(r.interrupted);
+}
+
+namespace {
+// A real-time DUT whose engine-side interface dropped frames below the
+// sockets during the first `lossy` attempts (interface_drops, D144).
+class if_dropping_dut final : public forwarding_dut {
+public:
+    if_dropping_dut(std::shared_ptr<int> made, int lossy, std::uint64_t rx, std::uint64_t tx)
+        : drops_{++*made <= lossy ? rx : 0, *made <= lossy ? tx : 0, "veth-e"} {}
+    bool realtime() const override { return true; }
+    wire_drops interface_drops() const override { return drops_; }
+
+private:
+    wire_drops drops_;
+};
+}  // namespace
+
+TEST_CASE("an interface's own drops during a real-time case void its verdicts, as a socket's do (D144)") {
+    auto s = load("if-drops.yaml", k_one_write);
+    const auto& c = s.cases.at(0);
+    auto made = std::make_shared<int>(0);
+    auto dropping = [&](int lossy, std::uint64_t rx, std::uint64_t tx) {
+        *made = 0;
+        return run::dut_factory([&made, lossy, rx, tx]() -> core::result<std::unique_ptr<dut::dut>> {
+            return std::unique_ptr<dut::dut>(std::make_unique<if_dropping_dut>(made, lossy, rx, tx));
+        });
+    };
+    auto rx = run::run_case(c, dropping(1, 2, 0), 3, 0, 0);
+    CHECK(rx.v == verdict::inconclusive);
+    CHECK(run::timing_doubted(rx));
+    CHECK_THAT(rx.reason, Catch::Contains("the engine's interface veth-e dropped 2 received frames during the case"));
+    REQUIRE(rx.tr);
+    CHECK(rx.tr->timing.if_rx_dropped == 2);
+    const auto entry = reports::case_json(rx, 0);
+    CHECK(entry["timing"]["if_rx_dropped"] == 2);
+    CHECK(entry["timing"]["ifaces"] == "veth-e");
+    auto tx = run::run_case(c, dropping(1, 0, 5), 3, 0, 0);
+    CHECK(tx.v == verdict::inconclusive);
+    CHECK_THAT(tx.reason, Catch::Contains("dropped 5 outgoing frames") && Catch::Contains("never have reached it"));
+    // A timing retry on a fresh DUT whose interfaces dropped nothing judges.
+    auto again = run::run_case(c, dropping(1, 1, 1), 3, 0, 2);
+    CHECK(again.v == verdict::pass);
+    CHECK(again.attempts == 2);
+    REQUIRE(again.doubted_before.size() == 1);
+    CHECK_THAT(again.doubted_before[0], Catch::Contains("dropped 1 received and 1 outgoing frames"));
+    // None dropped: the verdict stands.
+    CHECK(run::run_case(c, dropping(0, 9, 9), 3, 0, 0).v == verdict::pass);
+    CHECK(run::detail::interface_loss(trace::timing_figures{}).empty());
 }
 
 TEST_CASE("timing retries: a retry inconclusive for its own run's reason names what doubted the attempt before") {

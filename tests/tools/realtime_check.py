@@ -16,9 +16,13 @@ packet sockets (tx=packet, mrct-refnic --packet-tx; a case or more of each
 area), and over agent+dpdk. Then what goes wrong: a wrong token, an agent that is gone, the DUT killed in
 the middle of a run (error verdicts with a reason, the run goes on, exit 3),
 the engine interrupted in the middle of a run (SIGINT, SIGTERM: exit 3,
-reports marked interrupted, the agent in order for the next run),
+reports marked interrupted, the agent in order for the next run; stopped
+twice, SIGINT then SIGTERM as a CI runner cancels: the running case cut
+short, marked interrupted, reports within 2.5 s, D143),
 a DUT held by its CPU quota through a registration past the call's timeout
-(inconclusive, not an error: D114, D135) and one stopped by SIGSTOP (an
+(inconclusive, not an error: D114, D135), the DUT's frames dropped by the
+engine's own interface (an MTU below the DUT's: inconclusive, D144) and one
+stopped by SIGSTOP (an
 error: it waited for no CPU), and mrct-refnic stopping cleanly on SIGTERM.
 
 Needs root (namespaces); exits 77 (ctest: skipped) without it.
@@ -32,7 +36,7 @@ import subprocess
 import sys
 import time
 
-from wire_lab import DPDK_SET, CpuQuota, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct, with_pid
+from wire_lab import DPDK_SET, CpuQuota, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct, sh, with_pid
 
 BUGS = {"frozen-rnr": ["MR-RNR-4"], "shared-rto": ["MR-RTO-1", "MR-RTO-2"]}
 # tx=packet: an area each of framing, set-up, placement, loss recovery,
@@ -64,6 +68,46 @@ cases:
       - at: 2s
         do: [post_write: {side: dut, size: 4096}]
     limits: {duration: 6s}
+    expect:
+      - all_complete: {}
+"""
+
+# The DUT writes 64 KiB in 4 KiB packets (the interface drops, D144).
+IF_DROP_PLAN = """suite: {name: interface drops, version: "1", spec: metaroce-1.2-model}
+cases:
+  - id: IFDROP-001
+    title: The DUT writes 64 KiB to the engine
+    clauses: [MR-OOO-1]
+    role: receiver
+    setup:
+      - post_write: {side: dut, size: 65536}
+    expect:
+      - all_complete: {}
+      - data_integrity: {}
+"""
+
+# Two cases, the first 8 s long (the engine stopped twice, D143): the second
+# never starts.
+LONG_CASE_PLAN = """suite: {name: stopped twice, version: "1", spec: metaroce-1.2-model}
+cases:
+  - id: LONG-001
+    title: The engine writes to the DUT, and again 8 s in
+    clauses: [MR-OOO-1]
+    role: sender
+    setup:
+      - post_write: {size: 65536}
+    steps:
+      - at: 8s
+        do: [post_write: {size: 65536}]
+    limits: {duration: 10s}
+    expect:
+      - all_complete: {}
+  - id: LONG-002
+    title: The same, never started
+    clauses: [MR-OOO-1]
+    role: sender
+    setup:
+      - post_write: {size: 65536}
     expect:
       - all_complete: {}
 """
@@ -331,6 +375,31 @@ def main():
         finally:
             quota.remove()  # unthrottled first: it finishes its work and stops on SIGTERM
             nic.stop()
+        # Frames dropped by the engine's own interface, below its sockets
+        # (D144): its veth end at MTU 1500 while mrct-refnic's is at 9000, so
+        # the kernel drops each 4 KiB data frame of the DUT's on arrival
+        # (rx_dropped). The DUT resends and gives up: a conforming DUT would
+        # fail all_complete on a record that lacks its frames; the case is
+        # inconclusive, naming the interface.
+        drop_plan = os.path.join(work, "if-drops.yaml")
+        with open(drop_plan, "w") as f:
+            f.write(IF_DROP_PLAN)
+        nic = Refnic(args, ns, log=os.path.join(work, "if-drops.refnic.log"))
+        sh("ip", "-n", ns.e, "link", "set", ns.ve, "mtu", "1500")
+        try:
+            rc, res, out = run_mrct(args, os.path.join(work, "if-drops"), dut_spec("udp", ns), ns, plan=drop_plan,
+                                    extra=["--timing-retries", "0"])
+            c = res["cases"][0] if res and res["cases"] else {}
+            why = c.get("reason", "")
+            tm = c.get("timing", {})
+            if (c.get("verdict") != "inconclusive" or f"the engine's interface {ns.ve} dropped" not in why
+                    or not tm.get("if_rx_dropped")):
+                problems.append(f"interface drops: exit {rc}, {c.get('verdict')}: {why[:400]} {out[-300:]}")
+            else:
+                print(f"interface drops: inconclusive, {tm['if_rx_dropped']} received frames dropped on {tm['ifaces']}")
+        finally:
+            sh("ip", "-n", ns.e, "link", "set", ns.ve, "mtu", "9000")
+            nic.stop()
         # The other side of it: a DUT stopped by a signal in the middle of a
         # case waits for no CPU (its threads are not runnable, state T), so
         # the call it leaves unanswered stays an error, pid= or not. Stopped
@@ -423,6 +492,40 @@ def main():
                                     f"{res and res.get('interrupted')}, {len(v)} cases {sorted(set(v))}\n{out[-800:]}")
                 else:
                     print(f"engine interrupted by {sig.name}: exit 3, {len(v)} of {res['planned']} cases reported")
+            # Stopped twice (D143), as GitHub Actions cancels a job: SIGINT,
+            # then SIGTERM (7.5 s later there; SIGKILL 2.5 s after that). The
+            # case running (8 s long here) is cut short at the second: skipped,
+            # marked interrupted, its capture written; the reports come within
+            # the 2.5 s.
+            long_plan = os.path.join(work, "long_case.yaml")
+            with open(long_plan, "w") as f:
+                f.write(LONG_CASE_PLAN)
+            second = {}
+
+            def twice(engine):
+                time.sleep(2.5)
+                engine.send_signal(signal.SIGINT)
+                time.sleep(0.5)
+                engine.send_signal(signal.SIGTERM)
+                second["at"] = time.monotonic()
+                engine.wait(timeout=60)
+                second["exit_s"] = time.monotonic() - second["at"]
+
+            out_dir = os.path.join(work, "interrupted-twice")
+            rc, res, out = run_mrct(args, out_dir, dut_spec("udp", ns), ns, ["--capture", "fail"], plan=long_plan,
+                                    during=twice)
+            cases = res["cases"] if res else []
+            exit_s = second.get("exit_s", 99.0)
+            if (rc != 3 or not res or not res.get("interrupted") or len(cases) != 1
+                    or cases[0].get("verdict") != "skipped" or cases[0].get("interrupted") is not True
+                    or not cases[0].get("reason", "").startswith("interrupted: the run was stopped a second time while")
+                    or not os.path.exists(os.path.join(out_dir, cases[0].get("pcap", "-")))
+                    or not os.path.exists(os.path.join(out_dir, "junit.xml")) or exit_s > 2.5):
+                problems.append(f"engine stopped twice: exit {rc} {exit_s:.2f} s after the second signal, "
+                                f"cases {cases}\n{out[-800:]}")
+            else:
+                print(f"engine stopped twice: exit 3 {exit_s:.2f} s after the second signal, "
+                      f"{cases[0]['id']} skipped, interrupted, its capture written")
             rc, res, out = run_mrct(args, os.path.join(work, "after-interrupt"), dut_spec("udp", ns), ns,
                                     ["--filter", "CONN-001"])
             v = [c["verdict"] for c in res["cases"]] if res else []
