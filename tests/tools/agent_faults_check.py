@@ -32,11 +32,26 @@ WIRE = f"127.0.0.{os.getpid() % 200 + 20}"  # the DUT's wire address (loopback; 
 proxy_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_agent.py")
 
 
+def listening(p, port, what):
+    """Waits (up to 10 s) until `port` on loopback has a listener, without
+    connecting to it (a connection would be the proxy's one to fault): a
+    fixed pause was a race on a loaded host."""
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        if f"127.0.0.1:{port} " in subprocess.run(["ss", "-Hltn"], capture_output=True, text=True).stdout:
+            return p
+        if p.poll() is not None:
+            fails.add(f"{what} exited with {p.returncode} before listening on {port}")
+            return p
+        time.sleep(0.02)
+    fails.add(f"{what} did not listen on {port} within 10 s")
+    return p
+
+
 def refnic(*extra):
     p = subprocess.Popen([args.refnic, "--addr", WIRE, "--listen", f"127.0.0.1:{AGENT}", *extra],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.3)
-    return p
+    return listening(p, AGENT, "mrct-refnic")
 
 
 def stop(p):
@@ -76,7 +91,7 @@ try:
         name = f"{op}-{fault}"
         px = subprocess.Popen([sys.executable, proxy_py, "--listen", f"127.0.0.1:{PROXY}", "--upstream", f"127.0.0.1:{AGENT}",
                                "--op", op, "--fault", fault], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.3)
+        listening(px, PROXY, f"the fault proxy ({op} {fault})")
         try:
             r, res, secs = run(os.path.join(work, name), PROXY, timeout="5s" if fault == "longline" else "500ms")
         finally:
