@@ -302,12 +302,13 @@ core::status write_all(const std::string& dir, json raw_head, const case_source&
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return core::error{"cannot create " + dir + ": " + ec.message()};
+    // results.json and junit.xml first, committed before report.html is
+    // begun: what CI reads is on disk sooner, and survives a kill while the
+    // larger report is written (a run stopped twice, D143, then SIGKILLed).
     auto results_json = run::atomic_file::open(dir + "/results.json");
     if (!results_json) return results_json.err();
     auto junit_xml = run::atomic_file::open(dir + "/junit.xml");
     if (!junit_xml) return junit_xml.err();
-    auto report_html = run::atomic_file::open(dir + "/report.html");
-    if (!report_html) return report_html.err();
     // results.json as head.dump(2) would write the whole document: the head
     // with an empty "cases" at its end, opened up, each case indented in.
     std::string top = head.dump(2);
@@ -318,7 +319,6 @@ core::status write_all(const std::string& dir, json raw_head, const case_source&
     else top += "\n";
     if (auto st = results_json->write(top); !st) return st;
     if (auto st = junit_xml->write(detail::junit_head(head, cases)); !st) return st;
-    if (auto st = report_html->write(detail::html_head(head, cases)); !st) return st;
     for (std::size_t i = 0; i < cases.size(); ++i) {
         auto raw = cases.entry(i);
         if (!raw) return raw.err();
@@ -336,13 +336,20 @@ core::status write_all(const std::string& dir, json raw_head, const case_source&
         if (i + 1 == cases.size()) text += "\n  ]\n}\n";
         if (auto st = results_json->write(text); !st) return st;
         if (auto st = junit_xml->write(detail::junit_case(c)); !st) return st;
-        if (auto st = report_html->write(detail::html_case(c)); !st) return st;
     }
     if (auto st = junit_xml->write(detail::junit_tail()); !st) return st;
-    if (auto st = report_html->write(detail::html_tail()); !st) return st;
-    for (auto* f : {&*results_json, &*junit_xml, &*report_html})
+    for (auto* f : {&*results_json, &*junit_xml})
         if (auto st = f->commit(); !st) return st;
-    return core::ok_status();
+    auto report_html = run::atomic_file::open(dir + "/report.html");
+    if (!report_html) return report_html.err();
+    if (auto st = report_html->write(detail::html_head(head, cases)); !st) return st;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        auto raw = cases.entry(i);
+        if (!raw) return raw.err();
+        if (auto st = report_html->write(detail::html_case(valid_utf8(std::move(*raw)))); !st) return st;
+    }
+    if (auto st = report_html->write(detail::html_tail()); !st) return st;
+    return report_html->commit();
 }
 
 }  // namespace mrct::reports

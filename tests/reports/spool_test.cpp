@@ -114,6 +114,20 @@ TEST_CASE("write_all from a spool writes the bytes of the whole document, cases 
     CHECK(files_in(b) == std::vector<std::string>{"junit.xml", "report.html", "results.json"});
 }
 
+TEST_CASE("write_all commits results.json and junit.xml before it begins report.html (D143)") {
+    // report.html cannot be written (its temporary name is taken by a
+    // folder): the error is said, and what CI reads is already in place.
+    const auto s = a_suite("ordered");
+    const auto d = tmp_dir("ordered");
+    std::filesystem::create_directories(d + "/report.html.tmp/x");
+    const auto st = reports::write_all(d, reports::results(s, k_meta, {a_case(0, assertions::verdict::pass, "")}, 1));
+    REQUIRE_FALSE(st.ok());
+    CHECK_THAT(st.err().message, Catch::Contains("report.html"));
+    CHECK(reports::json::parse(slurp(d + "/results.json"))["cases"].size() == 1);
+    CHECK(slurp(d + "/junit.xml").find("C-0") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(d + "/report.html"));
+}
+
 TEST_CASE("a spool with no cases gives the empty document") {
     const auto s = a_suite("empty");
     const auto d = tmp_dir("empty");
