@@ -79,6 +79,9 @@ cases:
     title: The DUT writes 64 KiB to the engine
     clauses: [MR-OOO-1]
     role: receiver
+    # Retries that outlast a loaded host's holds (about 1.3 s in all): the
+    # give-up is judged, and only the interface's drops void it.
+    dut: {rto_initial: 10ms, rto_min: 10ms, rto_max: 1s}
     setup:
       - post_write: {side: dut, size: 65536}
     expect:
@@ -392,8 +395,8 @@ def main():
             c = res["cases"][0] if res and res["cases"] else {}
             why = c.get("reason", "")
             tm = c.get("timing", {})
-            if (c.get("verdict") != "inconclusive" or f"the engine's interface {ns.ve} dropped" not in why
-                    or not tm.get("if_rx_dropped")):
+            named = [a for a in c.get("assertions", []) if f"the engine's interface {ns.ve} dropped" in a.get("message", "")]
+            if c.get("verdict") != "inconclusive" or not named or not tm.get("if_rx_dropped"):
                 problems.append(f"interface drops: exit {rc}, {c.get('verdict')}: {why[:400]} {out[-300:]}")
             else:
                 print(f"interface drops: inconclusive, {tm['if_rx_dropped']} received frames dropped on {tm['ifaces']}")
