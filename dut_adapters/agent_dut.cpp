@@ -316,11 +316,7 @@ public:
     bool shares_host() const override { return o_.shares_host; }
     int host_pid() const override { return o_.shares_host ? o_.pid : 0; }
     std::uint64_t frames_lost() const override { return port_ ? port_->stats().lost_in : 0; }
-    wire_drops interface_drops() const override {
-        if (!port_) return {};
-        const auto d = port_->interface_drops();
-        return {d.rx, d.tx, d.ifaces};
-    }
+    netio::if_drops interface_drops() const override { return port_ ? port_->interface_drops() : netio::if_drops{}; }
     std::optional<unanswered> unanswered_call() const override { return unanswered_; }
     bool refused_call() const override { return refused_; }
 

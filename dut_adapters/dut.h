@@ -148,11 +148,7 @@ public:
     // started, below any socket or capture (netio/if_drops.h, D144): frames
     // of the DUT's never seen (rx), or the engine's that may never have
     // reached the DUT (tx).
-    struct wire_drops {
-        std::uint64_t rx = 0, tx = 0;
-        std::string ifaces;
-    };
-    virtual wire_drops interface_drops() const { return {}; }
+    virtual netio::if_drops interface_drops() const { return {}; }
 };
 
 // The reference endpoint in-process; `bug` selects a bug profile ("" = none).

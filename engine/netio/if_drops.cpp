@@ -76,29 +76,38 @@ core::result<std::vector<std::string>> interfaces_of(const std::vector<ip_addres
     return out;
 }
 
-std::optional<link_counters> read_link_counters(const std::string& iface) {
+namespace {
+
+// The counters of each of `ifaces`, from one getifaddrs (one netlink dump).
+std::vector<std::optional<link_counters>> read_each(const std::vector<std::string>& ifaces) {
+    std::vector<std::optional<link_counters>> out(ifaces.size());
+    if (ifaces.empty()) return out;
     auto all = list();
     for (const ifaddrs* i = all.get(); i; i = i->ifa_next) {
         // The link's entry (AF_PACKET) carries its rtnl_link_stats.
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_PACKET || !i->ifa_data || iface != i->ifa_name) continue;
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_PACKET || !i->ifa_data) continue;
+        const auto at = std::find(ifaces.begin(), ifaces.end(), i->ifa_name);
+        if (at == ifaces.end()) continue;
         const auto* s = static_cast<const rtnl_link_stats*>(i->ifa_data);
-        return link_counters{s->rx_dropped, s->rx_missed_errors, s->rx_fifo_errors, s->rx_over_errors, s->tx_dropped,
-                             s->tx_fifo_errors};
+        out[static_cast<std::size_t>(at - ifaces.begin())] =
+            link_counters{s->rx_dropped, s->rx_missed_errors, s->rx_fifo_errors, s->rx_over_errors, s->tx_dropped, s->tx_fifo_errors};
     }
-    return std::nullopt;
+    return out;
 }
 
-if_drop_watch::if_drop_watch(std::vector<std::string> ifaces) : ifaces_(std::move(ifaces)) {
-    for (const auto& n : ifaces_) base_.push_back(read_link_counters(n));
-}
+}  // namespace
+
+std::optional<link_counters> read_link_counters(const std::string& iface) { return read_each({iface})[0]; }
+
+if_drop_watch::if_drop_watch(std::vector<std::string> ifaces) : ifaces_(std::move(ifaces)), base_(read_each(ifaces_)) {}
 
 if_drops if_drop_watch::drops() const {
     if_drops out;
+    const auto now_each = read_each(ifaces_);
     for (std::size_t k = 0; k < ifaces_.size(); ++k) {
         out.ifaces += (out.ifaces.empty() ? "" : ", ") + ifaces_[k];
-        if (!base_[k]) continue;
-        const auto now = read_link_counters(ifaces_[k]);
-        if (!now) continue;
+        const auto& now = now_each[k];
+        if (!base_[k] || !now) continue;
         const auto d = drops_between(*base_[k], *now);
         out.rx += d.rx;
         out.tx += d.tx;

@@ -62,6 +62,9 @@ std::optional<std::string> setup_held(const trace::timing_figures& tm, nanos fro
 // `handshake` assertion's fail), where the CONNECTs ran out while a side was
 // held (setup_held's figures, `held`): inconclusive, saying so (D139).
 void doubt_handshake(assertion_result& ar, case_result& r, const std::string& held);
+// Not judged, because the run is being stopped (D143): skipped, marked
+// interrupted, the reason "interrupted: " + why.
+void set_interrupted(case_result& r, const std::string& why);
 // Real time: what the engine's interfaces dropped during the case (D144),
 // said as the reason no verdict stands; empty where they dropped nothing.
 std::string interface_loss(const trace::timing_figures& tm);

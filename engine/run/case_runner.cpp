@@ -141,12 +141,16 @@ bool case_exec::cut_seen() {
     return cut_seen_;
 }
 
-bool case_exec::mark_interrupted(case_result& r) const {
-    if (!cut_seen_ && !(rt_ && rt_->aborted())) return false;
+void set_interrupted(case_result& r, const std::string& why) {
     r.v = verdict::skipped;
     r.interrupted = true;
-    r.reason = "interrupted: the run was stopped a second time " + std::string(running_ ? "while the case ran" : "in its set-up") +
-               ", " + assertions::fmt_time(tr_->end) + " into it; not judged (its capture shows what the DUT did so far)";
+    r.reason = "interrupted: " + why;
+}
+
+bool case_exec::mark_interrupted(case_result& r) const {
+    if (!cut_seen_ && !(rt_ && rt_->aborted())) return false;
+    set_interrupted(r, "the run was stopped a second time " + std::string(running_ ? "while the case ran" : "in its set-up") +
+                           ", " + assertions::fmt_time(tr_->end) + " into it; not judged (its capture shows what the DUT did so far)");
     return true;
 }
 
@@ -454,14 +458,11 @@ case_result run_once(const plan::test_case& c, const dut_factory& make, std::uin
             r.time_scale = k;
             const bool unopened = realtime && x.setup_failed() && r.v == verdict::error;
             every_attempt_held = every_attempt_held && unopened && x.setup_held();
-            const bool stopping = ctl.stop && ctl.stop->load();  // no further attempt
-            if (!(unopened && attempt < detail::k_setup_attempts) || stopping) {
+            if (!(unopened && attempt < detail::k_setup_attempts) || ctl.stopping()) {
                 if (!earlier.empty()) r.reason += " (set-up attempts before: " + earlier + ")";
                 if (unopened && attempt < detail::k_setup_attempts) {
                     // It would have been set up again: not judged, as a case cut short.
-                    r.v = verdict::skipped;
-                    r.interrupted = true;
-                    r.reason = "interrupted: the run was stopped before the case's set-up could be tried again (" + r.reason + ")";
+                    detail::set_interrupted(r, "the run was stopped before the case's set-up could be tried again (" + r.reason + ")");
                     return r;
                 }
                 if (unopened) detail::settle_setup(r, every_attempt_held, attempt);
@@ -506,7 +507,7 @@ case_result run_case(const plan::test_case& c, const dut_factory& make, std::uin
     double wall = 0;
     unsigned coarser = 1;
     // A run being stopped makes no further attempt: the doubted one stands.
-    while (before.size() < timing_retries && timing_doubted(r) && !(ctl.stop && ctl.stop->load())) {
+    while (before.size() < timing_retries && timing_doubted(r) && !ctl.stopping()) {
         before.push_back(r.time_scale > 1 ? "at " + std::to_string(r.time_scale) + " times slower: " + r.reason : r.reason);
         wall += r.wall_s;
         if (time_scale == 0 && r.time_scale > 1) coarser *= 2;

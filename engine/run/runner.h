@@ -56,6 +56,7 @@ struct run_control {
     // Set: the running attempt ends at once, not judged: skipped, marked
     // interrupted, its trace kept as evidence (D143).
     const std::atomic<bool>* cut = nullptr;
+    bool stopping() const { return stop && stop->load(); }
 };
 case_result run_case(const plan::test_case& c, const dut_factory& make, std::uint64_t seed, unsigned time_scale = 0,
                      unsigned timing_retries = 0, run_control ctl = {});

@@ -206,7 +206,7 @@ void realtime_driver::run_to(std::chrono::steady_clock::time_point end_wall, nan
         return *done || aborted_;
     };
     m.io.restart();
-    const auto wait_began = std::chrono::steady_clock::now();
+    const auto wait_began = done && abort_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     (void)end_sim;  // scheduler time follows the wall clock, never held back: stamps are wall times
     const int ready_most = m.busy ? k_max_ready_busy : k_max_ready;
     while (!over()) {

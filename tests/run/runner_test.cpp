@@ -1322,10 +1322,10 @@ public:
     if_dropping_dut(std::shared_ptr<int> made, int lossy, std::uint64_t rx, std::uint64_t tx)
         : drops_{++*made <= lossy ? rx : 0, *made <= lossy ? tx : 0, "veth-e"} {}
     bool realtime() const override { return true; }
-    wire_drops interface_drops() const override { return drops_; }
+    netio::if_drops interface_drops() const override { return drops_; }
 
 private:
-    wire_drops drops_;
+    netio::if_drops drops_;
 };
 }  // namespace
 
