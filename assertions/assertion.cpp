@@ -319,6 +319,29 @@ core::status check_args(const assertion_def& def, const std::map<std::string, st
     return core::ok_status();
 }
 
+// D146: where the DUT's quickest answer on the wire in the run (at least the
+// wire's round trip) took longer than the crossing window, a fabric sits
+// between the engine and the DUT that the window does not cover: frames in
+// flight may have crossed where a timing check takes them in the order the
+// engine saw them. Such a check's failure is not judged. A pass stands: a
+// slower wire only makes the DUT's answers look later. No answer known
+// (`quickest` 0): nothing to say.
+outcome beyond_crossing(outcome o, const trace::trace& tr, core::nanos quickest) {
+    const auto& tm = tr.timing;
+    if (!tm.realtime || o.v != verdict::fail || o.timing_free || quickest <= tr.crossing) return o;
+    o.measured["answer_min_us"] = core::to_micros(quickest);
+    o.measured["crossing_us"] = core::to_micros(tr.crossing);
+    o.message = "the DUT's quickest answer on the wire in this run took " + fmt_time(quickest) +
+                " (a request of the engine's to its answer: the wire's round trip at the least), more than the crossing "
+                "window of " + fmt_time(tr.crossing) +
+                (tm.wire_rtt_declared > core::nanos{0} ? " (wire_rtt= " + fmt_time(tm.wire_rtt_declared) + " included)" : std::string{}) +
+                ": frames in flight between the engine and the DUT may have crossed where this check takes them in order "
+                "(a fabric between them? give its round trip as the DUT's wire_rtt=, D146); it would have said fail: " +
+                o.message;
+    o.v = verdict::inconclusive;
+    return o;
+}
+
 outcome evaluate(const assertion_def& def, const trace::trace& tr, const std::map<std::string, std::string>& args) {
     std::map<std::string, std::string> full;
     for (const auto& p : def.params)

@@ -86,6 +86,12 @@ public:
     ~context();
     const trace::trace& tr() const { return tr_; }
     const sender_view& sender() const;
+    // Real time: the round trip the lab declared for a fabric between the
+    // engine and the DUT (wire_rtt=, D146), 0 otherwise. A deadline from a
+    // frame the engine sent to the DUT's answer, both stamped at the engine,
+    // takes it on top: the frame reaches the DUT, and the answer the engine,
+    // that much later in all.
+    core::nanos wire_rtt() const { return tr_.timing.realtime ? tr_.timing.wire_rtt_declared : core::nanos{0}; }
 
     const std::map<std::string, std::string>& all() const { return args_; }
     bool has(const std::string& name) const { return args_.count(name) && !args_.at(name).empty(); }
@@ -141,6 +147,14 @@ struct assertion_def {
     // Empty for a timing-free check; else what it needs (nullopt: nothing in
     // this run, e.g. an optional bound not given).
     std::function<std::optional<timing_need>(const context&)> needs = {};
+    // Judges real-time timing inside the check, window by window or packet by
+    // packet, with no timing need (grant_rate, acks_conform,
+    // completion_after_placement; docs/timing.md "What a check needs").
+    bool times_itself = false;
+    // Whether a real-time verdict of it rests on when frames reached the DUT
+    // or left it: a fabric between the engine and the DUT moves those
+    // moments (D146, run::judge_wire).
+    bool timed() const { return static_cast<bool>(needs) || times_itself; }
 };
 
 // Built-in assertions, in a fixed order (no static registration).
@@ -166,6 +180,11 @@ bool excused(const outcome& o, const trace::timing_figures& tm);
 
 // Applies a timing need to an outcome (what evaluate() does after the check).
 outcome apply_timing(outcome o, const timing_need& need, const trace::timing_figures& tm);
+// Real time: a timing check's failure where the DUT's quickest answer on the
+// wire in the run (`quickest`) took longer than the trace's crossing window becomes
+// inconclusive, naming both (D146). The runner applies it to a case's
+// failures once the run's quickest answer is known (run::judge_wire).
+outcome beyond_crossing(outcome o, const trace::trace& tr, core::nanos quickest);
 
 // Helpers for checks.
 std::string fmt_time(core::nanos t);

@@ -542,7 +542,7 @@ outcome rnr_resume(const context& c) {
     for (const auto& p : ps) {
         auto within = c.duration("within", {{"rnr_time", static_cast<double>(p.time.count())}});
         if (!within) return error(within.err().message);
-        due.push_back(p.at + *within);
+        due.push_back(p.at + *within + c.wire_rtt());  // the RNR's way to the DUT and the resume's back (D146)
     }
     // The first packet after `after` of pause q's message under its next Attempt.
     auto resend_of = [&sv](const pause& q, nanos after) -> const tx_event* {

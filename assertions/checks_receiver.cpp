@@ -314,6 +314,7 @@ outcome sack_reports(const context& c) {
 outcome acks_conform(const context& c) {
     auto within = c.duration("within");
     if (!within) return error(within.err().message);
+    *within += c.wire_rtt();  // the packet's way to the DUT and the ACK's back (D146)
     const auto& fr = c.tr().frames;
     const nanos interval = c.tr().p.ack_delay;
     std::map<unsigned, std::uint32_t> highest;  // highest PPSN received per path

@@ -176,6 +176,7 @@ outcome fast_retransmit(const context& c) {
     const auto& sv = c.sender();
     auto within = c.duration("within");
     if (!within) return error(within.err().message);
+    *within += c.wire_rtt();  // the ACK's way to the DUT and the resend's back (D146)
     std::size_t answered = 0, excused = 0;
     // Real time: a resend late by more than its deadline is excused only by
     // holds as long as the excess (the DUT took the ACK late, D62); the
@@ -255,26 +256,46 @@ outcome resend_identity(const context& c) {
     // Attempt is 4 bits, so a message RNR'd 16 times comes back to an
     // Attempt it had: the latest Attempt seen is what counts, not every one.
     using key = std::tuple<std::uint16_t, std::uint32_t, std::uint32_t>;  // stream, seq, offset
-    std::map<key, const tx_event*> first;
+    // Per packet: its first copy seen, and the copy seen without RETX (the
+    // original), if any. In real time the engine sees the DUT's frames in
+    // the order they arrived: a fabric between them (a lab's switch or
+    // emulator, ports on paths of their own) may deliver a resend before
+    // its original (D145). Only a second copy without RETX is then a
+    // resend lacking it. In virtual time the order is the DUT's own: the
+    // original is the first copy, and any later copy without RETX fails.
+    struct seen {
+        const tx_event* o = nullptr;
+        std::optional<std::size_t> clear;  // the record of a copy without RETX
+        bool moved = false;                // a failover's new PPSN: every copy is a resend
+    };
+    const bool arrival_order = c.tr().timing.realtime;
+    std::map<key, seen> first;
     std::size_t same = 0, moved = 0;
     for (const auto& e : sv.tx) {
-        auto [it, fresh] = first.try_emplace(key{e.stream, e.stream_seq, e.offset}, &e);
-        if (fresh) continue;
-        if (it->second->attempt != e.attempt) {  // the next Attempt: a new packet
-            it->second = &e;
+        auto [it, fresh] = first.try_emplace(key{e.stream, e.stream_seq, e.offset}, seen{&e, {}, false});
+        if (fresh || it->second.o->attempt != e.attempt) {  // new, or the next Attempt: a new packet
+            it->second = seen{&e, {}, false};
+            if (!e.retx_flag) it->second.clear = e.rec;
             continue;
         }
-        const tx_event& o = *it->second;
+        seen& s = it->second;
+        const tx_event& o = *s.o;
         if (e.path == o.path && e.gen == o.gen && e.ppsn == o.ppsn) {
             ++same;
-            if (!e.retx_flag)
+            if (!e.retx_flag) {
+                if (arrival_order && !s.clear && !s.moved) {  // the original, overtaken by a resend
+                    s.clear = e.rec;
+                    continue;
+                }
                 return fail("a resend of PPSN " + ppsn_str(e.ppsn) + " on path " + std::to_string(e.path) + " lacks RETX",
-                            "RETX set on every retransmission", "RETX clear", {o.rec, e.rec});
+                            "RETX set on every retransmission", "RETX clear",
+                            {s.clear && arrival_order ? *s.clear : o.rec, e.rec});
+            }
             continue;
         }
         if (failed_after(o.path, o.t)) {  // failover: the original path was failed
             ++moved;
-            it->second = &e;               // later resends follow the new PPSN
+            s = seen{&e, {}, true};        // later resends follow the new PPSN
             continue;
         }
         return fail("stream " + std::to_string(e.stream) + " seq " + std::to_string(e.stream_seq) + " offset " +

@@ -9,16 +9,20 @@ using namespace wire;
 
 namespace {
 
-// The request a DUT's CTRL frame makes, or the one a CTRL frame to the DUT
-// answers (ACCEPT/REJECT to the SRC_CONN_ID, CLOSE_ACK, RNR_SYNC,
-// PATH_RESET_ACK echoing both fields); nullopt for any other CTRL.
-std::optional<ctrl_request> request_of(const trace::record& r) {
+// The request a CTRL frame of the requester's makes, or the one a CTRL
+// frame of the other side answers (ACCEPT/REJECT to the SRC_CONN_ID,
+// CLOSE_ACK, RNR_SYNC, PATH_RESET_ACK echoing both fields, PROBE_REPLY
+// echoing PATH_ID and NONCE); nullopt for any other CTRL. `dut_requests`:
+// the DUT is the requester (ctrl_book), else the engine (quickest_answer).
+std::optional<ctrl_request> request_of(const trace::record& r, bool dut_requests = true) {
     const auto& f = r.f();
-    const bool from_dut = r.d == trace::dir::from_dut;
+    const bool from_requester = (r.d == trace::dir::from_dut) == dut_requests;
     const auto t = static_cast<ctrl_type>(f.ctrlh.type);
     std::optional<ctrl_type> req;  // the request type this frame makes or answers
-    if (from_dut) {
-        if (t == ctrl_type::connect || t == ctrl_type::close || t == ctrl_type::rnr_query || t == ctrl_type::path_reset) req = t;
+    if (from_requester) {
+        if (t == ctrl_type::connect || t == ctrl_type::close || t == ctrl_type::rnr_query || t == ctrl_type::path_reset ||
+            (!dut_requests && t == ctrl_type::probe))
+            req = t;
     } else {
         switch (t) {
         case ctrl_type::accept:
@@ -26,17 +30,24 @@ std::optional<ctrl_request> request_of(const trace::record& r) {
         case ctrl_type::close_ack: req = ctrl_type::close; break;
         case ctrl_type::rnr_sync: req = ctrl_type::rnr_query; break;
         case ctrl_type::path_reset_ack: req = ctrl_type::path_reset; break;
+        case ctrl_type::probe_reply:
+            if (!dut_requests) req = ctrl_type::probe;
+            break;
         default: break;
         }
     }
     if (!req) return std::nullopt;
     const auto v = read_ctrl_tlvs(f.tlvs);
     ctrl_request k{far_end(r), *req};
-    if (*req == ctrl_type::connect) k.disc = from_dut ? v.src_conn_id.value_or(0) : f.bth.dest_qp;
+    if (*req == ctrl_type::connect) k.disc = from_requester ? v.src_conn_id.value_or(0) : f.bth.dest_qp;
     if (*req == ctrl_type::path_reset) {
         const bool full = v.path_id && v.initial_ppsn && !v.initial_ppsn->empty();
-        if (!from_dut && !full) return std::nullopt;  // an ACK echoing nothing ends nothing
+        if (!from_requester && !full) return std::nullopt;  // an ACK echoing nothing ends nothing
         k.disc = (std::uint64_t{v.path_id.value_or(0)} << 32) | (full ? v.initial_ppsn->front() : 0);
+    }
+    if (*req == ctrl_type::probe) {
+        if (!v.path_id || !v.nonce) return std::nullopt;
+        k.disc = (std::uint64_t{*v.path_id} << 32) | *v.nonce;
     }
     return k;
 }
@@ -78,6 +89,85 @@ std::optional<core::nanos> ctrl_book::may_repeat(unsigned limit) const {
     for (const auto& [_, e] : open_)
         if (e.sent < limit && (!latest || e.last > *latest)) latest = e.last;
     return latest;
+}
+
+// D146. The engine's requests that a conforming DUT answers at once:
+// CONNECT, PATH_RESET and PROBE (not CLOSE, whose answer may wait for the
+// connection's data, nor RNR_QUERY, whose answer waits for a receive). A
+// request the plan crafted (injected) may rightly go unanswered: not taken.
+// Where the DUT opened the connection, the engine's ACCEPT is the request
+// and the DUT's first frame to the connection it names the answer: never
+// sooner than the round trip, later where the DUT had nothing to send yet
+// (a time too long only makes fewer failures stand). And a data packet the
+// engine sent once to the DUT's ACK naming it (TrigPPSN): the quickest, as a
+// conforming DUT acknowledges at once on AckReq (a slow one's ACKs are no
+// quicker than its CONNECT's answer, so they lower nothing for it).
+std::optional<core::nanos> quickest_answer(const trace::trace& tr) {
+    struct first_copy {
+        core::nanos t{0};
+        bool repeated = false;  // a second copy went out before any answer
+    };
+    std::map<ctrl_request, first_copy> open;
+    // The engine's first ACCEPT of a DUT's CONNECT, by the DUT's address and
+    // the engine's connection ID (its SRC_CONN_ID): the DUT learns that ID
+    // from the ACCEPT, so any frame of the DUT's addressed to it (DestQP)
+    // went out after the ACCEPT reached it.
+    std::map<std::pair<std::string, std::uint32_t>, core::nanos> accepted;
+    // Data packets that reached the DUT, by path and PPSN: when, and how many
+    // copies. An ACK naming one as its TrigPPSN went out after it arrived;
+    // where two copies reached the DUT, the ACK may be the first's.
+    std::map<std::pair<unsigned, std::uint32_t>, std::pair<core::nanos, unsigned>> sent;
+    std::optional<core::nanos> best;
+    auto take = [&best](core::nanos d) {
+        if (d >= core::nanos{0} && (!best || d < *best)) best = d;
+    };
+    for (const auto& r : tr.frames) {
+        if (r.reached_dut() && r.data()) {
+            auto& e = sent[{r.f().mrh.path_id, r.f().bth.psn}];
+            e = {r.t, e.second + 1};
+            continue;
+        }
+        if (r.d == trace::dir::from_dut && r.is(opcode::ack)) {
+            const auto& a = r.f().ackh;
+            if (auto it = sent.find({a.path_id, a.trig_ppsn.ppsn()}); it != sent.end() && it->second.second == 1) {
+                take(r.t - it->second.first);
+                it->second.second = 2;  // answered: a later ACK naming it says nothing more
+            }
+        }
+        if (r.d == trace::dir::from_dut && r.ok() && !accepted.empty() && !r.is(opcode::ctrl)) {
+            if (auto it = accepted.find({far_end(r), r.f().bth.dest_qp}); it != accepted.end()) {
+                take(r.t - it->second);
+                accepted.erase(it);
+            }
+        }
+        if (!r.is(opcode::ctrl)) continue;
+        if (r.d == trace::dir::to_dut && r.reached_dut() && !r.injected &&
+            r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::accept)) {
+            if (auto id = read_ctrl_tlvs(r.f().tlvs).src_conn_id) accepted.try_emplace({far_end(r), *id}, r.t);
+            continue;
+        }
+        if (r.d == trace::dir::from_dut && !accepted.empty() &&
+            r.f().ctrlh.type != static_cast<std::uint8_t>(ctrl_type::connect))
+            if (auto it = accepted.find({far_end(r), r.f().bth.dest_qp}); it != accepted.end()) {
+                take(r.t - it->second);
+                accepted.erase(it);
+            }
+        auto k = request_of(r, false);
+        if (!k || k->type == ctrl_type::close || k->type == ctrl_type::rnr_query) continue;
+        if (r.d == trace::dir::to_dut) {
+            if (!r.reached_dut() || r.injected) continue;
+            auto [it, fresh] = open.try_emplace(*k, first_copy{r.t, false});
+            if (!fresh) it->second.repeated = true;
+            continue;
+        }
+        auto it = open.find(*k);
+        if (it == open.end()) continue;
+        // Where a repeat went out before the answer, the answer may be the
+        // repeat's: the time from the first copy is not known to be the DUT's.
+        if (!it->second.repeated) take(r.t - it->second.t);
+        open.erase(it);
+    }
+    return best;
 }
 
 }  // namespace mrct::assertions

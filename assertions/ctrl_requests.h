@@ -52,4 +52,13 @@ private:
     std::map<ctrl_request, entry> open_;
 };
 
+// Real time: the DUT's quickest answer in the trace to a request of the
+// engine's on the wire (CONNECT to ACCEPT or REJECT, PATH_RESET to its ACK,
+// PROBE to PROBE_REPLY; the engine's ACCEPT to the DUT's first frame to the
+// connection it names; a data packet sent once to the ACK naming it as its
+// TrigPPSN): the wire's round trip and the DUT's least work, so
+// at least the wire's round trip (D146). Only a request's first copy, and
+// only where no repeat of it went out before the answer came. nullopt: none.
+std::optional<core::nanos> quickest_answer(const trace::trace& tr);
+
 }  // namespace mrct::assertions

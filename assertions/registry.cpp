@@ -200,7 +200,7 @@ const std::vector<assertion_def>& builtin() {
          {{"slack", T::number, "0.05", "allowed excess, a fraction"},
           {"near", T::number, "0.5",
            "fraction of the grant the fullest window must reach, else inconclusive (the pacer was never tested)"}},
-         k::grant_rate},
+         k::grant_rate, {}, true},
         {"rnr_pause", {"MR-RNR-2"},
          "After an RNR for its current Attempt, no packet of that tag goes out for the first time before the RNR time.",
          {{"grace", T::duration, "5us", "processing time allowed after the RNR arrives (as acks_conform allows an ACK)"}}, k::rnr_pause, pause_need},
@@ -231,7 +231,7 @@ const std::vector<assertion_def>& builtin() {
          "CE_Count counts the CE-marked packets that arrived (duplicates included, from 0 at each PATH_RESET; D84); "
          "GrantRate is never 0; a path's CumAck never goes back without a PATH_RESET, judged where the wire cannot "
          "have swapped the two ACKs (D102).",
-         {{"within", T::duration, "5us", "processing time allowed for an immediate ACK"}}, k::acks_conform},
+         {{"within", T::duration, "5us", "processing time allowed for an immediate ACK"}}, k::acks_conform, {}, true},
         {"sack_reports", {"MR-SACK-1"},
          "Each ACK's SACK reports the path's packets above its CumAck that the DUT surely had: those that came from the "
          "same source port before the ACK's trigger packet, and that a later ACK reports with no copy since (no timing; "
@@ -256,7 +256,8 @@ const std::vector<assertion_def>& builtin() {
          "rejection is kept only until then).",
          {}, k::rejection_dropped},
         {"completion_after_placement", {"MR-OOO-3"},
-         "A receive completes only after every byte of its message reached the DUT.", {}, k::completion_after_placement},
+         "A receive completes only after every byte of its message reached the DUT.", {}, k::completion_after_placement, {},
+         true},
         {"all_complete", {},
          "Every posted Send and Write completes with a status (within a time).",
          {{"side", T::string, "both", "dut, peer or both"},

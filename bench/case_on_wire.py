@@ -28,7 +28,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "tools"))
-from wire_lab import CpuQuota, Netns, Refnic, as_root, dut_spec, run_mrct, with_pid  # noqa: E402
+from wire_lab import CpuQuota, Netns, Refnic, as_root, dut_spec, run_mrct, sh, with_pid  # noqa: E402
 
 
 def start_perf(path):
@@ -67,6 +67,17 @@ def main():
     ap.add_argument("--tx", choices=["udp", "packet"], default="udp",
                     help="packet: both ends transmit through packet sockets (agent+udp tx=packet, mrct-refnic "
                          "--packet-tx; D134); default udp (the send sockets)")
+    ap.add_argument("--wire-loss", type=float, default=None, metavar="PERCENT",
+                    help="a lossy lab link the engine cannot see: each namespace drops this percentage of the "
+                         "MetaRoCE frames (UDP port 4791) it receives, at random, before any socket "
+                         "(nftables, prerouting; no interface counter moves). Needs nft (Debian: nftables)")
+    ap.add_argument("--bump", default=None, metavar="FABRIC.yaml",
+                    help="put `mrct emulate` with this fabric (docs/emulator.md) between the engine's and the "
+                         "DUT's veths, in a namespace of its own: a lab fabric the engine does not control "
+                         "(delay, loss, reordering it cannot see); its emulate.json is kept in WORKDIR/bump")
+    ap.add_argument("--wire-rtt", default=None, metavar="DUR",
+                    help="the DUT spec's wire_rtt= (D146): the round trip declared for a fabric between the engine "
+                         "and the DUT (with --bump: about twice its delay, plus the emulator's own)")
     ap.add_argument("--perf", action="store_true",
                     help="record mrct-refnic's scheduler switches and wakeups (perf) around each run; "
                          "kept for runs with a fail or an error")
@@ -76,11 +87,32 @@ def main():
     if a.perf and not shutil.which("perf"):
         print("--perf: perf is not installed (apt-get install linux-perf)", file=sys.stderr)
         return 2
+    if a.wire_loss and not shutil.which("nft"):
+        print("--wire-loss: nft is not installed (apt-get install nftables)", file=sys.stderr)
+        return 2
+    if a.bump and not shutil.which("ethtool"):
+        print("--bump: ethtool is not installed (apt-get install ethtool)", file=sys.stderr)
+        return 2
     a.mrct = os.path.join(a.build, "mrct")
     a.refnic = os.path.join(a.build, "mrct-refnic")
     os.makedirs(a.workdir, exist_ok=True)
     counts = collections.Counter()
-    with Netns() as ns:
+    with Netns(bump=bool(a.bump)) as ns:
+        bump = None
+        if a.bump:
+            bump = subprocess.Popen(["ip", "netns", "exec", ns.b, a.mrct, "emulate", "--port-a", ns.vbe, "--port-b",
+                                     ns.vbd, "--config", a.bump, "--out", os.path.join(a.workdir, "bump"),
+                                     "--no-capture", "--progress", "0"],
+                                    stdout=open(os.path.join(a.workdir, "bump.log"), "w"), stderr=subprocess.STDOUT)
+            time.sleep(0.5)
+        if a.wire_loss:
+            per_million = round(a.wire_loss * 10000)
+            for n in (ns.e, ns.d):
+                sh("ip", "netns", "exec", n, "nft", "add table inet mrct_loss")
+                sh("ip", "netns", "exec", n, "nft",
+                   "add chain inet mrct_loss pre { type filter hook prerouting priority -300; }")
+                sh("ip", "netns", "exec", n, "nft",
+                   f"add rule inet mrct_loss pre udp dport 4791 numgen random mod 1000000 < {per_million} counter drop")
         for i in range(a.n):
             nic = Refnic(a, ns, a.bug, log=os.path.join(a.workdir, f"{i}.refnic.log"), packet_tx=a.tx == "packet")
             quota = CpuQuota(nic.p.pid, a.dut_cpu) if a.dut_cpu else None
@@ -88,6 +120,8 @@ def main():
             rec = start_perf(perf_file) if a.perf else None
             try:
                 spec = dut_spec("udp", ns, tx_packet=a.tx == "packet")
+                if a.wire_rtt:
+                    spec += f",wire_rtt={a.wire_rtt}"
                 rc, res, out = run_mrct(a, os.path.join(a.workdir, str(i)), with_pid(spec, nic.p.pid), ns,
                                         ["--filter", a.case, "--capture", a.pcap], engine_cpu=a.engine_cpu)
             finally:
@@ -107,6 +141,15 @@ def main():
             for c in res["cases"]:
                 counts[c["verdict"]] += 1
                 print(f"{i}: {c['id']} {c['verdict']} {c.get('reason', '')[:200]}")
+        if a.wire_loss:
+            for n, who in ((ns.e, "engine"), (ns.d, "DUT")):
+                rules = sh("ip", "netns", "exec", n, "nft", "list table inet mrct_loss").stdout
+                dropped = rules.split("counter packets ")[1].split()[0] if "counter packets " in rules else "?"
+                print(f"the wire dropped {dropped} frames on their way to the {who}")
+        if bump:
+            bump.send_signal(signal.SIGINT)
+            bump.wait()
+            print(open(os.path.join(a.workdir, "bump.log")).read().strip())
     print(f"{a.bug or 'reference'}, {a.case} x {a.n}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     return 0
 

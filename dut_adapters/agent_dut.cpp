@@ -315,6 +315,8 @@ public:
     bool busy_poll() const override { return o_.wire == "dpdk" && o_.busy_poll; }
     bool shares_host() const override { return o_.shares_host; }
     int host_pid() const override { return o_.shares_host ? o_.pid : 0; }
+    core::nanos declared_wire_rtt() const override { return o_.wire_rtt; }
+    core::nanos quickest_answer(core::nanos in_case) override { return note_quickest(*o_.quickest_answer, in_case); }
     std::uint64_t frames_lost() const override { return port_ ? port_->stats().lost_in : 0; }
     netio::if_drops interface_drops() const override { return port_ ? port_->interface_drops() : netio::if_drops{}; }
     std::optional<unanswered> unanswered_call() const override { return unanswered_; }
@@ -422,6 +424,10 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             const long p = std::strtol(v.c_str(), &end, 10);
             if (v.empty() || *end || p < 1 || p > 4194304) return core::error{"pid=" + v + ": a process ID"};
             o.pid = static_cast<int>(p);
+        } else if (k == "wire_rtt") {
+            auto d = core::parse_duration_ns(v);
+            if (!d || *d < 0 || *d > 1'000'000'000) return core::error{"wire_rtt=" + v + ": a duration from 0 to 1s"};
+            o.wire_rtt = core::nanos{*d};
         } else if (k == "dut_mac") {
             wire::mac_addr m{};
             unsigned b[6];
@@ -431,7 +437,7 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(b[i]);
             o.dut_mac = m;
         } else {
-            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, reconnect, iface, dut_mac, tx, port, poll, host, pid, eal)"};
+            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, reconnect, iface, dut_mac, tx, port, poll, host, pid, wire_rtt, eal)"};
         }
         if (end == text.size()) break;
     }

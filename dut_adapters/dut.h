@@ -9,6 +9,7 @@
 // set fault(), which the runner checks: the case ends as `error`.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -149,6 +150,15 @@ public:
     // of the DUT's never seen (rx), or the engine's that may never have
     // reached the DUT (tx).
     virtual netio::if_drops interface_drops() const { return {}; }
+    // Real time: the round trip a fabric between the engine and the DUT adds
+    // (a lab's switch or impairment box), as the lab declared it (agent spec
+    // wire_rtt=, D146); it widens the crossing window. 0: a direct wire.
+    virtual core::nanos declared_wire_rtt() const { return core::nanos{0}; }
+    // Real time: notes the DUT's quickest answer on the wire in a case (a
+    // request of the engine's to the DUT's reply; 0: none in the case) and
+    // returns the quickest of the run so far, this case's included (0: none
+    // yet). The run's DUTs, one per case, share it (D146).
+    virtual core::nanos quickest_answer(core::nanos in_case) { return in_case; }
 };
 
 // The reference endpoint in-process; `bug` selects a bug profile ("" = none).
@@ -177,10 +187,25 @@ struct agent_options {
     bool busy_poll = false;                   // dpdk: poll=busy (spin on the port) instead of every 10 us
     bool shares_host = true;                  // host=shared|separate: the DUT runs on the engine's host
     int pid = 0;                              // pid=PID: the DUT's process on this host (its CPU waits are read)
+    core::nanos wire_rtt{0};                  // wire_rtt=DUR: a fabric's round trip between engine and DUT (D146)
+    // The DUT's quickest answer on the wire in the run so far, in ns (0: none
+    // yet): shared by the DUTs a run makes from these options, one per case.
+    std::shared_ptr<std::atomic<std::int64_t>> quickest_answer = std::make_shared<std::atomic<std::int64_t>>(0);
 };
 // Parses "agent=HOST:PORT,dut=IP,local=IP[+IP...][,token=T][,timeout=DUR][,reconnect=DUR][,iface=IF][,dut_mac=MAC]
-// [,tx=udp|packet][,port=P][,host=shared|separate][,pid=PID][,eal=EAL ARGS...]" (eal= takes the rest of the text, commas included).
+// [,tx=udp|packet][,port=P][,host=shared|separate][,pid=PID][,wire_rtt=DUR][,eal=EAL ARGS...]" (eal= takes the rest of the text,
+// commas included).
 core::result<agent_options> parse_agent_options(const std::string& wire, const std::string& text);
+// Keeps in `quickest` (ns, 0: none yet) the least of it and `sample` (0: no
+// sample) and returns it: the run's quickest answer (agent_options, D146).
+inline core::nanos note_quickest(std::atomic<std::int64_t>& quickest, core::nanos sample) {
+    if (sample > core::nanos{0}) {
+        std::int64_t cur = quickest.load();
+        while ((cur == 0 || sample.count() < cur) && !quickest.compare_exchange_weak(cur, sample.count())) {
+        }
+    }
+    return core::nanos{quickest.load()};
+}
 // Connects and says hello; an unreachable or refusing agent is an error.
 core::result<std::unique_ptr<dut>> make_agent(const agent_options& o);
 

@@ -191,6 +191,11 @@ json case_json(const run::case_result& r, std::size_t order) {
             c["timing"]["if_tx_dropped"] = tm.if_tx_dropped;
             c["timing"]["ifaces"] = tm.if_names;
         }
+        // D146: a fabric's declared round trip, and the DUT's quickest answer
+        // on the wire (this case's, the run's so far).
+        if (tm.wire_rtt_declared > core::nanos{0}) c["timing"]["wire_rtt_declared_us"] = us(tm.wire_rtt_declared);
+        if (tm.answer_min > core::nanos{0}) c["timing"]["answer_min_us"] = us(tm.answer_min);
+        if (tm.answer_min_run > core::nanos{0}) c["timing"]["answer_min_run_us"] = us(tm.answer_min_run);
         if (tm.host_probed) {
             c["timing"]["host_hold_max_us"] = us(tm.host_hold_max);
             c["timing"]["host_wakeups"] = tm.host_wakeups;

@@ -68,6 +68,9 @@ void set_interrupted(case_result& r, const std::string& why);
 // Real time: what the engine's interfaces dropped during the case (D144),
 // said as the reason no verdict stands; empty where they dropped nothing.
 std::string interface_loss(const trace::timing_figures& tm);
+// The case's verdict and reason from its assertions: the worst, and the
+// first assertion that gave it.
+void settle_verdict(case_result& r);
 // After the last set-up attempt: where every attempt's connection failed to
 // open while held so (setup_held), the case is inconclusive, not an error
 // (D113); otherwise it stays as it is.

@@ -64,6 +64,19 @@ case_result run_case(const plan::test_case& c, const dut_factory& make, std::uin
 // timing (assertions::outcome::timing_doubt): nothing but lateness stood in
 // the way of a verdict.
 bool timing_doubted(const case_result& r);
+// D146, a fabric between the engine and the DUT. Whether a real-time case
+// failed a timing check while the run knows no answer of the DUT's on the
+// wire quicker than the crossing window: the failure may be the fabric's,
+// and the wire wants measuring (run_suite's probe) before it stands.
+bool wire_may_cross(const case_result& r);
+// With the run's quickest answer (`run_quickest`, 0: none beyond the
+// case's), each failure of a timing check is inconclusive where that answer
+// exceeds the crossing window (assertions::beyond_crossing); the case's
+// verdict follows. Whether any changed.
+bool judge_wire(case_result& r, core::nanos run_quickest);
+// Wire probes a run makes at most (a DUT's answers to the first are its
+// slowest; a fabric that stays slow needs no third).
+inline constexpr unsigned k_wire_probes = 2;
 // The last attempt's result after timing retries: where it ended inconclusive
 // for what its own run lacked (no loss happened, no path was busy), its reason
 // also names what doubted the attempt before (`before`: their reasons, in

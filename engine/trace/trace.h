@@ -152,6 +152,11 @@ struct timing_figures {
     // any socket: received frames, and frames sent towards the DUT (D144).
     std::uint64_t if_rx_dropped = 0, if_tx_dropped = 0;
     std::string if_names;
+    // A fabric between the engine and the DUT (D146): the round trip the lab
+    // declared for it (wire_rtt=, part of trace::crossing), and the DUT's
+    // quickest answer on the wire to a request of the engine's, in this case
+    // and in the run so far (assertions::quickest_answer; 0: none).
+    nanos wire_rtt_declared{0}, answer_min{0}, answer_min_run{0};
     bool host_probed = false;
     nanos host_hold_max{0};
     std::uint64_t host_wakeups = 0;

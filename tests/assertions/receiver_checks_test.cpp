@@ -755,16 +755,18 @@ TEST_CASE("acks_conform in real time: the ACK interval runs from when the DUT's 
 // late against a 5 ms allowance. Only holds as long as the 0.1 ms excess,
 // meeting the span, excuse it.
 TEST_CASE("acks_conform: an answer late past the interval is excused only by holds as long as its lateness") {
-    auto late_ack = [](std::vector<trace::timing_figures::late_span> late) {
+    // Packet 100's answer comes `past` after its 10 ms interval + 5 ms allowance.
+    auto late_ack = [](std::vector<trace::timing_figures::late_span> late, nanos past = 100us, nanos declared = 0us) {
         trace_builder b;
         b.tr.p.ack_delay = 10ms;
         b.data(0us, D::to_dut, {.ppsn = 100});
         b.data(5ms, D::to_dut, {.path = 1, .ppsn = 500, .ack_req = true});  // answered at once:
         b.ack(5001us, D::from_dut, 1, 501, {}, 500, false, 4000);           // the DUT is not behind its wire
-        b.ack(15100us, D::from_dut, 0, 101, {}, 100, false, 4000);  // 10 ms + 5 ms allowed, 100 us more
+        b.ack(15ms + past, D::from_dut, 0, 101, {}, 100, false, 4000);
         b.tr.end = 20ms;
         b.tr.timing.realtime = true;
         b.tr.timing.late = std::move(late);
+        b.tr.timing.wire_rtt_declared = declared;
         return b.check("acks_conform", {{"within", "5ms"}});
     };
     auto quiet = late_ack({{3ms, 50us}});
@@ -773,6 +775,11 @@ TEST_CASE("acks_conform: an answer late past the interval is excused only by hol
     auto held = late_ack({{3ms, 150us}});
     CHECK(held.v == verdict::pass);  // packet 100's late answer set aside, not judged
     CHECK(held.measured.at("unresolved") == 1);
+    // D146: through a fabric whose round trip the lab declared (wire_rtt=),
+    // the deadline takes it on top: the packet reached the DUT, and its
+    // answer the engine, that much later than the engine's stamps say.
+    CHECK(late_ack({}, 400us, 300us).v == verdict::fail);
+    CHECK(late_ack({}, 400us, 500us).v == verdict::pass);
 }
 
 // Seen beside stress-ng (CC-005 over pcap, IPv6): the reference, with the

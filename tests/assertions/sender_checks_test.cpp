@@ -1791,6 +1791,36 @@ TEST_CASE("resend_identity: a resend keeps its path and PPSN unless the path fai
     CHECK(wrap.check("resend_identity").v == verdict::fail);
 }
 
+TEST_CASE("resend_identity: in real time a resend that overtook its original on a fabric is no resend lacking RETX (D145)") {
+    // The resend (RETX, from a moved port) arrived first; the original after it.
+    trace_builder b;
+    b.data(0us, D::from_dut, {.path = 1, .ppsn = 100, .retx = true, .msg_len = 4096});
+    b.data(5us, D::from_dut, {.path = 1, .ppsn = 100, .msg_len = 4096});
+    // Virtual time: the engine saw the DUT's own order; the later copy lacks RETX.
+    auto v = b.check("resend_identity");
+    CHECK(v.v == verdict::fail);
+    CHECK_THAT(v.message, Catch::Contains("lacks RETX"));
+    // Real time: arrival order; one copy without RETX is the original.
+    b.tr.timing.realtime = true;
+    CHECK(b.check("resend_identity").v == verdict::pass);
+    // A second copy without RETX is a resend lacking it, in either order: it cites both.
+    auto two = b;
+    two.data(9us, D::from_dut, {.path = 1, .ppsn = 100, .msg_len = 4096});
+    auto o = two.check("resend_identity");
+    CHECK(o.v == verdict::fail);
+    CHECK_THAT(o.message, Catch::Contains("lacks RETX"));
+    CHECK(o.frames == std::vector<std::size_t>{1, 2});
+    // A failover's new PPSN has no original: a copy of it without RETX fails.
+    trace_builder f;
+    f.tr.timing.realtime = true;
+    f.data(0us, D::from_dut, {.path = 1, .ppsn = 100, .msg_len = 4096});
+    f.ctrl(4us, D::from_dut, wire::ctrl_type::path_reset, {wire::tlv_spec{8, {1}}});
+    f.data(5us, D::from_dut, {.path = 2, .ppsn = 700, .retx = true, .msg_len = 4096});
+    CHECK(f.check("resend_identity").v == verdict::pass);
+    f.data(9us, D::from_dut, {.path = 2, .ppsn = 700, .msg_len = 4096});
+    CHECK_THAT(f.check("resend_identity").message, Catch::Contains("lacks RETX"));
+}
+
 // A resend of a covered PPSN can have crossed its ACK only if the host held
 // the DUT about as long as the time between them (less the crossing window),
 // and only if the DUT had a reason of its own to resend it before that ACK.
@@ -1808,6 +1838,66 @@ TEST_CASE("timing: no_go_back_n doubts a failure only for a hold as long as the 
     auto held = go_back(2900us);
     CHECK(held.v == verdict::inconclusive);
     CHECK_THAT(held.message, Catch::Contains("this check needs 2.800 ms"));
+}
+
+// D146: a fabric between the engine and the DUT. The DUT's quickest answer
+// on the wire in the run (at least the wire's round trip) beyond the crossing
+// window: a timing failure is not judged. Declared (wire_rtt=), the round
+// trip is in the crossing window, and the check judges again.
+TEST_CASE("timing: no_go_back_n's failure is not judged where the wire's round trip exceeds the crossing window (D146)") {
+    auto crossed = [](nanos answer, nanos crossing) {
+        auto b = four_on_path_1(crossing);
+        b.ack(5us, D::to_dut, 1, 100, {103}, 103);  // 100..102 found lost: the DUT may resend them
+        b.ack(10us, D::to_dut, 1, 104, {}, 103);    // covers 100..103
+        resend(b, 500us, 101);                       // 490 us after the covering ACK left the engine
+        b.tr.timing.realtime = true;
+        return assertions::beyond_crossing(b.check("no_go_back_n"), b.tr, answer);
+    };
+    // A direct wire: the DUT answered within 40 us; the resend fails.
+    CHECK(crossed(40us, 200us).v == verdict::fail);
+    // Its quickest answer took 600 us: the ACK may still have been on its way.
+    auto slow = crossed(600us, 200us);
+    CHECK(slow.v == verdict::inconclusive);
+    CHECK_FALSE(slow.timing_doubt);  // another attempt would meet the same wire
+    CHECK_THAT(slow.message, Catch::Contains("the DUT's quickest answer on the wire in this run took 600.000 us"));
+    CHECK_THAT(slow.message, Catch::Contains("more than the crossing window of 200.000 us"));
+    CHECK_THAT(slow.message, Catch::Contains("it would have said fail: PPSN 101 on path 1 was resent"));
+    CHECK(slow.measured.at("answer_min_us") == Approx(600.0));
+    // The lab declared the fabric's round trip (wire_rtt= 700 us: crossing 900
+    // us): the resend 490 us after the ACK crossed it, a pass.
+    CHECK(crossed(600us, 900us).v == verdict::pass);
+    // A resend later than the widened window still fails.
+    auto late = four_on_path_1(300us);
+    late.ack(5us, D::to_dut, 1, 100, {103}, 103);
+    late.ack(10us, D::to_dut, 1, 104, {}, 103);
+    resend(late, 2ms, 101);
+    late.tr.timing.realtime = true;
+    CHECK(assertions::beyond_crossing(late.check("no_go_back_n"), late.tr, 250us).v == verdict::fail);
+    // No answer known: nothing to say.
+    CHECK(crossed(0us, 200us).v == verdict::fail);
+    // Virtual time knows no wire: never doubted.
+    auto v = four_on_path_1(0us);
+    v.ack(5us, D::to_dut, 1, 100, {103}, 103);
+    v.ack(10us, D::to_dut, 1, 104, {}, 103);
+    resend(v, 500us, 101);
+    CHECK(assertions::beyond_crossing(v.check("no_go_back_n"), v.tr, 600us).v == verdict::fail);
+    // A pass stands.
+    auto ok = four_on_path_1(200us);
+    ok.tr.timing.realtime = true;
+    CHECK(assertions::beyond_crossing(ok.check("no_go_back_n"), ok.tr, 600us).v == ok.check("no_go_back_n").v);
+}
+
+// D146: a deadline from the engine's frame to the DUT's answer takes the
+// declared round trip on top.
+TEST_CASE("fast_retransmit: a declared wire round trip lengthens the resend's deadline (D146)") {
+    auto b = lost_100();  // the ACK showing the loss at 10 us
+    b.data(300us, D::from_dut, {.path = 0, .ppsn = 100, .retx = true, .msg_len = 4096});
+    b.tr.timing.realtime = true;
+    CHECK(b.check("fast_retransmit", {{"within", "100us"}}).v == verdict::fail);
+    b.tr.timing.wire_rtt_declared = 250us;  // 290 us from the ACK: within 100 us + 250 us
+    CHECK(b.check("fast_retransmit", {{"within", "100us"}}).v == verdict::pass);
+    b.tr.timing.realtime = false;  // virtual time: no wire
+    CHECK(b.check("fast_retransmit", {{"within", "100us"}}).v == verdict::fail);
 }
 
 // D67: the DUT's own waits for a CPU (the kernel's accounting) between the ACK

@@ -812,6 +812,7 @@ cases:
 }
 
 TEST_CASE("agent DUT specs: options are checked") {
+    using namespace std::chrono_literals;
     CHECK_THAT(run::parse_dut("agent+udp:agent=127.0.0.1:7700").err().message, Catch::Contains("dut=IP is required"));
     CHECK_THAT(run::parse_dut("agent+udp:dut=10.0.0.1,local=10.0.0.2,colour=blue").err().message,
                Catch::Contains("unknown agent option 'colour'"));
@@ -857,6 +858,23 @@ TEST_CASE("agent DUT specs: options are checked") {
                Catch::Contains("tx=raw: udp or packet"));
     CHECK_THAT(dut::parse_agent_options("pcap", "dut=10.0.0.1,local=10.0.0.2,iface=v0,tx=packet").err().message,
                Catch::Contains("for agent+udp only"));
+    // wire_rtt=: a fabric's round trip between the engine and the DUT (D146).
+    CHECK(dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2")->wire_rtt == core::nanos{0});
+    CHECK(dut::parse_agent_options("pcap", "dut=10.0.0.1,local=10.0.0.2,iface=v0,wire_rtt=400us")->wire_rtt == 400us);
+    for (const char* bad : {"wire_rtt=2s", "wire_rtt=soon", "wire_rtt="})
+        CHECK_THAT(dut::parse_agent_options("udp", std::string("dut=10.0.0.1,local=10.0.0.2,") + bad).err().message,
+                   Catch::Contains("a duration from 0 to 1s"));
+    // The run's quickest answer: shared by every DUT the run makes from one
+    // parse (one per case), the least sample kept, none (0) ignored.
+    auto shared = dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2");
+    REQUIRE(shared.ok());
+    const dut::agent_options case2 = *shared;  // the factory copies its options for each case
+    CHECK(dut::note_quickest(*shared->quickest_answer, core::nanos{0}) == core::nanos{0});
+    CHECK(dut::note_quickest(*shared->quickest_answer, 700us) == 700us);
+    CHECK(dut::note_quickest(*case2.quickest_answer, 0us) == 700us);
+    CHECK(dut::note_quickest(*case2.quickest_answer, 450us) == 450us);
+    CHECK(dut::note_quickest(*shared->quickest_answer, 900us) == 450us);
+    CHECK(dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2")->quickest_answer->load() == 0);  // another run
 }
 
 namespace {
@@ -1483,4 +1501,84 @@ TEST_CASE("a slow agent call beside the engine counts as a span the DUT may have
     // 900 us less the quickest call's 40 us (not less the median poll's 100 us).
     CHECK(std::any_of(late.begin(), late.end(), [](const auto& l) { return l.due == 1000us && l.late == 860us; }));
     CHECK(r.tr->timing.held_between(1000us, 1860us) >= 860us);
+}
+
+// D146: a timing check's failure on a wire whose quickest answer is beyond
+// the crossing window is not judged; the run measures the wire (a probe)
+// when it knows no quicker answer.
+TEST_CASE("judge_wire: a timing failure beyond the crossing window is inconclusive, and the case's verdict follows (D146)") {
+    using namespace std::chrono_literals;
+    using assertions::verdict;
+    auto make = [](core::nanos known) {
+        auto tr = std::make_shared<trace::trace>();
+        tr->timing.realtime = true;
+        tr->crossing = 200us;
+        tr->timing.answer_min_run = known;
+        run::case_result r;
+        r.tr = tr;
+        auto a = [](const char* name, verdict v, const char* msg) {
+            run::assertion_result x;
+            x.name = name;
+            x.o.v = v;
+            x.o.message = msg;
+            return x;
+        };
+        r.asserts = {a("all_complete", verdict::pass, "8 work requests completed"),
+                     a("no_go_back_n", verdict::fail, "PPSN 101 on path 1 was resent although an ACK had already covered it"),
+                     a("data_integrity", verdict::pass, "all bytes as written")};
+        r.v = verdict::fail;
+        r.reason = "no_go_back_n: " + r.asserts[1].o.message;
+        return r;
+    };
+    // Nothing known of the wire: it wants measuring; a quick answer known: not.
+    CHECK(run::wire_may_cross(make(0us)));
+    CHECK(run::wire_may_cross(make(9ms)));  // only a DUT's first frame long after the engine's ACCEPT
+    CHECK_FALSE(run::wire_may_cross(make(50us)));
+    // The probe measured 60 us: the failure stands.
+    auto quick = make(9ms);
+    CHECK_FALSE(run::judge_wire(quick, 60us));
+    CHECK(quick.v == verdict::fail);
+    // It measured 700 us: inconclusive, and the case with it, its reason the check's.
+    auto slow = make(9ms);
+    CHECK(run::judge_wire(slow, 700us));
+    CHECK(slow.v == verdict::inconclusive);
+    CHECK_THAT(slow.reason, Catch::StartsWith("no_go_back_n: the DUT's quickest answer on the wire in this run took 700.000 us"));
+    CHECK_THAT(slow.reason, Catch::Contains("it would have said fail: PPSN 101"));
+    // No probe answer (0): the case's own figure decides.
+    auto own = make(900us);
+    CHECK(run::judge_wire(own, 0us));
+    CHECK(own.v == verdict::inconclusive);
+    // A failure of a check with no timing need (data_integrity) stands, and the case fails.
+    auto integrity = make(9ms);
+    integrity.asserts[2].o.v = verdict::fail;
+    integrity.asserts[2].o.message = "bytes 0-4095 differ";
+    CHECK(run::judge_wire(integrity, 700us));
+    CHECK(integrity.v == verdict::fail);
+    CHECK_THAT(integrity.reason, Catch::StartsWith("data_integrity: bytes 0-4095 differ"));
+    CHECK_FALSE(run::wire_may_cross(integrity));  // what fails is no timing check's
+    // A timing-free failure stands too.
+    auto free = make(9ms);
+    free.asserts[1].o.timing_free = true;
+    CHECK_FALSE(run::wire_may_cross(free));
+    CHECK_FALSE(run::judge_wire(free, 700us));
+    CHECK(free.v == verdict::fail);
+    // A check timed inside itself (grant_rate), and a count short where the
+    // scenario may not have arisen (rnr_sent), are judged by when frames
+    // reached the DUT: doubted the same way.
+    for (const char* name : {"grant_rate", "rnr_sent"}) {
+        auto other = make(9ms);
+        other.asserts[1].name = name;
+        other.asserts[1].o.count_short = std::string(name) == "rnr_sent";
+        CHECK(run::wire_may_cross(other));
+        CHECK(run::judge_wire(other, 700us));
+        CHECK(other.v == verdict::inconclusive);
+    }
+    auto plain = make(9ms);  // rnr_sent's other failures (an RNR never acknowledged) are the DUT's frames alone
+    plain.asserts[1].name = "rnr_sent";
+    CHECK_FALSE(run::wire_may_cross(plain));
+    // Virtual time: no wire.
+    auto sim = make(0us);
+    std::const_pointer_cast<trace::trace>(sim.tr)->timing.realtime = false;
+    CHECK_FALSE(run::wire_may_cross(sim));
+    CHECK_FALSE(run::judge_wire(sim, 700us));
 }

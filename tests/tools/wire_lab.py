@@ -47,10 +47,17 @@ def sh(*cmd, check=True):
 
 
 class Netns:
-    def __init__(self):
+    """The engine's and the DUT's namespaces joined by a veth; with bump=True
+    by two veths through a third namespace (self.b, its ends self.vbe facing
+    the engine and self.vbd facing the DUT) where a bump in the wire (`mrct
+    emulate`) runs: a lab fabric the engine does not control."""
+
+    def __init__(self, bump=False):
         tag = str(os.getpid() % 100000)
         self.e, self.d = f"mrct-e{tag}", f"mrct-d{tag}"
         self.ve, self.vd = f"mrcte{tag}", f"mrctd{tag}"
+        self.bump = bump
+        self.b, self.vbe, self.vbd = f"mrct-b{tag}", f"mrctbe{tag}", f"mrctbd{tag}"
         octet = 1 + os.getpid() % 250
         self.e_ip, self.d_ip = f"10.213.{octet}.1", f"10.213.{octet}.2"
         self.e_ip6, self.d_ip6 = f"fd00:213:{octet:x}::1", f"fd00:213:{octet:x}::2"
@@ -62,7 +69,16 @@ class Netns:
     def __enter__(self):
         sh("ip", "netns", "add", self.e)
         sh("ip", "netns", "add", self.d)
-        sh("ip", "link", "add", self.ve, "type", "veth", "peer", "name", self.vd)
+        if self.bump:
+            sh("ip", "netns", "add", self.b)
+            sh("ip", "link", "add", self.ve, "type", "veth", "peer", "name", self.vbe)
+            sh("ip", "link", "add", self.vd, "type", "veth", "peer", "name", self.vbd)
+            for dev in (self.vbe, self.vbd):
+                sh("ip", "link", "set", dev, "netns", self.b)
+                sh("ip", "-n", self.b, "link", "set", dev, "mtu", "9000")
+                sh("ip", "-n", self.b, "link", "set", dev, "up")
+        else:
+            sh("ip", "link", "add", self.ve, "type", "veth", "peer", "name", self.vd)
         sh("ip", "link", "set", self.ve, "netns", self.e)
         sh("ip", "link", "set", self.vd, "netns", self.d)
         for ns, dev, ip in ((self.e, self.ve, self.e_ip), (self.d, self.vd, self.d_ip)):
@@ -77,6 +93,11 @@ class Netns:
                     sh("ip", "-n", ns, "addr", "add", f"{a6}/64", "dev", dev, "nodad")
             sh("ip", "-n", ns, "link", "set", dev, "up")
             sh("ip", "-n", ns, "link", "set", "lo", "up")
+            if self.bump:
+                # A veth leaves checksums to a NIC that is not there; a bump
+                # passes frames on as they are, so each end's kernel must
+                # finish them (docs/emulator.md "Veths").
+                sh("ip", "netns", "exec", ns, "ethtool", "-K", dev, "tx", "off")
         link = sh("ip", "-n", self.d, "-o", "link", "show", self.vd).stdout
         self.d_mac = link.split("link/ether ")[1].split()[0]
         return self
@@ -84,6 +105,8 @@ class Netns:
     def __exit__(self, *exc):
         sh("ip", "netns", "del", self.e, check=False)
         sh("ip", "netns", "del", self.d, check=False)
+        if self.bump:
+            sh("ip", "netns", "del", self.b, check=False)
 
 
 class Refnic:

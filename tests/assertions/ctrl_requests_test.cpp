@@ -1,0 +1,93 @@
+// The DUT's quickest answer on the wire to a request of the engine's (D146).
+#include <catch2/catch.hpp>
+
+#include "assertions/ctrl_requests.h"
+#include "assertions/trace_builder.h"
+#include "wire/ctrl.h"
+
+using namespace mrct;
+using namespace mrct::test;
+using namespace std::chrono_literals;
+using D = trace::dir;
+using wire::ctrl_type;
+
+namespace {
+std::vector<wire::tlv_spec> probe_tlvs(std::uint8_t path, std::uint8_t nonce) {
+    return {wire::tlv_spec{8, {path}}, wire::tlv_spec{9, {0, 0, 0, nonce}}};
+}
+std::vector<wire::tlv_spec> reset_tlvs(std::uint8_t path, std::uint8_t ppsn) {
+    return {wire::tlv_spec{8, {path}}, wire::tlv_spec{5, {0, 0, 0, ppsn}}};
+}
+}  // namespace
+
+TEST_CASE("quickest_answer: from a request of the engine's to the DUT's answer, the quickest") {
+    trace_builder b;
+    CHECK_FALSE(assertions::quickest_answer(b.tr));  // nothing asked: nothing known
+    b.ctrl(10us, D::to_dut, ctrl_type::probe, probe_tlvs(1, 7));
+    b.ctrl(20us, D::from_dut, ctrl_type::probe_reply, probe_tlvs(1, 9));  // another nonce: not this PROBE's
+    b.ctrl(60us, D::from_dut, ctrl_type::probe_reply, probe_tlvs(1, 7));
+    REQUIRE(assertions::quickest_answer(b.tr));
+    CHECK(*assertions::quickest_answer(b.tr) == 50us);
+    // A PATH_RESET answered in 30 us: the quickest.
+    b.ctrl(100us, D::to_dut, ctrl_type::path_reset, reset_tlvs(2, 40));
+    b.ctrl(130us, D::from_dut, ctrl_type::path_reset_ack, reset_tlvs(2, 40));
+    CHECK(*assertions::quickest_answer(b.tr) == 30us);
+}
+
+TEST_CASE("quickest_answer: a repeated request, an injected one and a CLOSE give no time") {
+    trace_builder b;
+    // Repeated before its answer came: the answer may be the repeat's.
+    b.ctrl(0us, D::to_dut, ctrl_type::probe, probe_tlvs(1, 7));
+    b.ctrl(10us, D::to_dut, ctrl_type::probe, probe_tlvs(1, 7));
+    b.ctrl(15us, D::from_dut, ctrl_type::probe_reply, probe_tlvs(1, 7));
+    CHECK_FALSE(assertions::quickest_answer(b.tr));
+    // A request the plan crafted may rightly go unanswered, and is not the engine's own.
+    auto& inj = b.ctrl(100us, D::to_dut, ctrl_type::probe, probe_tlvs(3, 1));
+    inj.injected = true;
+    b.ctrl(101us, D::from_dut, ctrl_type::probe_reply, probe_tlvs(3, 1));
+    CHECK_FALSE(assertions::quickest_answer(b.tr));
+    // A CLOSE's answer may wait for the connection's data.
+    b.ctrl(200us, D::to_dut, ctrl_type::close);
+    b.ctrl(201us, D::from_dut, ctrl_type::close_ack);
+    CHECK_FALSE(assertions::quickest_answer(b.tr));
+    // A frame dropped on its way never reached the DUT.
+    auto& lost = b.ctrl(300us, D::to_dut, ctrl_type::probe, probe_tlvs(4, 2));
+    lost.dropped = true;
+    b.ctrl(301us, D::from_dut, ctrl_type::probe_reply, probe_tlvs(4, 2));
+    CHECK_FALSE(assertions::quickest_answer(b.tr));
+}
+
+TEST_CASE("quickest_answer: where the DUT opened the connection, from the engine's ACCEPT to its first frame to it") {
+    trace_builder b;
+    b.ctrl(0us, D::from_dut, ctrl_type::connect, {wire::tlv::src_conn_id(0x77)});
+    b.ctrl(100us, D::to_dut, ctrl_type::accept, {wire::tlv::src_conn_id(0x42)});
+    b.ctrl(120us, D::from_dut, ctrl_type::connect, {wire::tlv::src_conn_id(0x77)});  // its repeat, crossing the ACCEPT
+    CHECK_FALSE(assertions::quickest_answer(b.tr));
+    auto& other = b.data(200us, D::from_dut, {.ppsn = 7});
+    (void)other;
+    // The trace builder's frames name connection 0x42: this one is the answer.
+    CHECK(*assertions::quickest_answer(b.tr) == 100us);
+    b.data(250us, D::from_dut, {.ppsn = 8});  // only the first frame counts
+    CHECK(*assertions::quickest_answer(b.tr) == 100us);
+    // An ACCEPT naming another connection: frames to 0x42 do not answer it.
+    trace_builder c;
+    c.ctrl(100us, D::to_dut, ctrl_type::accept, {wire::tlv::src_conn_id(0x43)});
+    c.data(150us, D::from_dut, {.ppsn = 7});
+    CHECK_FALSE(assertions::quickest_answer(c.tr));
+}
+
+TEST_CASE("quickest_answer: from a data packet sent once to the DUT's ACK naming it") {
+    trace_builder b;
+    b.data(0us, D::to_dut, {.path = 2, .ppsn = 100});
+    b.data(5us, D::to_dut, {.path = 2, .ppsn = 101});
+    b.data(6us, D::to_dut, {.path = 2, .ppsn = 101});  // a second copy: an ACK of 101 may be the first's
+    b.ack(40us, D::from_dut, 2, 102, {}, 101);
+    CHECK_FALSE(assertions::quickest_answer(b.tr));
+    b.ack(70us, D::from_dut, 2, 101, {}, 100);  // 100 went once: 70 us
+    CHECK(*assertions::quickest_answer(b.tr) == 70us);
+    auto& lost = b.data(100us, D::to_dut, {.path = 3, .ppsn = 5});  // dropped on its way: not a copy the DUT had
+    lost.dropped = true;
+    b.data(200us, D::to_dut, {.path = 3, .ppsn = 5});
+    b.ack(230us, D::from_dut, 3, 6, {}, 5);
+    CHECK(*assertions::quickest_answer(b.tr) == 30us);
+}
