@@ -113,23 +113,23 @@ std::optional<core::nanos> quickest_answer(const trace::trace& tr) {
     // from the ACCEPT, so any frame of the DUT's addressed to it (DestQP)
     // went out after the ACCEPT reached it.
     std::map<std::pair<std::string, std::uint32_t>, core::nanos> accepted;
-    // Data packets that reached the DUT, by path and PPSN: when, and how many
-    // copies. An ACK naming one as its TrigPPSN went out after it arrived;
+    // Data packets that reached the DUT, by the engine's address (one per
+    // peer of the case), path and PPSN: when, and how many copies. An ACK naming one as its TrigPPSN went out after it arrived;
     // where two copies reached the DUT, the ACK may be the first's.
-    std::map<std::pair<unsigned, std::uint32_t>, std::pair<core::nanos, unsigned>> sent;
+    std::map<std::tuple<std::string, unsigned, std::uint32_t>, std::pair<core::nanos, unsigned>> sent;  // by peer too
     std::optional<core::nanos> best;
     auto take = [&best](core::nanos d) {
         if (d >= core::nanos{0} && (!best || d < *best)) best = d;
     };
     for (const auto& r : tr.frames) {
         if (r.reached_dut() && r.data()) {
-            auto& e = sent[{r.f().mrh.path_id, r.f().bth.psn}];
+            auto& e = sent[{far_end(r), r.f().mrh.path_id, r.f().bth.psn}];
             e = {r.t, e.second + 1};
             continue;
         }
         if (r.d == trace::dir::from_dut && r.is(opcode::ack)) {
             const auto& a = r.f().ackh;
-            if (auto it = sent.find({a.path_id, a.trig_ppsn.ppsn()}); it != sent.end() && it->second.second == 1) {
+            if (auto it = sent.find({far_end(r), a.path_id, a.trig_ppsn.ppsn()}); it != sent.end() && it->second.second == 1) {
                 take(r.t - it->second.first);
                 it->second.second = 2;  // answered: a later ACK naming it says nothing more
             }

@@ -77,17 +77,23 @@ TEST_CASE("quickest_answer: where the DUT opened the connection, from the engine
 }
 
 TEST_CASE("quickest_answer: from a data packet sent once to the DUT's ACK naming it") {
+    // The engine's address is 10.0.0.2 (the ACKs' destination): its packets come from it.
     trace_builder b;
-    b.data(0us, D::to_dut, {.path = 2, .ppsn = 100});
-    b.data(5us, D::to_dut, {.path = 2, .ppsn = 101});
-    b.data(6us, D::to_dut, {.path = 2, .ppsn = 101});  // a second copy: an ACK of 101 may be the first's
+    b.data(0us, D::to_dut, {.path = 2, .ppsn = 100, .src_host = 2});
+    b.data(5us, D::to_dut, {.path = 2, .ppsn = 101, .src_host = 2});
+    b.data(6us, D::to_dut, {.path = 2, .ppsn = 101, .src_host = 2});  // a second copy: an ACK of 101 may be the first's
     b.ack(40us, D::from_dut, 2, 102, {}, 101);
     CHECK_FALSE(assertions::quickest_answer(b.tr));
     b.ack(70us, D::from_dut, 2, 101, {}, 100);  // 100 went once: 70 us
     CHECK(*assertions::quickest_answer(b.tr) == 70us);
-    auto& lost = b.data(100us, D::to_dut, {.path = 3, .ppsn = 5});  // dropped on its way: not a copy the DUT had
+    auto& lost = b.data(100us, D::to_dut, {.path = 3, .ppsn = 5, .src_host = 2});  // dropped on its way: not a copy the DUT had
     lost.dropped = true;
-    b.data(200us, D::to_dut, {.path = 3, .ppsn = 5});
+    b.data(200us, D::to_dut, {.path = 3, .ppsn = 5, .src_host = 2});
     b.ack(230us, D::from_dut, 3, 6, {}, 5);
     CHECK(*assertions::quickest_answer(b.tr) == 30us);
+    // An ACK to another peer of the engine's (10.0.0.3) with the same path and PPSN answers that peer's packet.
+    trace_builder peers;
+    peers.data(0us, D::to_dut, {.path = 1, .ppsn = 9, .src_host = 2});
+    peers.ack(15us, D::from_dut, 1, 10, {}, 9, false, 0xFFFF, 0, 0, 3);
+    CHECK_FALSE(assertions::quickest_answer(peers.tr));
 }

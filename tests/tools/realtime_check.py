@@ -123,11 +123,13 @@ def measured(case):
     """An inconclusive verdict the engine explains with what it measured: its own
     lateness or the holds of its host against what a check needs, or a DUT that
     never reached what the check needs (a grant it never came near, a queue it
-    never filled: a premise that did not arise, counted, D75)."""
+    never filled: a premise that did not arise, counted, D75), or a wire slower
+    than the crossing window, measured by the DUT's quickest answer (D146)."""
     r = case["reason"]
     return case["verdict"] == "inconclusive" and any(
         k in r for k in ("late", "this check needs", "was held", "receive path dropped", "never came near", "could resolve",
-                         "premise did not arise", "held the DUT", "refused an operation after"))
+                         "premise did not arise", "held the DUT", "refused an operation after",
+                         "quickest answer on the wire"))
 
 
 def premise(case):
