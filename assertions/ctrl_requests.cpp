@@ -114,9 +114,10 @@ std::optional<core::nanos> quickest_answer(const trace::trace& tr) {
     // went out after the ACCEPT reached it.
     std::map<std::pair<std::string, std::uint32_t>, core::nanos> accepted;
     // Data packets that reached the DUT, by the engine's address (one per
-    // peer of the case), path and PPSN: when, and how many copies. An ACK naming one as its TrigPPSN went out after it arrived;
-    // where two copies reached the DUT, the ACK may be the first's.
-    std::map<std::tuple<std::string, unsigned, std::uint32_t>, std::pair<core::nanos, unsigned>> sent;  // by peer too
+    // peer of the case), path and PPSN: when, and how many copies. An ACK
+    // naming one as its TrigPPSN went out after it arrived; where two copies
+    // reached the DUT, the ACK may be the first's.
+    std::map<std::tuple<std::string, unsigned, std::uint32_t>, std::pair<core::nanos, unsigned>> sent;
     std::optional<core::nanos> best;
     auto take = [&best](core::nanos d) {
         if (d >= core::nanos{0} && (!best || d < *best)) best = d;
@@ -134,24 +135,20 @@ std::optional<core::nanos> quickest_answer(const trace::trace& tr) {
                 it->second.second = 2;  // answered: a later ACK naming it says nothing more
             }
         }
-        if (r.d == trace::dir::from_dut && r.ok() && !accepted.empty() && !r.is(opcode::ctrl)) {
+        const bool ctrl = r.is(opcode::ctrl);
+        // Any frame of the DUT's but its own CONNECT (a repeat may cross the ACCEPT).
+        if (r.d == trace::dir::from_dut && r.ok() && !accepted.empty() &&
+            !(ctrl && r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::connect)))
             if (auto it = accepted.find({far_end(r), r.f().bth.dest_qp}); it != accepted.end()) {
                 take(r.t - it->second);
                 accepted.erase(it);
             }
-        }
-        if (!r.is(opcode::ctrl)) continue;
+        if (!ctrl) continue;
         if (r.d == trace::dir::to_dut && r.reached_dut() && !r.injected &&
             r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::accept)) {
             if (auto id = read_ctrl_tlvs(r.f().tlvs).src_conn_id) accepted.try_emplace({far_end(r), *id}, r.t);
             continue;
         }
-        if (r.d == trace::dir::from_dut && !accepted.empty() &&
-            r.f().ctrlh.type != static_cast<std::uint8_t>(ctrl_type::connect))
-            if (auto it = accepted.find({far_end(r), r.f().bth.dest_qp}); it != accepted.end()) {
-                take(r.t - it->second);
-                accepted.erase(it);
-            }
         auto k = request_of(r, false);
         if (!k || k->type == ctrl_type::close || k->type == ctrl_type::rnr_query) continue;
         if (r.d == trace::dir::to_dut) {

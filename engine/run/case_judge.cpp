@@ -450,6 +450,7 @@ void settle_verdict(case_result& r) {
 
 namespace mrct::run {
 
+namespace {
 // A verdict that rests on when frames reached the DUT or left it: a timing
 // check's (a timing need, or one timed inside the check), or a count that
 // falls short where the case's scenario may not have arisen (rnr_sent's
@@ -460,6 +461,7 @@ bool wire_timed(const assertion_result& a) {
     const auto* def = assertions::find(a.name);
     return a.o.count_short || (def && def->timed());
 }
+}  // namespace
 
 bool wire_may_cross(const case_result& r) {
     if (!r.tr || !r.tr->timing.realtime || r.v != verdict::fail) return false;
