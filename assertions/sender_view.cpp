@@ -43,6 +43,10 @@ struct path_state {
     // The same estimator with each sample lengthened by the host's hold at
     // the ACK (real time): the most the DUT's own estimator can have reached.
     nanos srtt_held{0}, rttvar_held{0};
+    // The least RTTVAR the DUT's estimator can have reached (D147): each
+    // update with the least deviation [srtt, srtt_held] and [sample, held]
+    // allow. Equal to rttvar where nothing was held (virtual time).
+    nanos rttvar_least{0};
     std::uint16_t port = 0, run_port = 0;
     bool seen_ack = false;
 
@@ -60,11 +64,15 @@ struct path_state {
     }
 };
 
-// The RTO from the wire's samples, or (held) from the same samples each
-// lengthened by the host's hold at its ACK (path_state::srtt_held).
-nanos rto_base(const path_state& s, const trace::params& p, bool held = false) {
+// The RTO from the wire's samples; (held) from the same samples each
+// lengthened by the host's hold at its ACK (path_state::srtt_held), the most
+// the DUT's can be; (least) with the least RTTVAR those ranges allow, the
+// least the DUT's can be (D147).
+enum class rto_bound { wire, held, least };
+nanos rto_base(const path_state& s, const trace::params& p, rto_bound b = rto_bound::wire) {
     if (!s.has_rtt) return p.rto_initial;
-    const nanos srtt = held ? s.srtt_held : s.srtt, rttvar = held ? s.rttvar_held : s.rttvar;
+    const nanos srtt = b == rto_bound::held ? s.srtt_held : s.srtt;
+    const nanos rttvar = b == rto_bound::held ? s.rttvar_held : b == rto_bound::least ? s.rttvar_least : s.rttvar;
     return std::clamp(srtt + 4 * rttvar, p.rto_min, p.rto_max);
 }
 
@@ -383,7 +391,8 @@ sender_view::sender_view(const trace::trace& tr) {
                     x.timer_start_earliest = std::max({s.last_newack, s.empty_start - stamp_lead(s.empty_start, s.empty_start_first),
                                                        s.last_expiry - stamp_lead(s.last_expiry, false)});
                     x.expected_rto = backed_off(rto_base(s, prm), s.consec - 1, prm);
-                    x.expected_rto_held = backed_off(rto_base(s, prm, true), s.consec - 1, prm);
+                    x.expected_rto_held = backed_off(rto_base(s, prm, rto_bound::held), s.consec - 1, prm);
+                    x.expected_rto_least = backed_off(rto_base(s, prm, rto_bound::least), s.consec - 1, prm);
                     x.sport_before = s.run_port;
                     for (const auto& [key, pk] : s.pkts)
                         if (!pk.acked) {
@@ -481,6 +490,7 @@ sender_view::sender_view(const trace::trace& tr) {
                         s.rttvar = sample / 2;
                         s.srtt_held = held;
                         s.rttvar_held = held / 2;
+                        s.rttvar_least = sample / 2;
                         s.has_rtt = true;
                     } else {
                         // Held: the DUT's SRTT lies in [srtt, srtt_held] and its
@@ -489,6 +499,11 @@ sender_view::sender_view(const trace::trace& tr) {
                         auto dist = [](nanos a, nanos b) { return a > b ? a - b : b - a; };
                         const nanos dev = std::max(dist(s.srtt, held), dist(s.srtt_held, sample));
                         s.rttvar_held = (3 * s.rttvar_held + dev) / 4;
+                        // And at least the gap between the two ranges, 0
+                        // where they overlap (D147). SRTT's least is srtt:
+                        // no DUT sample is shorter than the wire's.
+                        const nanos least_dev = std::max({nanos{0}, sample - s.srtt_held, s.srtt - held});
+                        s.rttvar_least = (3 * s.rttvar_least + least_dev) / 4;
                         s.srtt_held = (7 * s.srtt_held + held) / 8;
                         s.rttvar = (3 * s.rttvar + dist(s.srtt, sample)) / 4;
                         s.srtt = (7 * s.srtt + sample) / 8;

@@ -82,6 +82,11 @@ struct expiry {
     nanos timer_start_earliest{0};
     nanos expected_rto{0};     // RFC 6298 from Karn-valid samples, doubled per expiry
     nanos expected_rto_held{0};  // the same with each sample lengthened by the host's holds at its data and its ACK (real time)
+    // The least the DUT's RTO can have been (real time, D147): the wire's
+    // SRTT with the least RTTVAR samples anywhere in their held ranges allow.
+    // RFC 6298's RTO is not monotone in the samples: samples the engine saw
+    // alternate short and held may have been evenly long at the DUT.
+    nanos expected_rto_least{0};
     bool oldest = true;        // resent the path's oldest unacknowledged PPSN
     std::uint16_t sport_before = 0;  // the path's port before this run
 };

@@ -411,6 +411,48 @@ TEST_CASE("rto_timing in real time: a path's first flight may have been stamped 
     CHECK(make("write", false).v == verdict::fail);
 }
 
+TEST_CASE("rto_timing in real time: samples held unevenly bound the DUT's RTO from below (D147)") {
+    // Four RTT samples on path 0. The engine stamped the ACKs of PPSNs 100
+    // and 102 10 us after their data, then the host held them 2 ms before
+    // they left; those of 101 and 103 left 2 ms after their data, at once.
+    // The wire's samples alternate 10 us and 2 ms: SRTT 449 us, RTTVAR
+    // 772 us, RTO 3.536 ms. The DUT's were all near 2 ms: its RTTVAR may be
+    // near nothing. The least the held ranges allow is SRTT 449 us plus
+    // 4 x 2.1 us. An expiry 1 ms after PPSN 104 left cannot be told from a
+    // conforming one; one 300 us after is early for any DUT; in virtual time
+    // (no holds) the 1 ms one fails too.
+    auto make = [](nanos after, bool realtime) {
+        trace_builder b;
+        b.tr.timing.realtime = realtime;
+        b.tr.timing.late = {{5us, 2005us}, {6005us, 2005us}};
+        b.data(0us, D::from_dut, {.path = 0, .ppsn = 100});
+        b.ack(10us, D::to_dut, 0, 101, {}, 100);
+        b.data(3000us, D::from_dut, {.path = 0, .ppsn = 101});
+        b.ack(5000us, D::to_dut, 0, 102, {}, 101);
+        b.data(6000us, D::from_dut, {.path = 0, .ppsn = 102});
+        b.ack(6010us, D::to_dut, 0, 103, {}, 102);
+        b.data(9000us, D::from_dut, {.path = 0, .ppsn = 103});
+        b.ack(11000us, D::to_dut, 0, 104, {}, 103);
+        b.data(12000us, D::from_dut, {.path = 0, .ppsn = 104});
+        b.data(12000us + after, D::from_dut, {.path = 0, .ppsn = 104, .retx = true});
+        b.tr.end = 20ms;
+        return b.check("rto_timing");
+    };
+    auto uneven = make(1000us, true);
+    CHECK(uneven.v == verdict::inconclusive);
+    CHECK(uneven.timing_doubt);
+    CHECK_THAT(uneven.message, Catch::StartsWith("the engine's ACKs carrying path 0's RTT samples were held unevenly"));
+    CHECK_THAT(uneven.message, Catch::Contains("allow an RTO as short as 457."));
+    CHECK_THAT(uneven.message, Catch::Contains("where the wire's give 3.53"));
+    CHECK_THAT(uneven.message, Catch::Contains("it would have said fail: path 0 expiry 1 (PPSN 104) fired after 1.000 ms"));
+    CHECK(uneven.measured.at("rto_least_bound_us") == Approx(457.6).margin(1.0));
+    CHECK(uneven.measured.count("held_before_start_us") == 0);
+    auto too_soon = make(300us, true);
+    CHECK(too_soon.v == verdict::fail);
+    CHECK(too_soon.timing_free);
+    CHECK(make(1000us, false).v == verdict::fail);
+}
+
 TEST_CASE("rto_timing in real time: a hold before the frame that started the timer may explain an early expiry") {
     // Sample 10 us: RTO 100 us. PPSN 101 leaves at 1000 us into an empty
     // path; its resend comes 40 us later, 60 us early for the bound (100 us
