@@ -1,5 +1,8 @@
 #include "assertions/ctrl_requests.h"
 
+#include <set>
+#include <tuple>
+
 #include "assertions/assertion.h"
 #include "wire/ctrl.h"
 
@@ -165,6 +168,44 @@ std::optional<core::nanos> quickest_answer(const trace::trace& tr) {
         open.erase(it);
     }
     return best;
+}
+
+// D148. Frames of the engine's the DUT's own frames show it received: each
+// data packet an ACK of the DUT's names (TrigPPSN), each request of the
+// engine's (CONNECT, CLOSE, RNR_QUERY, PATH_RESET, PROBE) the DUT answered,
+// each ACCEPT of the engine's after which the DUT sent to the connection it
+// names. Distinct frames: at least one copy of each reached the DUT.
+std::uint64_t received_for_sure(const trace::trace& tr) {
+    std::set<std::tuple<std::string, unsigned, std::uint32_t>> sent, named;
+    std::set<ctrl_request> asked, answered;
+    std::set<std::pair<std::string, std::uint32_t>> accepted, used;
+    for (const auto& r : tr.frames) {
+        if (r.d == trace::dir::to_dut) {
+            if (!r.reached_dut() || !r.ok()) continue;
+            if (r.data()) {
+                sent.insert({far_end(r), r.f().mrh.path_id, r.f().bth.psn});
+            } else if (r.is(opcode::ctrl)) {
+                if (r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::accept)) {
+                    if (auto id = read_ctrl_tlvs(r.f().tlvs).src_conn_id) accepted.insert({far_end(r), *id});
+                } else if (auto k = request_of(r, false)) {
+                    asked.insert(*k);
+                }
+            }
+            continue;
+        }
+        if (!r.ok()) continue;
+        if (r.is(opcode::ack)) {
+            const auto& a = r.f().ackh;
+            if (std::tuple<std::string, unsigned, std::uint32_t> k{far_end(r), a.path_id, a.trig_ppsn.ppsn()}; sent.count(k))
+                named.insert(k);
+        }
+        const bool ctrl = r.is(opcode::ctrl);
+        if (!(ctrl && r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::connect)))
+            if (std::pair<std::string, std::uint32_t> k{far_end(r), r.f().bth.dest_qp}; accepted.count(k)) used.insert(k);
+        if (ctrl)
+            if (auto k = request_of(r, false); k && asked.count(*k)) answered.insert(*k);
+    }
+    return named.size() + answered.size() + used.size();
 }
 
 }  // namespace mrct::assertions

@@ -61,4 +61,11 @@ private:
 // only where no repeat of it went out before the answer came. nullopt: none.
 std::optional<core::nanos> quickest_answer(const trace::trace& tr);
 
+// Real time: how many of the engine's frames the DUT's own frames show it
+// received (D148): the data packets its ACKs name (TrigPPSN), the engine's
+// CTRL requests it answered, the engine's ACCEPTs after which it sent to the
+// connection named. A DUT's count of frames received below this contradicts
+// its own wire.
+std::uint64_t received_for_sure(const trace::trace& tr);
+
 }  // namespace mrct::assertions

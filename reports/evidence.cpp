@@ -191,6 +191,19 @@ json case_json(const run::case_result& r, std::size_t order) {
             c["timing"]["if_tx_dropped"] = tm.if_tx_dropped;
             c["timing"]["ifaces"] = tm.if_names;
         }
+        // D148: the DUT's own frame counts against the trace, where the
+        // agent reports them, and what the lab lost as they show it.
+        if (tm.dut_frames_in || tm.dut_frames_out) {
+            auto& l = c["timing"]["lab_frames"];
+            if (tm.dut_frames_in) l["dut_frames_in"] = *tm.dut_frames_in;
+            if (tm.dut_frames_out) l["dut_frames_out"] = *tm.dut_frames_out;
+            l["sent_before_read"] = tm.sent_before_read;
+            l["recorded_from_dut"] = tm.recorded_from_dut;
+            l["received_for_sure"] = tm.received_for_sure;
+            l["lost_to_dut"] = tm.lab_lost_to_dut;
+            l["lost_from_dut"] = tm.lab_lost_from_dut;
+            if (tm.dut_frames_in_contradicted) l["frames_in_contradicted"] = true;
+        }
         // D146: a fabric's declared round trip, and the DUT's quickest answer
         // on the wire (this case's, the run's so far).
         if (tm.wire_rtt_declared > core::nanos{0}) c["timing"]["wire_rtt_declared_us"] = us(tm.wire_rtt_declared);

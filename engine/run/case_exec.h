@@ -68,6 +68,23 @@ void set_interrupted(case_result& r, const std::string& why);
 // Real time: what the engine's interfaces dropped during the case (D144),
 // said as the reason no verdict stands; empty where they dropped nothing.
 std::string interface_loss(const trace::timing_figures& tm);
+// Real time (D148): what the DUT's own frame counters (timing_figures::
+// dut_frames_in, dut_frames_out, read from counters_read_from) say the lab
+// lost where no interface of the engine's counts it, set in tr.timing:
+// frames the engine sent the DUT untouched before `cutoff` beyond those the
+// DUT counted receiving, and frames the DUT counted sending beyond those the
+// trace holds (less what the engine's receive path and interfaces dropped,
+// D144, which say so themselves). A frames_in below the engine's frames the
+// DUT's own frames show it received (assertions::received_for_sure) is
+// contradicted and not used.
+void count_lab_loss(trace::trace& tr, nanos cutoff);
+// The reason no verdict stands where count_lab_loss found a shortfall; empty
+// where it found none.
+std::string lab_loss(const trace::timing_figures& tm);
+// Real time: how long the engine waits after reading the DUT's counters for
+// the frames the DUT counted sending to reach the trace, beyond the crossing
+// window and the holds it sees meanwhile (D148), and the longest it waits.
+inline constexpr nanos k_counted_frames_cap{250'000'000};
 // The case's verdict and reason from its assertions: the worst, and the
 // first assertion that gave it.
 void settle_verdict(case_result& r);
@@ -135,6 +152,10 @@ private:
     // less than rto_max ago (the longest repeat interval §4 allows).
     bool ctrl_pending();
     void collect();
+    // Real time: runs the wire on after the DUT's counters were read, until
+    // the frames it counted sending may have reached the trace, then reads
+    // its frames_in again (D148).
+    void await_counted_frames();
     void note_timing();
     // Real time: the engine's own lateness so far, as spans (frames handled
     // late, steps, the driver's late events), unsorted.
@@ -183,6 +204,13 @@ private:
     bool setup_failed_ = false;
     bool setup_held_ = false;
     nanos connect_from_{0};  // when connect() began
+    // Real time (D148): the DUT's counters were read between counters_from_
+    // and counters_to_; its frames_in again at recount_from_ (unset: not
+    // reported), after the engine was held held_since_first_read_ since the
+    // first read.
+    nanos counters_from_{-1}, counters_to_{-1}, recount_from_{-1}, held_since_first_read_{0};
+    nanos wire_rtt_seen_{0};  // the run's quickest answer when the counters were read (D146)
+    std::optional<std::uint64_t> frames_in_again_;
     bool handshake_lost_ = false;  // set by setup(): see fail_handshake
     bool config_refused_ = false;  // set by setup(): the DUT refused a scaled case's settings
     const std::atomic<bool>* cut_ = nullptr;

@@ -10,7 +10,15 @@ namespace mrct::run::detail {
 
 // ------------------------------------------------------------ results
 void case_exec::collect() {
+    if (rt_) {
+        rt_->sync();
+        counters_from_ = s_.now();
+    }
     tr_->dut.counters = dut_->counters();
+    if (rt_) {
+        rt_->sync();
+        counters_to_ = s_.now();
+    }
     auto& w = wiring_;
     tr_->peer.counters = dut::endpoint_counters(w.peer->stats());
     tr_->dut.conn_error = dut_->in_error(w.dut_conn);
@@ -47,6 +55,71 @@ void case_exec::collect() {
     tr_->peer_p = protocol_params(w.peer_cfg);
 }
 
+// Real time (D148): the frames the DUT counted sending up to the read may
+// still be on their way (the crossing window) or waiting behind a hold of the
+// engine, the DUT or their host: the wire runs on until the crossing window,
+// the wire's round trip as the DUT's quickest answer measures it (a fabric
+// the lab did not declare, D146) and the holds seen since the read have
+// passed, at most
+// k_counted_frames_cap. Then the DUT's frames_in is read again: every frame
+// the engine sent before the first read has had that long to be counted, so
+// only what the engine sent while it waited may be uncounted yet.
+void case_exec::await_counted_frames() {
+    if (!rt_ || counters_to_ < nanos{0}) return;
+    const nanos cap = counters_to_ + k_counted_frames_cap;
+    // A fabric the lab did not declare: its round trip, as the DUT's
+    // quickest answer measures it (D146), on top of the crossing window.
+    wire_rtt_seen_ = dut_->quickest_answer(assertions::quickest_answer(*tr_).value_or(nanos{0}));
+    for (;;) {
+        const nanos until = std::min(cap, counters_to_ + tr_->crossing + wire_rtt_seen_ + held_since(counters_from_));
+        if (s_.now() >= until) break;
+        advance(until);
+        if (cut_seen()) return;
+    }
+    drain();
+    rt_->sync();
+    recount_from_ = s_.now();
+    held_since_first_read_ = held_since(counters_from_);
+    const auto again = dut_->counters();
+    if (auto it = again.find("frames_in"); it != again.end()) frames_in_again_ = it->second;
+    rt_->sync();
+    if (tr_->end < s_.now()) tr_->end = s_.now();
+}
+
+void count_lab_loss(trace::trace& tr, nanos cutoff) {
+    auto& tm = tr.timing;
+    tm.sent_before_read = tm.recorded_from_dut = tm.received_for_sure = 0;
+    tm.lab_lost_to_dut = tm.lab_lost_from_dut = 0;
+    tm.dut_frames_in_contradicted = false;
+    for (const auto& r : tr.frames) {
+        if (r.d == trace::dir::from_dut) ++tm.recorded_from_dut;
+        else if (r.reached_dut() && r.t <= cutoff) ++tm.sent_before_read;
+    }
+    tm.received_for_sure = assertions::received_for_sure(tr);
+    if (tm.dut_frames_in) {
+        if (*tm.dut_frames_in < tm.received_for_sure) tm.dut_frames_in_contradicted = true;
+        else if (*tm.dut_frames_in < tm.sent_before_read) tm.lab_lost_to_dut = tm.sent_before_read - *tm.dut_frames_in;
+    }
+    if (tm.dut_frames_out) {
+        // What the engine's receive path or interfaces dropped says so itself (D144).
+        const std::uint64_t seen = tm.recorded_from_dut + tm.frames_lost + tm.if_rx_dropped;
+        if (*tm.dut_frames_out > seen) tm.lab_lost_from_dut = *tm.dut_frames_out - seen;
+    }
+}
+
+std::string lab_loss(const trace::timing_figures& tm) {
+    if (!tm.realtime || (!tm.lab_lost_to_dut && !tm.lab_lost_from_dut)) return {};
+    std::string what;
+    if (tm.lab_lost_to_dut)
+        what = "the DUT counted " + std::to_string(*tm.dut_frames_in) + " frames received (frames_in) of the " +
+               std::to_string(tm.sent_before_read) + " the engine sent it in time to be counted";
+    if (tm.lab_lost_from_dut)
+        what += std::string(what.empty() ? "" : ", and ") + "it counted " + std::to_string(*tm.dut_frames_out) +
+                " frames sent (frames_out) where the engine received " + std::to_string(tm.recorded_from_dut);
+    return "the lab lost frames between the engine and the DUT where no interface of the engine's counts them: " + what +
+           " (D148)";
+}
+
 // Real time: how well the engine kept time (trace::timing_figures, docs/timing.md).
 void case_exec::note_timing() {
     if (!rt_) return;
@@ -75,6 +148,12 @@ void case_exec::note_timing() {
     tm.agent_call_median = calls.median;
     tm.poll_rtt_max = calls.poll_max;
     tm.late = engine_spans();
+    tm.counters_read_from = counters_from_;
+    tm.counters_read_to = counters_to_;
+    tm.frames_in_read_at = recount_from_;
+    // The moments the DUT, or the host it may share, was held (slow agent
+    // calls, the host probe's holds, the DUT's waits): for D148's count.
+    std::vector<trace::timing_figures::late_span> dut_side;
     // A poll answered later than usual: the agent, and with it the DUT it
     // serves on this host, was held for the difference (D59).
     if (!calls.polls.empty()) {
@@ -83,7 +162,10 @@ void case_exec::note_timing() {
         std::nth_element(rtts.begin(), rtts.begin() + static_cast<std::ptrdiff_t>(rtts.size() / 2), rtts.end());
         const nanos usual = rtts[rtts.size() / 2];
         for (const auto& [sent, r] : calls.polls)
-            if (r - usual > trace::timing_figures::k_late_floor) tm.late.push_back({sent, r - usual});
+            if (r - usual > trace::timing_figures::k_late_floor) {
+                tm.late.push_back({sent, r - usual});
+                dut_side.push_back({sent, r - usual});
+            }
     }
     // Where the DUT may share the host, every other call counts too: a
     // software DUT serving a 1 MiB post on its data path's thread reads no
@@ -102,7 +184,10 @@ void case_exec::note_timing() {
         for (const auto* v : {&calls.polls, &calls.others})
             for (const auto& [_, r] : *v) quickest = std::min(quickest, r);
         for (const auto& [sent, r] : calls.others)
-            if (r - quickest > trace::timing_figures::k_late_floor) tm.late.push_back({sent, r - quickest});
+            if (r - quickest > trace::timing_figures::k_late_floor) {
+                tm.late.push_back({sent, r - quickest});
+                dut_side.push_back({sent, r - quickest});
+            }
     }
     // A sleeping thread the host held: the DUT beside the engine was held too.
     if (probe_) {
@@ -114,6 +199,7 @@ void case_exec::note_timing() {
         for (const auto& h : probe_->holds()) {
             const trace::timing_figures::late_span s{rt_->sim_time_of(h.due), h.late, h.err};
             tm.late.push_back(s);
+            dut_side.push_back(s);
             if (h.cpu == sim::host_probe::k_dut_wait) {
                 tm.dut_waits.push_back(s);
                 tm.dut_wait_max = std::max(tm.dut_wait_max, h.late);
@@ -128,6 +214,24 @@ void case_exec::note_timing() {
     }
     std::sort(tm.late.begin(), tm.late.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
     tm.index_holds();
+    // The DUT's frame counts against the trace (D148): its frames_out at the
+    // first read, its frames_in at the second (await_counted_frames). A
+    // frame sent to the DUT is taken as counted by the second read if it
+    // left before the first, and before the second by the crossing window,
+    // the holds since the first, and the holds of the DUT or its host in
+    // the k_counted_frames_cap before the first (a backlog it may still have
+    // been reading).
+    if (counters_from_ >= nanos{0}) {
+        std::sort(dut_side.begin(), dut_side.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
+        tm.dut_frames_in = frames_in_again_;
+        const auto& c = tr_->dut.counters;
+        if (auto it = c.find("frames_out"); it != c.end()) tm.dut_frames_out = it->second;
+        nanos cutoff = counters_from_;
+        if (recount_from_ >= nanos{0})
+            cutoff = std::min(cutoff, recount_from_ - tr_->crossing - wire_rtt_seen_ - held_since_first_read_);
+        cutoff -= trace::timing_figures::covered(dut_side, counters_from_ - k_counted_frames_cap, counters_from_);
+        count_lab_loss(*tr_, cutoff);
+    }
 }
 
 static_assert(sim::host_probe::k_period == trace::timing_figures::k_dut_wait_resolution,
@@ -408,6 +512,10 @@ void case_exec::evaluate(case_result& r) {
     // backlog, a NIC's receive ring; a transmit queue). Not told apart from
     // other traffic on them, so any at all voids the record (D144).
     if (const auto lost = interface_loss(tr_->timing); !lost.empty())
+        for (auto& a : r.asserts) on_incomplete_record(a, lost);
+    // And between them, where nothing of the engine's counts it: the DUT's
+    // own counters show it (D148).
+    if (const auto lost = lab_loss(tr_->timing); !lost.empty())
         for (auto& a : r.asserts) on_incomplete_record(a, lost);
     // Real time: a case whose scenario holds only if its steps ran on time
     // says how late they may run (limits.step_late). Later, the rule may not

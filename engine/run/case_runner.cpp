@@ -124,6 +124,7 @@ case_result case_exec::run() {
         return r;
     }
     collect();
+    await_counted_frames();
     observed();
     if (mark_interrupted(r)) return r;
     if (auto f = dut_->fault(); !f.empty()) {

@@ -157,6 +157,26 @@ struct timing_figures {
     // quickest answer on the wire to a request of the engine's, in this case
     // and in the run so far (assertions::quickest_answer; 0: none).
     nanos wire_rtt_declared{0}, answer_min{0}, answer_min_run{0};
+    // A lab that loses frames where no interface of the engine's counts them
+    // (a switch's drops, an impairment box, a qdisc, D148): the DUT's own
+    // frame counts (agent counters `frames_in`, `frames_out`; unset where the
+    // agent does not report them) against the trace: frames_out read between
+    // counters_read_from and counters_read_to with the case's other counters,
+    // frames_in read again at frames_in_read_at, after the engine waited for
+    // the frames in flight. `sent_before_read`: the frames the engine sent
+    // the DUT untouched (not injected, not dropped by a step, decodable)
+    // early enough to have been counted by that second read;
+    // `recorded_from_dut`: the DUT's frames the trace holds, including those
+    // that arrived while the engine waited after the read. lab_lost_*: the
+    // shortfalls, each a lower bound of what the lab lost that way.
+    // `received_for_sure`: the engine's frames the DUT's own frames show it
+    // received (assertions::received_for_sure); `dut_frames_in_contradicted`:
+    // frames_in was below that, so it is not used.
+    std::optional<std::uint64_t> dut_frames_in, dut_frames_out;
+    nanos counters_read_from{-1}, counters_read_to{-1}, frames_in_read_at{-1};
+    std::uint64_t sent_before_read = 0, recorded_from_dut = 0, received_for_sure = 0;
+    std::uint64_t lab_lost_to_dut = 0, lab_lost_from_dut = 0;
+    bool dut_frames_in_contradicted = false;
     bool host_probed = false;
     nanos host_hold_max{0};
     std::uint64_t host_wakeups = 0;

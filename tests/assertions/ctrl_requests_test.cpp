@@ -97,3 +97,40 @@ TEST_CASE("quickest_answer: from a data packet sent once to the DUT's ACK naming
     peers.ack(15us, D::from_dut, 1, 10, {}, 9, false, 0xFFFF, 0, 0, 3);
     CHECK_FALSE(assertions::quickest_answer(peers.tr));
 }
+
+TEST_CASE("received_for_sure: the engine's frames the DUT's own frames show it received (D148)") {
+    trace_builder b;
+    CHECK(assertions::received_for_sure(b.tr) == 0);
+    // Two data packets, one with two copies; the DUT's ACKs name both, one twice: two frames for sure.
+    b.data(0us, D::to_dut, {.path = 2, .ppsn = 100, .src_host = 2});
+    b.data(5us, D::to_dut, {.path = 2, .ppsn = 101, .src_host = 2});
+    b.data(6us, D::to_dut, {.path = 2, .ppsn = 101, .src_host = 2});
+    b.ack(40us, D::from_dut, 2, 102, {}, 101);
+    b.ack(41us, D::from_dut, 2, 102, {}, 101);
+    b.ack(42us, D::from_dut, 2, 102, {}, 100);
+    CHECK(assertions::received_for_sure(b.tr) == 2);
+    // An ACK naming a packet never sent, or one dropped on its way, proves nothing.
+    b.ack(50us, D::from_dut, 2, 102, {}, 150);
+    auto& lost = b.data(60us, D::to_dut, {.path = 3, .ppsn = 5, .src_host = 2});
+    lost.dropped = true;
+    b.ack(70us, D::from_dut, 3, 6, {}, 5);
+    CHECK(assertions::received_for_sure(b.tr) == 2);
+    // A PROBE answered, and a CLOSE answered (whose answer may wait, but came): two more.
+    b.ctrl(100us, D::to_dut, ctrl_type::probe, probe_tlvs(1, 7));
+    b.ctrl(110us, D::from_dut, ctrl_type::probe_reply, probe_tlvs(1, 7));
+    b.ctrl(120us, D::to_dut, ctrl_type::close);
+    b.ctrl(130us, D::from_dut, ctrl_type::close_ack);
+    CHECK(assertions::received_for_sure(b.tr) == 4);
+    // A PROBE_REPLY to a PROBE never sent proves nothing.
+    b.ctrl(140us, D::from_dut, ctrl_type::probe_reply, probe_tlvs(5, 5));
+    CHECK(assertions::received_for_sure(b.tr) == 4);
+    // The engine's ACCEPT, then a frame of the DUT's to the connection it names: one more.
+    trace_builder a;
+    a.ctrl(0us, D::from_dut, ctrl_type::connect, {wire::tlv::src_conn_id(0x77)});
+    a.ctrl(100us, D::to_dut, ctrl_type::accept, {wire::tlv::src_conn_id(0x42)});
+    a.ctrl(120us, D::from_dut, ctrl_type::connect, {wire::tlv::src_conn_id(0x77)});  // a repeat proves nothing
+    CHECK(assertions::received_for_sure(a.tr) == 0);
+    a.data(200us, D::from_dut, {.ppsn = 7});
+    a.data(210us, D::from_dut, {.ppsn = 8});
+    CHECK(assertions::received_for_sure(a.tr) == 1);
+}

@@ -1380,6 +1380,108 @@ TEST_CASE("an interface's own drops during a real-time case void its verdicts, a
     CHECK(run::detail::interface_loss(trace::timing_figures{}).empty());
 }
 
+namespace {
+// A real-time DUT whose frame counters say the lab lost frames (D148): it
+// reports `in_less` fewer frames received and `out_more` more sent than it
+// did; `drop_counts` leaves both out, as an agent that has none does.
+class miscounting_dut final : public forwarding_dut {
+public:
+    miscounting_dut(std::int64_t in_less, std::uint64_t out_more, bool drop_counts)
+        : in_less_(in_less), out_more_(out_more), drop_(drop_counts) {}
+    bool realtime() const override { return true; }
+    std::map<std::string, std::uint64_t> counters() const override {
+        auto c = forwarding_dut::counters();
+        if (drop_) {
+            c.erase("frames_in");
+            c.erase("frames_out");
+            return c;
+        }
+        auto& in = c["frames_in"];
+        in = in_less_ < 0 ? 0 : in - std::min<std::uint64_t>(in, static_cast<std::uint64_t>(in_less_));
+        c["frames_out"] += out_more_;
+        return c;
+    }
+
+private:
+    std::int64_t in_less_;  // < 0: reports 0 frames received
+    std::uint64_t out_more_;
+    bool drop_;
+};
+}  // namespace
+
+TEST_CASE("frames a lab lost where no interface of the engine's counts them void a real-time case's verdicts (D148)") {
+    auto s = load("lab-loss.yaml", k_one_write);
+    const auto& c = s.cases.at(0);
+    auto counting = [](std::int64_t in_less, std::uint64_t out_more, bool drop = false) {
+        return run::dut_factory([=]() -> core::result<std::unique_ptr<dut::dut>> {
+            return std::unique_ptr<dut::dut>(std::make_unique<miscounting_dut>(in_less, out_more, drop));
+        });
+    };
+    SECTION("counts that agree: the verdict stands, the figures are kept") {
+        auto r = run::run_case(c, counting(0, 0), 3, 0, 0);
+        CHECK(r.v == verdict::pass);
+        REQUIRE(r.tr);
+        const auto& tm = r.tr->timing;
+        REQUIRE(tm.dut_frames_in);
+        REQUIRE(tm.dut_frames_out);
+        CHECK(tm.sent_before_read > 0);
+        CHECK(*tm.dut_frames_in >= tm.sent_before_read);
+        CHECK(*tm.dut_frames_out == tm.recorded_from_dut);
+        CHECK(tm.received_for_sure > 0);
+        CHECK(tm.lab_lost_to_dut == 0);
+        CHECK(tm.lab_lost_from_dut == 0);
+        CHECK(tm.counters_read_from > core::nanos{0});
+        CHECK(tm.counters_read_to >= tm.counters_read_from);
+        const auto entry = reports::case_json(r, 0);
+        CHECK(entry["timing"]["lab_frames"]["lost_to_dut"] == 0);
+        CHECK(entry["timing"]["lab_frames"]["sent_before_read"] == tm.sent_before_read);
+    }
+    SECTION("frames sent to the DUT it never counted") {
+        auto r = run::run_case(c, counting(3, 0), 3, 0, 0);
+        CHECK(r.v == verdict::inconclusive);
+        CHECK(run::timing_doubted(r));
+        REQUIRE(r.tr);
+        CHECK(r.tr->timing.lab_lost_to_dut == 3);
+        CHECK_THAT(r.reason, Catch::Contains("the lab lost frames between the engine and the DUT where no interface of the "
+                                             "engine's counts them: the DUT counted ") &&
+                                 Catch::Contains("frames received (frames_in) of the") &&
+                                 Catch::Contains("it would have said pass"));
+        CHECK(reports::case_json(r, 0)["timing"]["lab_frames"]["lost_to_dut"] == 3);
+    }
+    SECTION("frames the DUT counted sending that never reached the engine") {
+        auto r = run::run_case(c, counting(0, 2), 3, 0, 0);
+        CHECK(r.v == verdict::inconclusive);
+        REQUIRE(r.tr);
+        CHECK(r.tr->timing.lab_lost_from_dut == 2);
+        CHECK_THAT(r.reason, Catch::Contains("frames sent (frames_out) where the engine received"));
+    }
+    SECTION("a frames_in below what the DUT's own ACKs name is contradicted, not used") {
+        auto r = run::run_case(c, counting(-1, 0), 3, 0, 0);
+        CHECK(r.v == verdict::pass);
+        REQUIRE(r.tr);
+        CHECK(r.tr->timing.dut_frames_in_contradicted);
+        CHECK(r.tr->timing.lab_lost_to_dut == 0);
+        CHECK(reports::case_json(r, 0)["timing"]["lab_frames"]["frames_in_contradicted"] == true);
+    }
+    SECTION("an agent without the counters: nothing compared") {
+        auto r = run::run_case(c, counting(3, 2, true), 3, 0, 0);
+        CHECK(r.v == verdict::pass);
+        REQUIRE(r.tr);
+        CHECK_FALSE(r.tr->timing.dut_frames_in);
+        CHECK_FALSE(reports::case_json(r, 0)["timing"].contains("lab_frames"));
+    }
+    SECTION("frames the engine's receive path dropped, which say so themselves, are not counted twice") {
+        auto r = run::run_case(c, counting(0, 2), 3, 0, 0);
+        REQUIRE(r.tr);
+        auto tr = *r.tr;
+        tr.timing.frames_lost = 2;
+        run::detail::count_lab_loss(tr, tr.timing.counters_read_from - tr.crossing);
+        CHECK(tr.timing.lab_lost_from_dut == 0);
+        CHECK(run::detail::lab_loss(tr.timing).empty());
+    }
+    CHECK(run::detail::lab_loss(trace::timing_figures{}).empty());
+}
+
 TEST_CASE("timing retries: a retry inconclusive for its own run's reason names what doubted the attempt before") {
     // Seen beside stress-ng (SACK-001 scaled): the first attempt judged and
     // was doubted for timing; the retry lost no packet, so had nothing to

@@ -128,8 +128,8 @@ def measured(case):
     r = case["reason"]
     return case["verdict"] == "inconclusive" and any(
         k in r for k in ("late", "this check needs", "was held", "receive path dropped", "never came near", "could resolve",
-                         "premise did not arise", "held the DUT", "refused an operation after",
-                         "quickest answer on the wire"))
+                         "premise did not arise", "held the DUT", "held unevenly", "refused an operation after",
+                         "quickest answer on the wire", "the lab lost frames"))
 
 
 def premise(case):
