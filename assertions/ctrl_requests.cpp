@@ -1,7 +1,10 @@
 #include "assertions/ctrl_requests.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "assertions/assertion.h"
 #include "wire/ctrl.h"
@@ -206,6 +209,105 @@ std::uint64_t received_for_sure(const trace::trace& tr) {
             if (auto k = request_of(r, false); k && asked.count(*k)) answered.insert(*k);
     }
     return named.size() + answered.size() + used.size();
+}
+
+// D150. The DUT's new data packets (no RETX) that reached the engine after a
+// later one of the same flow: the same far end, connection, path, PathEpoch
+// and UDP source port. A sender numbers a path's packets as it sends them
+// (PPSN + 1 each), so in a flow's new packets a lower PPSN after a higher
+// one was reordered on the way.
+std::uint64_t reordered_from_dut(const trace::trace& tr) {
+    constexpr std::uint32_t k_mod = 1u << 24;
+    std::map<std::tuple<std::string, std::uint32_t, unsigned, unsigned, std::uint16_t>, std::uint32_t> highest;
+    std::uint64_t n = 0;
+    for (const auto& r : tr.frames) {
+        if (r.d != trace::dir::from_dut || !r.data()) continue;
+        const auto& f = r.f();
+        if (f.mrh.flags & k_flag_retx) continue;
+        const auto k = std::make_tuple(far_end(r), f.bth.dest_qp, unsigned{f.mrh.path_id}, unsigned{f.mrh.path_epoch}, f.udp.sport);
+        auto [it, fresh] = highest.try_emplace(k, f.bth.psn);
+        if (fresh) continue;
+        const std::uint32_t ahead = (f.bth.psn - it->second) & (k_mod - 1);  // 24-bit serial order
+        if (ahead == 0) continue;  // the same packet again: a copy, not an inversion
+        if (ahead >= k_mod / 2) ++n;
+        else it->second = f.bth.psn;
+    }
+    return n;
+}
+
+// D150. The engine's data packets the DUT's ACKs show arrived after a later
+// one of the same flow: an ACK triggered by packet u (TrigPPSN) leaves out
+// t, sent before u on the same path and source port, and a later ACK covers
+// t, each sent once, with nothing below t on that path sent again between
+// the two ACKs. Arriving in order, t would have been in u's ACK. A DUT that
+// leaves received packets out of its ACKs (no SACK bits) covers t later only
+// through its CumAck, after what was missing below t came again: not
+// counted.
+std::uint64_t reordered_to_dut(const trace::trace& tr) {
+    constexpr std::uint32_t k_mod = 1u << 24;
+    using flow = std::pair<std::string, unsigned>;  // far end, path
+    struct sent_packet {
+        std::size_t rec = 0;
+        std::uint16_t sport = 0;
+        unsigned copies = 0;
+    };
+    std::map<flow, std::map<std::uint32_t, sent_packet>> sent;
+    std::map<flow, std::vector<std::pair<std::size_t, std::uint32_t>>> sends;  // every send: (record, PPSN)
+    std::map<flow, std::map<std::uint32_t, std::size_t>> left_out;  // PPSN -> the ACK that left it out
+    auto below = [](std::uint32_t a, std::uint32_t b) {  // a before b in 24-bit serial order
+        const std::uint32_t d = (b - a) & (k_mod - 1);
+        return d != 0 && d < k_mod / 2;
+    };
+    std::uint64_t n = 0;
+    for (const auto& r : tr.frames) {
+        if (r.reached_dut() && r.data()) {
+            const flow fl{far_end(r), r.f().mrh.path_id};
+            auto& e = sent[fl][r.f().bth.psn];
+            if (!e.copies) e = {r.index, r.f().udp.sport, 0};
+            ++e.copies;
+            sends[fl].push_back({r.index, r.f().bth.psn});
+            continue;
+        }
+        if (r.d != trace::dir::from_dut || !r.is(opcode::ack)) continue;
+        const auto& a = r.f().ackh;
+        const flow fl{far_end(r), a.path_id};
+        auto fs = sent.find(fl);
+        if (fs == sent.end()) continue;
+        const std::uint32_t cum = r.f().bth.psn;
+        auto covers = [&](std::uint32_t t) {
+            const std::uint32_t d = (t - cum) & (k_mod - 1);
+            return d >= k_mod / 2 || (d > 0 && d < 256 && a.sack.test(d));
+        };
+        // The packets left out before that this ACK now covers.
+        if (auto lo = left_out.find(fl); lo != left_out.end()) {
+            for (auto it = lo->second.begin(); it != lo->second.end();) {
+                if (!covers(it->first)) {
+                    ++it;
+                    continue;
+                }
+                const auto& v = sends[fl];
+                auto from = std::upper_bound(v.begin(), v.end(), std::make_pair(it->second, ~std::uint32_t{0}));
+                bool again_below = false;
+                for (; from != v.end() && !again_below; ++from) again_below = below(from->second, it->first);
+                if (!again_below && fs->second[it->first].copies == 1) ++n;
+                it = lo->second.erase(it);
+            }
+        }
+        const auto trig = fs->second.find(a.trig_ppsn.ppsn());
+        if (trig == fs->second.end() || trig->second.copies != 1) continue;
+        // What this ACK leaves out of the 256 PPSNs from its CumAck on that
+        // went before its trigger on the same port.
+        for (std::uint32_t d = 0; d < 256; ++d) {
+            if (d > 0 && a.sack.test(d)) continue;
+            const std::uint32_t t = (cum + d) & (k_mod - 1);
+            auto e = fs->second.find(t);
+            if (e == fs->second.end() || e->second.copies != 1 || e->second.rec >= trig->second.rec ||
+                e->second.sport != trig->second.sport)
+                continue;
+            left_out[fl].try_emplace(t, r.index);
+        }
+    }
+    return n;
 }
 
 }  // namespace mrct::assertions

@@ -68,4 +68,14 @@ std::optional<core::nanos> quickest_answer(const trace::trace& tr);
 // its own wire.
 std::uint64_t received_for_sure(const trace::trace& tr);
 
+// Real time: how many of the DUT's new data packets (no RETX) reached the
+// engine after a later one of the same flow (far end, connection, path,
+// PathEpoch, UDP source port): frames a lab reordered within a flow (D150).
+std::uint64_t reordered_from_dut(const trace::trace& tr);
+// And the engine's data packets the DUT's ACKs show arrived after a later
+// one of the same flow: left out of an ACK triggered by the later packet,
+// then covered by a later ACK with nothing below them sent again between
+// (each packet sent once, D150).
+std::uint64_t reordered_to_dut(const trace::trace& tr);
+
 }  // namespace mrct::assertions

@@ -202,8 +202,14 @@ json case_json(const run::case_result& r, std::size_t order) {
             l["received_for_sure"] = tm.received_for_sure;
             l["lost_to_dut"] = tm.lab_lost_to_dut;
             l["lost_from_dut"] = tm.lab_lost_from_dut;
+            if (tm.dut_frames_out_end) l["dut_frames_out_end"] = *tm.dut_frames_out_end;
+            l["copies_from_dut"] = tm.copies_from_dut;
+            l["dup_to_dut"] = tm.lab_dup_to_dut;
+            l["dup_from_dut"] = tm.lab_dup_from_dut;
             if (tm.dut_frames_in_contradicted) l["frames_in_contradicted"] = true;
         }
+        if (tm.reordered_from_dut) c["timing"]["reordered_from_dut"] = tm.reordered_from_dut;  // D150
+        if (tm.reordered_to_dut) c["timing"]["reordered_to_dut"] = tm.reordered_to_dut;
         // D146: a fabric's declared round trip, and the DUT's quickest answer
         // on the wire (this case's, the run's so far).
         if (tm.wire_rtt_declared > core::nanos{0}) c["timing"]["wire_rtt_declared_us"] = us(tm.wire_rtt_declared);

@@ -78,8 +78,13 @@ std::string interface_loss(const trace::timing_figures& tm);
 // DUT's own frames show it received (assertions::received_for_sure) is
 // contradicted and not used.
 void count_lab_loss(trace::trace& tr, nanos cutoff);
-// The reason no verdict stands where count_lab_loss found a shortfall; empty
-// where it found none.
+// And where the lab duplicated frames (D149): more counted received than the
+// engine sent, or more recorded from the DUT than it counted sending at the
+// second read, as many as the trace holds copies (the same bytes again).
+// The reason no verdict stands where count_lab_loss found a shortfall or a
+// surplus, or the DUT's frames show a lab that reorders within a flow
+// (timing_figures::reordered_from_dut, reordered_to_dut, D150); empty where
+// none of these.
 std::string lab_loss(const trace::timing_figures& tm);
 // Real time: how long the engine waits after reading the DUT's counters for
 // the frames the DUT counted sending to reach the trace, beyond the crossing
@@ -210,7 +215,7 @@ private:
     // first read.
     nanos counters_from_{-1}, counters_to_{-1}, recount_from_{-1}, held_since_first_read_{0};
     nanos wire_rtt_seen_{0};  // the run's quickest answer when the counters were read (D146)
-    std::optional<std::uint64_t> frames_in_again_;
+    std::optional<std::uint64_t> frames_in_again_, frames_out_again_;
     bool handshake_lost_ = false;  // set by setup(): see fail_handshake
     bool config_refused_ = false;  // set by setup(): the DUT refused a scaled case's settings
     const std::atomic<bool>* cut_ = nullptr;

@@ -2,6 +2,8 @@
 // engine's own timing in real time) collected into the trace, then the
 // case's assertions over it, and the verdict.
 #include <algorithm>
+#include <string_view>
+#include <unordered_set>
 
 #include "core/text.h"
 #include "run/case_exec.h"
@@ -82,42 +84,93 @@ void case_exec::await_counted_frames() {
     held_since_first_read_ = held_since(counters_from_);
     const auto again = dut_->counters();
     if (auto it = again.find("frames_in"); it != again.end()) frames_in_again_ = it->second;
+    if (auto it = again.find("frames_out"); it != again.end()) frames_out_again_ = it->second;
     rt_->sync();
     if (tr_->end < s_.now()) tr_->end = s_.now();
 }
 
 void count_lab_loss(trace::trace& tr, nanos cutoff) {
     auto& tm = tr.timing;
-    tm.sent_before_read = tm.recorded_from_dut = tm.received_for_sure = 0;
-    tm.lab_lost_to_dut = tm.lab_lost_from_dut = 0;
+    tm.sent_before_read = tm.recorded_from_dut = tm.received_for_sure = tm.copies_from_dut = 0;
+    tm.lab_lost_to_dut = tm.lab_lost_from_dut = tm.lab_dup_to_dut = tm.lab_dup_from_dut = 0;
     tm.dut_frames_in_contradicted = false;
+    std::uint64_t sent = 0;
+    // The DUT's frames by their bytes: a copy the lab made is the same
+    // bytes again (D149).
+    std::unordered_set<std::string_view> distinct;
     for (const auto& r : tr.frames) {
-        if (r.d == trace::dir::from_dut) ++tm.recorded_from_dut;
-        else if (r.reached_dut() && r.t <= cutoff) ++tm.sent_before_read;
+        if (r.d == trace::dir::from_dut) {
+            ++tm.recorded_from_dut;
+            distinct.insert(std::string_view(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size()));
+        } else if (r.reached_dut()) {
+            ++sent;
+            if (r.t <= cutoff) ++tm.sent_before_read;
+        }
     }
+    tm.copies_from_dut = tm.recorded_from_dut - distinct.size();
     tm.received_for_sure = assertions::received_for_sure(tr);
     if (tm.dut_frames_in) {
         if (*tm.dut_frames_in < tm.received_for_sure) tm.dut_frames_in_contradicted = true;
         else if (*tm.dut_frames_in < tm.sent_before_read) tm.lab_lost_to_dut = tm.sent_before_read - *tm.dut_frames_in;
+        // More received than the engine ever sent it: the lab made copies
+        // (the DUT counts every frame from the engine's addresses, D149).
+        if (*tm.dut_frames_in > sent) tm.lab_dup_to_dut = *tm.dut_frames_in - sent;
     }
     if (tm.dut_frames_out) {
         // What the engine's receive path or interfaces dropped says so itself (D144).
         const std::uint64_t seen = tm.recorded_from_dut + tm.frames_lost + tm.if_rx_dropped;
         if (*tm.dut_frames_out > seen) tm.lab_lost_from_dut = *tm.dut_frames_out - seen;
     }
+    // More recorded by the second read than the DUT counted sending by then,
+    // and as many frames the same bytes as another: the lab's copies (D149).
+    // Only copies count, so frames of an earlier case still on their way
+    // (not counted by this case's DUT) are not taken for copies.
+    if (tm.dut_frames_out_end && tm.recorded_from_dut > *tm.dut_frames_out_end)
+        tm.lab_dup_from_dut = std::min(tm.recorded_from_dut - *tm.dut_frames_out_end, tm.copies_from_dut);
 }
 
 std::string lab_loss(const trace::timing_figures& tm) {
-    if (!tm.realtime || (!tm.lab_lost_to_dut && !tm.lab_lost_from_dut)) return {};
-    std::string what;
+    if (!tm.realtime) return {};
+    std::vector<std::string> what;
     if (tm.lab_lost_to_dut)
-        what = "the DUT counted " + std::to_string(*tm.dut_frames_in) + " frames received (frames_in) of the " +
-               std::to_string(tm.sent_before_read) + " the engine sent it in time to be counted";
+        what.push_back("the DUT counted " + std::to_string(*tm.dut_frames_in) + " frames received (frames_in) of the " +
+                       std::to_string(tm.sent_before_read) + " the engine sent it in time to be counted");
     if (tm.lab_lost_from_dut)
-        what += std::string(what.empty() ? "" : ", and ") + "it counted " + std::to_string(*tm.dut_frames_out) +
-                " frames sent (frames_out) where the engine received " + std::to_string(tm.recorded_from_dut);
-    return "the lab lost frames between the engine and the DUT where no interface of the engine's counts them: " + what +
-           " (D148)";
+        what.push_back("it counted " + std::to_string(*tm.dut_frames_out) + " frames sent (frames_out) where the engine received " +
+                       std::to_string(tm.recorded_from_dut));
+    std::vector<std::string> copies;
+    if (tm.lab_dup_to_dut)
+        copies.push_back("the DUT counted " + std::to_string(*tm.dut_frames_in) + " frames received (frames_in), " +
+                         std::to_string(tm.lab_dup_to_dut) + " more than the engine sent it");
+    if (tm.lab_dup_from_dut)
+        copies.push_back("the engine received " + std::to_string(tm.recorded_from_dut) + " frames from the DUT where it counted " +
+                         std::to_string(*tm.dut_frames_out_end) + " sent (frames_out), " + std::to_string(tm.copies_from_dut) +
+                         " of them the same bytes as another");
+    auto join = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (const auto& x : v) out += (out.empty() ? "" : ", and ") + x;
+        return out;
+    };
+    std::string out;
+    if (!what.empty())
+        out = "the lab lost frames between the engine and the DUT where no interface of the engine's counts them: " + join(what) +
+              " (D148)";
+    if (!copies.empty())
+        out += std::string(out.empty() ? "" : "; ") + "the lab duplicated frames between the engine and the DUT: " + join(copies) +
+               " (D149)";
+    std::vector<std::string> order;
+    if (tm.reordered_from_dut)
+        order.push_back(std::to_string(tm.reordered_from_dut) +
+                        " of the DUT's new data packets reached the engine after a later one of the same path and source port");
+    if (tm.reordered_to_dut)
+        order.push_back(std::to_string(tm.reordered_to_dut) +
+                        " of the engine's data packets reached the DUT after a later one of the same path and source port, as "
+                        "its ACKs show (left out of the later one's ACK, then acknowledged with nothing below them sent again, "
+                        "each sent once)");
+    if (!order.empty())
+        out += std::string(out.empty() ? "" : "; ") + "the lab reordered frames within a flow: " + join(order) +
+               "; the trace's order is not the order frames were sent or seen (D150)";
+    return out;
 }
 
 // Real time: how well the engine kept time (trace::timing_figures, docs/timing.md).
@@ -134,6 +187,8 @@ void case_exec::note_timing() {
     tm.if_names = drops.ifaces;
     tm.wire_rtt_declared = dut_->declared_wire_rtt();
     tm.answer_min = assertions::quickest_answer(*tr_).value_or(nanos{0});
+    tm.reordered_from_dut = assertions::reordered_from_dut(*tr_);
+    tm.reordered_to_dut = assertions::reordered_to_dut(*tr_);
     tm.answer_min_run = dut_->quickest_answer(tm.answer_min);
     const auto late = rt_->lateness_since();
     tm.events = late.events;
@@ -224,6 +279,7 @@ void case_exec::note_timing() {
     if (counters_from_ >= nanos{0}) {
         std::sort(dut_side.begin(), dut_side.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
         tm.dut_frames_in = frames_in_again_;
+        tm.dut_frames_out_end = frames_out_again_;
         const auto& c = tr_->dut.counters;
         if (auto it = c.find("frames_out"); it != c.end()) tm.dut_frames_out = it->second;
         nanos cutoff = counters_from_;

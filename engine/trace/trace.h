@@ -172,7 +172,19 @@ struct timing_figures {
     // `received_for_sure`: the engine's frames the DUT's own frames show it
     // received (assertions::received_for_sure); `dut_frames_in_contradicted`:
     // frames_in was below that, so it is not used.
-    std::optional<std::uint64_t> dut_frames_in, dut_frames_out;
+    // A lab that duplicates frames (D149): frames_out read again with
+    // frames_in (dut_frames_out_end), the DUT's frames recorded that are the
+    // same bytes as an earlier one (copies_from_dut), and the surpluses:
+    // frames_in above every frame the engine sent the DUT, frames recorded
+    // above dut_frames_out_end (at most copies_from_dut).
+    std::optional<std::uint64_t> dut_frames_in, dut_frames_out, dut_frames_out_end;
+    std::uint64_t copies_from_dut = 0, lab_dup_to_dut = 0, lab_dup_from_dut = 0;
+    // A lab that reorders frames within a flow (D150): the DUT's new data
+    // packets that reached the engine after a later one of the same flow
+    // (assertions::reordered_from_dut); the engine's data packets the DUT's
+    // ACKs show arrived after a later one of their flow
+    // (assertions::reordered_to_dut).
+    std::uint64_t reordered_from_dut = 0, reordered_to_dut = 0;
     nanos counters_read_from{-1}, counters_read_to{-1}, frames_in_read_at{-1};
     std::uint64_t sent_before_read = 0, recorded_from_dut = 0, received_for_sure = 0;
     std::uint64_t lab_lost_to_dut = 0, lab_lost_from_dut = 0;

@@ -134,3 +134,56 @@ TEST_CASE("received_for_sure: the engine's frames the DUT's own frames show it r
     a.data(210us, D::from_dut, {.ppsn = 8});
     CHECK(assertions::received_for_sure(a.tr) == 1);
 }
+
+TEST_CASE("reordered_from_dut: the DUT's new packets of one flow that arrived after a later one (D150)") {
+    trace_builder b;
+    b.data(0us, D::from_dut, {.path = 0, .ppsn = 100});
+    b.data(1us, D::from_dut, {.path = 0, .ppsn = 102});
+    b.data(2us, D::from_dut, {.path = 1, .ppsn = 7});  // another path: its own flow
+    CHECK(assertions::reordered_from_dut(b.tr) == 0);
+    b.data(3us, D::from_dut, {.path = 0, .ppsn = 101});  // after 102: reordered on the way
+    CHECK(assertions::reordered_from_dut(b.tr) == 1);
+    // A resend (RETX), a copy of the same packet, or a packet from a moved port is no inversion.
+    trace_builder c;
+    c.data(0us, D::from_dut, {.path = 0, .ppsn = 100});
+    c.data(1us, D::from_dut, {.path = 0, .ppsn = 101});
+    c.data(2us, D::from_dut, {.path = 0, .ppsn = 100, .retx = true});
+    c.data(3us, D::from_dut, {.path = 0, .ppsn = 101});
+    c.data(4us, D::from_dut, {.path = 0, .ppsn = 99, .epoch = 1, .sport = 0xD000});
+    CHECK(assertions::reordered_from_dut(c.tr) == 0);
+    // Across the 24-bit wrap: 0xFFFFFF then 0 is in order, 0 then 0xFFFFFF is not.
+    trace_builder w;
+    w.data(0us, D::from_dut, {.path = 0, .ppsn = 0xFFFFFF});
+    w.data(1us, D::from_dut, {.path = 0, .ppsn = 0});
+    CHECK(assertions::reordered_from_dut(w.tr) == 0);
+    w.data(2us, D::from_dut, {.path = 0, .ppsn = 0xFFFFFE});
+    CHECK(assertions::reordered_from_dut(w.tr) == 1);
+}
+
+TEST_CASE("reordered_to_dut: the engine's packets the DUT's ACKs show arrived after a later one (D150)") {
+    // The engine's address is 10.0.0.2 (src_host 2), the ACKs' destination.
+    trace_builder b;
+    b.data(0us, D::to_dut, {.path = 0, .ppsn = 100, .src_host = 2});
+    b.data(1us, D::to_dut, {.path = 0, .ppsn = 101, .src_host = 2});
+    b.ack(10us, D::from_dut, 0, 100, {101}, 101);  // triggered by 101, 100 left out
+    CHECK(assertions::reordered_to_dut(b.tr) == 0);
+    b.ack(20us, D::from_dut, 0, 102, {}, 100);  // then 100 came, nothing sent again
+    CHECK(assertions::reordered_to_dut(b.tr) == 1);
+    // A DUT that sends no SACK bits: 99 lost, 100 and 101 left out of 101's ACK,
+    // covered by the CumAck only after 99 came again: not a reorder.
+    trace_builder n;
+    n.data(0us, D::to_dut, {.path = 0, .ppsn = 99, .src_host = 2});
+    n.data(1us, D::to_dut, {.path = 0, .ppsn = 100, .src_host = 2});
+    n.data(2us, D::to_dut, {.path = 0, .ppsn = 101, .src_host = 2});
+    n.ack(10us, D::from_dut, 0, 99, {}, 101);
+    n.data(20us, D::to_dut, {.path = 0, .ppsn = 99, .retx = true, .src_host = 2});
+    n.ack(30us, D::from_dut, 0, 102, {}, 99);
+    CHECK(assertions::reordered_to_dut(n.tr) == 0);
+    // Left out but sent on another source port, or sent after the trigger: no evidence.
+    trace_builder p;
+    p.data(0us, D::to_dut, {.path = 0, .ppsn = 100, .sport = 0xD001, .src_host = 2});
+    p.data(1us, D::to_dut, {.path = 0, .ppsn = 101, .src_host = 2});
+    p.ack(10us, D::from_dut, 0, 100, {101}, 101);
+    p.ack(20us, D::from_dut, 0, 102, {}, 100);
+    CHECK(assertions::reordered_to_dut(p.tr) == 0);
+}

@@ -1482,6 +1482,137 @@ TEST_CASE("frames a lab lost where no interface of the engine's counts them void
     CHECK(run::detail::lab_loss(trace::timing_figures{}).empty());
 }
 
+namespace {
+// A real-time DUT behind a lab that copies frames (D149): its 5th frame
+// reaches the engine twice (`copy_out`), or it counts `in_more` frames
+// received beyond those the engine sent.
+class copied_dut final : public forwarding_dut {
+public:
+    copied_dut(bool copy_out, std::uint64_t in_more) : copy_out_(copy_out), in_more_(in_more) {}
+    bool realtime() const override { return true; }
+    core::status start(sim::scheduler& s, endpoint::address self, std::uint64_t seed, frame_tx tx) override {
+        return forwarding_dut::start(s, self, seed, [this, tx](core::bytes_view f, core::nanos age) {
+            tx(f, age);
+            if (copy_out_ && ++sent_ == 5) tx(f, age);
+        });
+    }
+    std::map<std::string, std::uint64_t> counters() const override {
+        auto c = forwarding_dut::counters();
+        c["frames_in"] += in_more_;
+        return c;
+    }
+
+private:
+    bool copy_out_;
+    std::uint64_t in_more_;
+    unsigned sent_ = 0;
+};
+}  // namespace
+
+TEST_CASE("frames a lab copied void a real-time case's verdicts; the DUT's own repeats do not (D149)") {
+    auto s = load("lab-copies.yaml", k_one_write);
+    const auto& c = s.cases.at(0);
+    auto copied = [](bool copy_out, std::uint64_t in_more) {
+        return run::dut_factory([=]() -> core::result<std::unique_ptr<dut::dut>> {
+            return std::unique_ptr<dut::dut>(std::make_unique<copied_dut>(copy_out, in_more));
+        });
+    };
+    SECTION("a frame of the DUT's recorded twice, counted sent once") {
+        auto r = run::run_case(c, copied(true, 0), 3, 0, 0);
+        CHECK(r.v == verdict::inconclusive);
+        CHECK(run::timing_doubted(r));
+        REQUIRE(r.tr);
+        const auto& tm = r.tr->timing;
+        CHECK(tm.copies_from_dut == 1);
+        CHECK(tm.lab_dup_from_dut == 1);
+        REQUIRE(tm.dut_frames_out_end);
+        CHECK(tm.recorded_from_dut == *tm.dut_frames_out_end + 1);
+        CHECK_THAT(r.reason, Catch::Contains("the lab duplicated frames between the engine and the DUT: the engine received") &&
+                                 Catch::Contains("1 of them the same bytes as another (D149)") &&
+                                 Catch::Contains("it would have said pass"));
+        const auto entry = reports::case_json(r, 0);
+        CHECK(entry["timing"]["lab_frames"]["dup_from_dut"] == 1);
+        CHECK(entry["timing"]["lab_frames"]["copies_from_dut"] == 1);
+    }
+    SECTION("more frames counted received than the engine sent") {
+        auto r = run::run_case(c, copied(false, 2), 3, 0, 0);
+        CHECK(r.v == verdict::inconclusive);
+        REQUIRE(r.tr);
+        CHECK(r.tr->timing.lab_dup_to_dut == 2);
+        CHECK_THAT(r.reason, Catch::Contains("frames received (frames_in), 2 more than the engine sent it"));
+    }
+    SECTION("copies in the trace the DUT counted sending are its own: no surplus, the verdict stands") {
+        auto r = run::run_case(c, copied(false, 0), 3, 0, 0);
+        REQUIRE(r.tr);
+        auto tr = *r.tr;
+        CHECK(r.v == verdict::pass);
+        // The same trace with the DUT's 5th frame recorded twice and counted twice.
+        std::size_t fifth = 0, seen = 0;
+        for (std::size_t i = 0; i < tr.frames.size(); ++i)
+            if (tr.frames[i].d == trace::dir::from_dut && ++seen == 5) fifth = i;
+        REQUIRE(seen >= 5);
+        auto copy = tr.frames[fifth];
+        tr.frames.insert(tr.frames.begin() + static_cast<std::ptrdiff_t>(fifth) + 1, copy);
+        tr.timing.dut_frames_out_end = *tr.timing.dut_frames_out_end + 1;
+        tr.timing.dut_frames_out = *tr.timing.dut_frames_out + 1;
+        run::detail::count_lab_loss(tr, tr.timing.counters_read_from - tr.crossing);
+        CHECK(tr.timing.copies_from_dut == 1);
+        CHECK(tr.timing.lab_dup_from_dut == 0);
+        CHECK(run::detail::lab_loss(tr.timing).empty());
+        // Counted once: the lab's copy.
+        tr.timing.dut_frames_out_end = *tr.timing.dut_frames_out_end - 1;
+        run::detail::count_lab_loss(tr, tr.timing.counters_read_from - tr.crossing);
+        CHECK(tr.timing.lab_dup_from_dut == 1);
+        // A surplus with no copy in the trace (a frame of an earlier case) is not the lab's copy.
+        tr.frames.erase(tr.frames.begin() + static_cast<std::ptrdiff_t>(fifth) + 1);
+        tr.timing.dut_frames_out_end = *tr.timing.dut_frames_out_end - 1;
+        run::detail::count_lab_loss(tr, tr.timing.counters_read_from - tr.crossing);
+        CHECK(tr.timing.copies_from_dut == 0);
+        CHECK(tr.timing.lab_dup_from_dut == 0);
+    }
+}
+
+namespace {
+// A real-time DUT behind a lab that reorders within a flow (D150): its 5th
+// frame reaches the engine after its 12th.
+class reordered_dut final : public forwarding_dut {
+public:
+    bool realtime() const override { return true; }
+    core::status start(sim::scheduler& s, endpoint::address self, std::uint64_t seed, frame_tx tx) override {
+        return forwarding_dut::start(s, self, seed, [this, tx](core::bytes_view f, core::nanos age) {
+            ++sent_;
+            if (sent_ == 5) {
+                held_.assign(f.begin(), f.end());
+                return;
+            }
+            tx(f, age);
+            if (sent_ == 12) tx(held_, age);
+        });
+    }
+
+private:
+    unsigned sent_ = 0;
+    core::byte_buffer held_;
+};
+}  // namespace
+
+TEST_CASE("a lab that reorders the DUT's frames within a flow voids a real-time case's verdicts (D150)") {
+    auto s = load("lab-order.yaml", k_one_write);
+    auto r = run::run_case(s.cases.at(0), run::dut_factory([]() -> core::result<std::unique_ptr<dut::dut>> {
+                               return std::unique_ptr<dut::dut>(std::make_unique<reordered_dut>());
+                           }),
+                           3, 0, 0);
+    REQUIRE(r.tr);
+    CHECK(r.tr->timing.reordered_from_dut >= 1);
+    CHECK(r.v == verdict::inconclusive);
+    CHECK(run::timing_doubted(r));
+    CHECK_THAT(r.reason, Catch::Contains("the lab reordered frames within a flow: ") &&
+                             Catch::Contains("of the DUT's new data packets reached the engine after a later one of the same "
+                                             "path and source port") &&
+                             Catch::Contains("(D150)"));
+    CHECK(reports::case_json(r, 0)["timing"]["reordered_from_dut"] == r.tr->timing.reordered_from_dut);
+}
+
 TEST_CASE("timing retries: a retry inconclusive for its own run's reason names what doubted the attempt before") {
     // Seen beside stress-ng (SACK-001 scaled): the first attempt judged and
     // was doubted for timing; the retry lost no packet, so had nothing to

@@ -129,7 +129,8 @@ def measured(case):
     return case["verdict"] == "inconclusive" and any(
         k in r for k in ("late", "this check needs", "was held", "receive path dropped", "never came near", "could resolve",
                          "premise did not arise", "held the DUT", "held unevenly", "refused an operation after",
-                         "quickest answer on the wire", "the lab lost frames"))
+                         "quickest answer on the wire", "the lab lost frames", "the lab duplicated frames",
+                         "the lab reordered frames"))
 
 
 def premise(case):
