@@ -106,6 +106,9 @@ struct run_args {
     unsigned max_errors = run::k_max_consecutive_errors;  // stop after this many consecutive errors (0 never)
     bool quiet_progress = false;
     std::string priority = "auto";  // auto | off | nice:N | fifo:N (sim/priority.h, D76)
+    // Exit 1 where a case ended inconclusive, as where one failed: a gate
+    // that wants every case judged (a lab that voided verdicts, D144/D148).
+    bool fail_on_inconclusive = false;
 };
 int run_plan(const run_args& a);
 // The limits every command that reads a plan loads it under (run, list,

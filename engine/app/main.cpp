@@ -256,6 +256,10 @@ int main(int argc, char** argv) {
                     "Stop starting cases after N consecutive errors (a DUT or agent gone: the rest would repeat it);\n"
                     "the results cover the cases run and say why the run stopped; exit 3. 0: never stop")
         ->capture_default_str();
+    run->add_flag("--fail-on-inconclusive", ra.fail_on_inconclusive,
+                  "Exit 1 where a case ended inconclusive, as where one failed (a gate that wants every case judged:\n"
+                  "inconclusive says the engine or the lab could not resolve a check, or a lab lost, copied or\n"
+                  "reordered frames; its reason and figures are in the results). Default: inconclusive exits 0");
     run->add_option("--timing-retries", ra.timing_retries,
                     "Real time: run a case again, with a fresh DUT and the same seed, when it ended inconclusive only\n"
                     "because the engine or its host ran too late for a check (up to N more attempts; a failure is never\n"

@@ -255,7 +255,12 @@ int run_plan(const run_args& a) {
     }
     if (n[assertions::verdict::error]) return k_exit_infra;
     if (n[assertions::verdict::fail]) return k_exit_fail;
-    return g_stop || g_gave_up ? k_exit_infra : k_exit_ok;
+    if (g_stop || g_gave_up) return k_exit_infra;
+    if (a.fail_on_inconclusive && n[assertions::verdict::inconclusive]) {
+        std::printf("%d cases inconclusive: exit 1 (--fail-on-inconclusive)\n", n[assertions::verdict::inconclusive]);
+        return k_exit_fail;
+    }
+    return k_exit_ok;
 }
 
 int run_report_merge(const std::vector<std::string>& dirs, const std::string& out) {

@@ -11,6 +11,8 @@
 // and judges it.
 #pragma once
 
+#include <array>
+
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -90,6 +92,13 @@ std::string lab_loss(const trace::timing_figures& tm);
 // the frames the DUT counted sending to reach the trace, beyond the crossing
 // window and the holds it sees meanwhile (D148), and the longest it waits.
 inline constexpr nanos k_counted_frames_cap{250'000'000};
+// Real time (D148): where the DUT's frames_in still falls short of what the
+// engine sent it, it may be reading a backlog its host left it: the engine
+// waits this long (and the holds meanwhile) and reads again, up to three
+// times (mrct-refnic reads over 100 k frames a second: 52 ms of reading
+// covers a hold of half a second at 10 k frames a second). A shortfall still
+// there after the last is the lab's.
+inline constexpr std::array<nanos, 3> k_recount_waits{nanos{2'000'000}, nanos{10'000'000}, nanos{40'000'000}};
 // The case's verdict and reason from its assertions: the worst, and the
 // first assertion that gave it.
 void settle_verdict(case_result& r);
@@ -214,6 +223,7 @@ private:
     // reported), after the engine was held held_since_first_read_ since the
     // first read.
     nanos counters_from_{-1}, counters_to_{-1}, recount_from_{-1}, held_since_first_read_{0};
+    nanos recount_cutoff_{-1};  // frames sent to the DUT up to this were expected in the last frames_in
     nanos wire_rtt_seen_{0};  // the run's quickest answer when the counters were read (D146)
     std::optional<std::uint64_t> frames_in_again_, frames_out_again_;
     bool handshake_lost_ = false;  // set by setup(): see fail_handshake

@@ -62,31 +62,47 @@ void case_exec::collect() {
 // engine, the DUT or their host: the wire runs on until the crossing window,
 // the wire's round trip as the DUT's quickest answer measures it (a fabric
 // the lab did not declare, D146) and the holds seen since the read have
-// passed, at most
-// k_counted_frames_cap. Then the DUT's frames_in is read again: every frame
-// the engine sent before the first read has had that long to be counted, so
-// only what the engine sent while it waited may be uncounted yet.
+// passed, at most k_counted_frames_cap. Then the DUT's counters are read
+// again: every frame the engine sent before the first read, or before this
+// one by that margin, has reached the DUT. Where frames_in still falls short
+// of them, the DUT may be reading a backlog its host left it: the engine
+// waits longer and reads again, k_recount_waits, and only a count still
+// short after them is judged.
 void case_exec::await_counted_frames() {
     if (!rt_ || counters_to_ < nanos{0}) return;
     const nanos cap = counters_to_ + k_counted_frames_cap;
     // A fabric the lab did not declare: its round trip, as the DUT's
     // quickest answer measures it (D146), on top of the crossing window.
     wire_rtt_seen_ = dut_->quickest_answer(assertions::quickest_answer(*tr_).value_or(nanos{0}));
-    for (;;) {
-        const nanos until = std::min(cap, counters_to_ + tr_->crossing + wire_rtt_seen_ + held_since(counters_from_));
-        if (s_.now() >= until) break;
-        advance(until);
-        if (cut_seen()) return;
+    auto wait = [&](nanos from, nanos extra) {
+        for (;;) {
+            const nanos until = std::min(cap, from + extra + held_since(from));
+            if (s_.now() >= until) return true;
+            advance(until);
+            if (cut_seen()) return false;
+        }
+    };
+    if (!wait(counters_to_, tr_->crossing + wire_rtt_seen_)) return;
+    for (std::size_t read = 0;; ++read) {
+        drain();
+        rt_->sync();
+        recount_from_ = s_.now();
+        held_since_first_read_ = held_since(counters_from_);
+        const auto again = dut_->counters();
+        frames_in_again_.reset();
+        frames_out_again_.reset();
+        if (auto it = again.find("frames_in"); it != again.end()) frames_in_again_ = it->second;
+        if (auto it = again.find("frames_out"); it != again.end()) frames_out_again_ = it->second;
+        rt_->sync();
+        if (tr_->end < s_.now()) tr_->end = s_.now();
+        // Sent early enough to have reached the DUT by this read.
+        recount_cutoff_ = std::max(counters_from_, recount_from_ - tr_->crossing - wire_rtt_seen_ - held_since_first_read_);
+        if (!frames_in_again_ || read == k_recount_waits.size() || s_.now() >= cap || !dut_->fault().empty()) return;
+        std::uint64_t sent = 0;
+        for (const auto& r : tr_->frames) sent += r.reached_dut() && r.t <= recount_cutoff_;
+        if (*frames_in_again_ >= sent) return;
+        if (!wait(s_.now(), k_recount_waits[read])) return;
     }
-    drain();
-    rt_->sync();
-    recount_from_ = s_.now();
-    held_since_first_read_ = held_since(counters_from_);
-    const auto again = dut_->counters();
-    if (auto it = again.find("frames_in"); it != again.end()) frames_in_again_ = it->second;
-    if (auto it = again.find("frames_out"); it != again.end()) frames_out_again_ = it->second;
-    rt_->sync();
-    if (tr_->end < s_.now()) tr_->end = s_.now();
 }
 
 void count_lab_loss(trace::trace& tr, nanos cutoff) {
@@ -270,23 +286,17 @@ void case_exec::note_timing() {
     std::sort(tm.late.begin(), tm.late.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
     tm.index_holds();
     // The DUT's frame counts against the trace (D148): its frames_out at the
-    // first read, its frames_in at the second (await_counted_frames). A
-    // frame sent to the DUT is taken as counted by the second read if it
-    // left before the first, and before the second by the crossing window,
-    // the holds since the first, and the holds of the DUT or its host in
-    // the k_counted_frames_cap before the first (a backlog it may still have
-    // been reading).
+    // first read, its frames_in at the last (await_counted_frames). A frame
+    // sent to the DUT is taken as counted by the last read if it left before
+    // the first, or before the last by the crossing window, the wire's round
+    // trip and the holds since the first.
     if (counters_from_ >= nanos{0}) {
         std::sort(dut_side.begin(), dut_side.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
         tm.dut_frames_in = frames_in_again_;
         tm.dut_frames_out_end = frames_out_again_;
         const auto& c = tr_->dut.counters;
         if (auto it = c.find("frames_out"); it != c.end()) tm.dut_frames_out = it->second;
-        nanos cutoff = counters_from_;
-        if (recount_from_ >= nanos{0})
-            cutoff = std::min(cutoff, recount_from_ - tr_->crossing - wire_rtt_seen_ - held_since_first_read_);
-        cutoff -= trace::timing_figures::covered(dut_side, counters_from_ - k_counted_frames_cap, counters_from_);
-        count_lab_loss(*tr_, cutoff);
+        count_lab_loss(*tr_, recount_from_ >= nanos{0} ? recount_cutoff_ : counters_from_);
     }
 }
 

@@ -49,15 +49,20 @@ private:
 TEST_CASE("host_probe keeps each wake-up later than its floor, in order of deadline") {
     std::vector<sim::host_probe::hold> holds;
     std::uint64_t wakeups = 0;
+    std::size_t sleepers = 0;
     {
         sim::host_probe probe(100us, 0ns);
         CHECK(probe.period() == 100us);
+        sleepers = probe.cpus().size();
         while (probe.wakeups() < 5) std::this_thread::sleep_for(1ms);
         holds = probe.holds();
         wakeups = probe.wakeups();
     }  // the destructor stops and joins the thread
     REQUIRE(holds.size() >= 5);
-    CHECK(holds.size() <= wakeups + 1);
+    // One hold per wake-up, and at most one in progress per sleeper (a
+    // sleeper past its deadline, not yet woken): on 2 CPUs, 15 holds against
+    // 14 wake-ups (a CI run of ebd54ba).
+    CHECK(holds.size() <= wakeups + sleepers);
     std::map<int, sim::host_probe::clock::time_point> last;  // per CPU: each thread keeps its own deadlines
     for (std::size_t i = 0; i < holds.size(); ++i) {
         CHECK(holds[i].late > 0ns);

@@ -84,6 +84,23 @@ r = mrct("run", broken)
 expect_rc(r, 2, "run with a bad plan")
 if "broken_plan.yaml:5:9: unknown assertion 'wire_fromat'" not in r.stderr:
     fails.add("the plan error lacks file:line:col: " + r.stderr)
+# An inconclusive case exits 0, or 1 with --fail-on-inconclusive: a write
+# with no loss gives fast_retransmit nothing to judge.
+undecided = os.path.join(args.workdir, "undecided.yaml")
+with open(undecided, "w") as f:
+    f.write("suite: {name: U}\ncases:\n  - id: U-1\n    title: nothing lost\n    clauses: [MR-SACK-3]\n"
+            "    setup:\n      - post_write: {side: dut, size: 65536}\n    expect:\n      - fast_retransmit: {}\n")
+r = mrct("run", undecided)
+expect_rc(r, 0, "run with an inconclusive case")
+if "1 inconclusive" not in r.stdout:
+    fails.add("the undecided case was not inconclusive: " + r.stdout[-1000:])
+r = mrct("run", undecided, "--fail-on-inconclusive")
+expect_rc(r, 1, "run --fail-on-inconclusive with an inconclusive case")
+if "1 cases inconclusive: exit 1 (--fail-on-inconclusive)" not in r.stdout:
+    fails.add("--fail-on-inconclusive does not say why it exits 1: " + r.stdout[-1000:])
+expect_rc(mrct("run", args.plan, "--filter", "HDR-001", "--fail-on-inconclusive"), 0,
+          "run --fail-on-inconclusive where every case passed")
+
 expect_rc(mrct("run", args.plan, "--dut", "bogus"), 2, "run with an unknown DUT")
 
 # A plan given as its folder means the folder's plan.yaml (issue 23 item 5),

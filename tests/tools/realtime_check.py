@@ -577,6 +577,40 @@ def main():
             emu.send_signal(signal.SIGINT)
             emu.wait(timeout=30)
 
+    # A lab that loses, copies and reorders frames where no interface of the
+    # engine's counts it (D148-D150): `mrct emulate` dropping 1 %, copying
+    # 1 % and holding 2 % of MetaRoCE frames 50 us (reordered within their
+    # flow), each way. No case may fail or end in error (before D148-D150
+    # the reference failed acks_conform, resend_identity, no_go_back_n and
+    # others there), every inconclusive must say why, and the lab must have
+    # shown itself in at least one case (the DUT's counters or its frames).
+    with Netns(bump=True) as nb:
+        fabric = os.path.join(work, "lab-fabric.yaml")
+        with open(fabric, "w") as f:
+            f.write("paths: 8\nseed: 7\nimpair:\n  - loss: {p: 0.01}\n  - duplicate: {p: 0.01}\n"
+                    "  - reorder: {p: 0.02, extra: 50us}\n")
+        emu = subprocess.Popen(["ip", "netns", "exec", nb.b, args.mrct, "emulate", "--port-a", nb.vbe, "--port-b", nb.vbd,
+                                "--config", fabric, "--no-capture", "--progress", "0"],
+                               stdout=open(os.path.join(work, "lab.log"), "w"), stderr=subprocess.STDOUT)
+        nic = Refnic(args, nb, log=os.path.join(work, "lab.refnic.log"))
+        try:
+            rc, res, out = run_mrct(args, os.path.join(work, "lab"), with_pid(dut_spec("udp", nb), nic.p.pid), nb,
+                                    ["--filter", "SACK-00*", "--filter", "PATH-05*", "--filter", "CONN-001"])
+            cases = res["cases"] if res else []
+            bad = [c for c in cases if c["verdict"] in ("fail", "error") or (c["verdict"] == "inconclusive" and not measured(c))]
+            shown = [c for c in cases if any(k in c.get("reason", "") for k in ("(D148)", "(D149)", "(D150)"))]
+            if not cases or bad or not shown:
+                problems.append(f"a lab that loses, copies and reorders frames: exit {rc}, {len(shown)} cases voided by it, " +
+                                "; ".join(f"{c['id']} {c['verdict']}: {c.get('reason', '')[:300]}" for c in bad) + out[-300:])
+            else:
+                print(f"a lab that loses, copies and reorders frames: " +
+                      ", ".join(f"{v} {sum(c['verdict'] == v for c in cases)}" for v in ("pass", "inconclusive")) +
+                      f"; {len(shown)} voided by what the lab did (D148-D150)")
+        finally:
+            nic.stop()
+            emu.send_signal(signal.SIGINT)
+            emu.wait(timeout=30)
+
     if args.summary:
         json.dump(first_runs, open(args.summary, "w"), indent=2)
     for p in problems:
