@@ -543,39 +543,48 @@ def main():
         finally:
             nic.stop()
 
-    # A fabric between the engine and the DUT (D146): `mrct emulate` in a
-    # namespace of its own holds each MetaRoCE frame 250 us each way, the
-    # agents' TCP untouched. The crossing window (200 us) does not cover that
-    # round trip, and no wire_rtt= says so: the DUT's quickest answer on the
-    # wire measures it, and no case may fail or end in error (before D146
-    # no_go_back_n failed the reference through such a fabric, and
-    # resend_identity where the fabric delivered a resend before its
+    def through_fabric(name, fabric_yaml, filters):
+        """The plan's cases matching `filters` against mrct-refnic through
+        `mrct emulate` with `fabric_yaml`, in a namespace of its own between
+        the two veths (the agents' TCP crosses it untouched): the cases and
+        the cases that failed, erred or were inconclusive unexplained."""
+        with Netns(bump=True) as nb:
+            fabric = os.path.join(work, f"{name}-fabric.yaml")
+            with open(fabric, "w") as f:
+                f.write(fabric_yaml)
+            emu = subprocess.Popen(["ip", "netns", "exec", nb.b, args.mrct, "emulate", "--port-a", nb.vbe, "--port-b",
+                                    nb.vbd, "--config", fabric, "--no-capture", "--progress", "0"],
+                                   stdout=open(os.path.join(work, f"{name}.log"), "w"), stderr=subprocess.STDOUT)
+            nic = Refnic(args, nb, log=os.path.join(work, f"{name}.refnic.log"))
+            try:
+                filt = [x for g in filters for x in ("--filter", g)]
+                rc, res, out = run_mrct(args, os.path.join(work, name), with_pid(dut_spec("udp", nb), nic.p.pid), nb, filt)
+            finally:
+                nic.stop()
+                emu.send_signal(signal.SIGINT)
+                emu.wait(timeout=30)
+        cases = res["cases"] if res else []
+        bad = [c for c in cases if c["verdict"] in ("fail", "error") or (c["verdict"] == "inconclusive" and not measured(c))]
+        said = f"exit {rc}, " + "; ".join(f"{c['id']} {c['verdict']}: {c.get('reason', '')[:300]}" for c in bad) + out[-300:]
+        return cases, bad, said
+
+    def counts(cases):
+        return ", ".join(f"{v} {sum(c['verdict'] == v for c in cases)}" for v in ("pass", "inconclusive"))
+
+    # A fabric between the engine and the DUT (D146): `mrct emulate` holds
+    # each MetaRoCE frame 250 us each way. The crossing window (200 us) does
+    # not cover that round trip, and no wire_rtt= says so: the DUT's quickest
+    # answer on the wire measures it, and no case may fail or end in error
+    # (before D146 no_go_back_n failed the reference through such a fabric,
+    # and resend_identity where the fabric delivered a resend before its
     # original, D145).
-    with Netns(bump=True) as nb:
-        fabric = os.path.join(work, "bump-fabric.yaml")
-        with open(fabric, "w") as f:
-            f.write("paths: 8\ndelay: 250us\n")
-        emu = subprocess.Popen(["ip", "netns", "exec", nb.b, args.mrct, "emulate", "--port-a", nb.vbe, "--port-b", nb.vbd,
-                                "--config", fabric, "--no-capture", "--progress", "0"],
-                               stdout=open(os.path.join(work, "bump.log"), "w"), stderr=subprocess.STDOUT)
-        nic = Refnic(args, nb, log=os.path.join(work, "bump.refnic.log"))
-        try:
-            rc, res, out = run_mrct(args, os.path.join(work, "bump"), with_pid(dut_spec("udp", nb), nic.p.pid), nb,
-                                    ["--filter", "SACK-00*", "--filter", "PATH-05*"])
-            cases = res["cases"] if res else []
-            answers = [c.get("timing", {}).get("answer_min_run_us", 0) for c in cases]
-            bad = [c for c in cases if c["verdict"] in ("fail", "error") or (c["verdict"] == "inconclusive" and not measured(c))]
-            if not cases or bad or max(answers) < 500:
-                problems.append(f"through a fabric: exit {rc}, quickest answers {answers}, " +
-                                "; ".join(f"{c['id']} {c['verdict']}: {c.get('reason', '')[:300]}" for c in bad) + out[-300:])
-            else:
-                print(f"through a fabric of 250 us each way: " +
-                      ", ".join(f"{v} {sum(c['verdict'] == v for c in cases)}" for v in ("pass", "inconclusive")) +
-                      f"; the DUT's quickest answer {min(a for a in answers if a):.0f} us")
-        finally:
-            nic.stop()
-            emu.send_signal(signal.SIGINT)
-            emu.wait(timeout=30)
+    cases, bad, said = through_fabric("bump", "paths: 8\ndelay: 250us\n", ["SACK-00*", "PATH-05*"])
+    answers = [c.get("timing", {}).get("answer_min_run_us", 0) for c in cases]
+    if not cases or bad or max(answers) < 500:
+        problems.append(f"through a fabric: quickest answers {answers}, {said}")
+    else:
+        print(f"through a fabric of 250 us each way: {counts(cases)}; the DUT's quickest answer "
+              f"{min(a for a in answers if a):.0f} us")
 
     # A lab that loses, copies and reorders frames where no interface of the
     # engine's counts it (D148-D150): `mrct emulate` dropping 1 %, copying
@@ -584,32 +593,15 @@ def main():
     # the reference failed acks_conform, resend_identity, no_go_back_n and
     # others there), every inconclusive must say why, and the lab must have
     # shown itself in at least one case (the DUT's counters or its frames).
-    with Netns(bump=True) as nb:
-        fabric = os.path.join(work, "lab-fabric.yaml")
-        with open(fabric, "w") as f:
-            f.write("paths: 8\nseed: 7\nimpair:\n  - loss: {p: 0.01}\n  - duplicate: {p: 0.01}\n"
-                    "  - reorder: {p: 0.02, extra: 50us}\n")
-        emu = subprocess.Popen(["ip", "netns", "exec", nb.b, args.mrct, "emulate", "--port-a", nb.vbe, "--port-b", nb.vbd,
-                                "--config", fabric, "--no-capture", "--progress", "0"],
-                               stdout=open(os.path.join(work, "lab.log"), "w"), stderr=subprocess.STDOUT)
-        nic = Refnic(args, nb, log=os.path.join(work, "lab.refnic.log"))
-        try:
-            rc, res, out = run_mrct(args, os.path.join(work, "lab"), with_pid(dut_spec("udp", nb), nic.p.pid), nb,
-                                    ["--filter", "SACK-00*", "--filter", "PATH-05*", "--filter", "CONN-001"])
-            cases = res["cases"] if res else []
-            bad = [c for c in cases if c["verdict"] in ("fail", "error") or (c["verdict"] == "inconclusive" and not measured(c))]
-            shown = [c for c in cases if any(k in c.get("reason", "") for k in ("(D148)", "(D149)", "(D150)"))]
-            if not cases or bad or not shown:
-                problems.append(f"a lab that loses, copies and reorders frames: exit {rc}, {len(shown)} cases voided by it, " +
-                                "; ".join(f"{c['id']} {c['verdict']}: {c.get('reason', '')[:300]}" for c in bad) + out[-300:])
-            else:
-                print(f"a lab that loses, copies and reorders frames: " +
-                      ", ".join(f"{v} {sum(c['verdict'] == v for c in cases)}" for v in ("pass", "inconclusive")) +
-                      f"; {len(shown)} voided by what the lab did (D148-D150)")
-        finally:
-            nic.stop()
-            emu.send_signal(signal.SIGINT)
-            emu.wait(timeout=30)
+    cases, bad, said = through_fabric(
+        "lab", "paths: 8\nseed: 7\nimpair:\n  - loss: {p: 0.01}\n  - duplicate: {p: 0.01}\n"
+        "  - reorder: {p: 0.02, extra: 50us}\n", ["SACK-00*", "PATH-05*", "CONN-001"])
+    shown = [c for c in cases if any(k in c.get("reason", "") for k in ("(D148)", "(D149)", "(D150)"))]
+    if not cases or bad or not shown:
+        problems.append(f"a lab that loses, copies and reorders frames: {len(shown)} cases voided by it, {said}")
+    else:
+        print(f"a lab that loses, copies and reorders frames: {counts(cases)}; {len(shown)} voided by what the lab "
+              "did (D148-D150)")
 
     if args.summary:
         json.dump(first_runs, open(args.summary, "w"), indent=2)
