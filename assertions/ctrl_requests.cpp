@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "assertions/assertion.h"
+#include "assertions/checks.h"
+#include "core/serial.h"
 #include "wire/ctrl.h"
 
 namespace mrct::assertions {
@@ -217,7 +219,6 @@ std::uint64_t received_for_sure(const trace::trace& tr) {
 // (PPSN + 1 each), so in a flow's new packets a lower PPSN after a higher
 // one was reordered on the way.
 std::uint64_t reordered_from_dut(const trace::trace& tr) {
-    constexpr std::uint32_t k_mod = 1u << 24;
     std::map<std::tuple<std::string, std::uint32_t, unsigned, unsigned, std::uint16_t>, std::uint32_t> highest;
     std::uint64_t n = 0;
     for (const auto& r : tr.frames) {
@@ -227,9 +228,9 @@ std::uint64_t reordered_from_dut(const trace::trace& tr) {
         const auto k = std::make_tuple(far_end(r), f.bth.dest_qp, unsigned{f.mrh.path_id}, unsigned{f.mrh.path_epoch}, f.udp.sport);
         auto [it, fresh] = highest.try_emplace(k, f.bth.psn);
         if (fresh) continue;
-        const std::uint32_t ahead = (f.bth.psn - it->second) & (k_mod - 1);  // 24-bit serial order
+        const std::uint32_t ahead = core::psn24::diff(f.bth.psn, it->second);
         if (ahead == 0) continue;  // the same packet again: a copy, not an inversion
-        if (ahead >= k_mod / 2) ++n;
+        if (ahead >= core::psn24::k_half) ++n;
         else it->second = f.bth.psn;
     }
     return n;
@@ -244,7 +245,6 @@ std::uint64_t reordered_from_dut(const trace::trace& tr) {
 // through its CumAck, after what was missing below t came again: not
 // counted.
 std::uint64_t reordered_to_dut(const trace::trace& tr) {
-    constexpr std::uint32_t k_mod = 1u << 24;
     using flow = std::pair<std::string, unsigned>;  // far end, path
     struct sent_packet {
         std::size_t rec = 0;
@@ -254,10 +254,6 @@ std::uint64_t reordered_to_dut(const trace::trace& tr) {
     std::map<flow, std::map<std::uint32_t, sent_packet>> sent;
     std::map<flow, std::vector<std::pair<std::size_t, std::uint32_t>>> sends;  // every send: (record, PPSN)
     std::map<flow, std::map<std::uint32_t, std::size_t>> left_out;  // PPSN -> the ACK that left it out
-    auto below = [](std::uint32_t a, std::uint32_t b) {  // a before b in 24-bit serial order
-        const std::uint32_t d = (b - a) & (k_mod - 1);
-        return d != 0 && d < k_mod / 2;
-    };
     std::uint64_t n = 0;
     for (const auto& r : tr.frames) {
         if (r.reached_dut() && r.data()) {
@@ -274,21 +270,17 @@ std::uint64_t reordered_to_dut(const trace::trace& tr) {
         auto fs = sent.find(fl);
         if (fs == sent.end()) continue;
         const std::uint32_t cum = r.f().bth.psn;
-        auto covers = [&](std::uint32_t t) {
-            const std::uint32_t d = (t - cum) & (k_mod - 1);
-            return d >= k_mod / 2 || (d > 0 && d < 256 && a.sack.test(d));
-        };
         // The packets left out before that this ACK now covers.
         if (auto lo = left_out.find(fl); lo != left_out.end()) {
             for (auto it = lo->second.begin(); it != lo->second.end();) {
-                if (!covers(it->first)) {
+                if (!checks::covers(r.f(), it->first)) {
                     ++it;
                     continue;
                 }
                 const auto& v = sends[fl];
                 auto from = std::upper_bound(v.begin(), v.end(), std::make_pair(it->second, ~std::uint32_t{0}));
                 bool again_below = false;
-                for (; from != v.end() && !again_below; ++from) again_below = below(from->second, it->first);
+                for (; from != v.end() && !again_below; ++from) again_below = core::psn24::lt(from->second, it->first);
                 if (!again_below && fs->second[it->first].copies == 1) ++n;
                 it = lo->second.erase(it);
             }
@@ -299,7 +291,7 @@ std::uint64_t reordered_to_dut(const trace::trace& tr) {
         // went before its trigger on the same port.
         for (std::uint32_t d = 0; d < 256; ++d) {
             if (d > 0 && a.sack.test(d)) continue;
-            const std::uint32_t t = (cum + d) & (k_mod - 1);
+            const std::uint32_t t = core::psn24::add(cum, d);
             auto e = fs->second.find(t);
             if (e == fs->second.end() || e->second.copies != 1 || e->second.rec >= trig->second.rec ||
                 e->second.sport != trig->second.sport)

@@ -12,7 +12,6 @@
 #pragma once
 
 #include <array>
-
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -219,10 +218,10 @@ private:
     bool setup_held_ = false;
     nanos connect_from_{0};  // when connect() began
     // Real time (D148): the DUT's counters were read between counters_from_
-    // and counters_to_; its frames_in again at recount_from_ (unset: not
-    // reported), after the engine was held held_since_first_read_ since the
-    // first read.
-    nanos counters_from_{-1}, counters_to_{-1}, recount_from_{-1}, held_since_first_read_{0};
+    // and counters_to_, and again (the last of await_counted_frames' reads)
+    // from recount_from_: frames_in_again_, frames_out_again_ (unset: not
+    // reported).
+    nanos counters_from_{-1}, counters_to_{-1}, recount_from_{-1};
     nanos recount_cutoff_{-1};  // frames sent to the DUT up to this were expected in the last frames_in
     nanos wire_rtt_seen_{0};  // the run's quickest answer when the counters were read (D146)
     std::optional<std::uint64_t> frames_in_again_, frames_out_again_;

@@ -87,7 +87,7 @@ void case_exec::await_counted_frames() {
         drain();
         rt_->sync();
         recount_from_ = s_.now();
-        held_since_first_read_ = held_since(counters_from_);
+        const nanos held_since_first_read = held_since(counters_from_);
         const auto again = dut_->counters();
         frames_in_again_.reset();
         frames_out_again_.reset();
@@ -96,7 +96,7 @@ void case_exec::await_counted_frames() {
         rt_->sync();
         if (tr_->end < s_.now()) tr_->end = s_.now();
         // Sent early enough to have reached the DUT by this read.
-        recount_cutoff_ = std::max(counters_from_, recount_from_ - tr_->crossing - wire_rtt_seen_ - held_since_first_read_);
+        recount_cutoff_ = std::max(counters_from_, recount_from_ - tr_->crossing - wire_rtt_seen_ - held_since_first_read);
         if (!frames_in_again_ || read == k_recount_waits.size() || s_.now() >= cap || !dut_->fault().empty()) return;
         std::uint64_t sent = 0;
         for (const auto& r : tr_->frames) sent += r.reached_dut() && r.t <= recount_cutoff_;
@@ -222,9 +222,6 @@ void case_exec::note_timing() {
     tm.counters_read_from = counters_from_;
     tm.counters_read_to = counters_to_;
     tm.frames_in_read_at = recount_from_;
-    // The moments the DUT, or the host it may share, was held (slow agent
-    // calls, the host probe's holds, the DUT's waits): for D148's count.
-    std::vector<trace::timing_figures::late_span> dut_side;
     // A poll answered later than usual: the agent, and with it the DUT it
     // serves on this host, was held for the difference (D59).
     if (!calls.polls.empty()) {
@@ -233,10 +230,7 @@ void case_exec::note_timing() {
         std::nth_element(rtts.begin(), rtts.begin() + static_cast<std::ptrdiff_t>(rtts.size() / 2), rtts.end());
         const nanos usual = rtts[rtts.size() / 2];
         for (const auto& [sent, r] : calls.polls)
-            if (r - usual > trace::timing_figures::k_late_floor) {
-                tm.late.push_back({sent, r - usual});
-                dut_side.push_back({sent, r - usual});
-            }
+            if (r - usual > trace::timing_figures::k_late_floor) tm.late.push_back({sent, r - usual});
     }
     // Where the DUT may share the host, every other call counts too: a
     // software DUT serving a 1 MiB post on its data path's thread reads no
@@ -255,10 +249,7 @@ void case_exec::note_timing() {
         for (const auto* v : {&calls.polls, &calls.others})
             for (const auto& [_, r] : *v) quickest = std::min(quickest, r);
         for (const auto& [sent, r] : calls.others)
-            if (r - quickest > trace::timing_figures::k_late_floor) {
-                tm.late.push_back({sent, r - quickest});
-                dut_side.push_back({sent, r - quickest});
-            }
+            if (r - quickest > trace::timing_figures::k_late_floor) tm.late.push_back({sent, r - quickest});
     }
     // A sleeping thread the host held: the DUT beside the engine was held too.
     if (probe_) {
@@ -270,7 +261,6 @@ void case_exec::note_timing() {
         for (const auto& h : probe_->holds()) {
             const trace::timing_figures::late_span s{rt_->sim_time_of(h.due), h.late, h.err};
             tm.late.push_back(s);
-            dut_side.push_back(s);
             if (h.cpu == sim::host_probe::k_dut_wait) {
                 tm.dut_waits.push_back(s);
                 tm.dut_wait_max = std::max(tm.dut_wait_max, h.late);
@@ -291,7 +281,6 @@ void case_exec::note_timing() {
     // the first, or before the last by the crossing window, the wire's round
     // trip and the holds since the first.
     if (counters_from_ >= nanos{0}) {
-        std::sort(dut_side.begin(), dut_side.end(), [](const auto& a, const auto& b) { return a.due < b.due; });
         tm.dut_frames_in = frames_in_again_;
         tm.dut_frames_out_end = frames_out_again_;
         const auto& c = tr_->dut.counters;
