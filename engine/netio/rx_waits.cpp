@@ -30,25 +30,40 @@ std::optional<rx_waits::run> rx_waits::on_frame(core::nanos now, core::nanos arr
     if (arrived.count() <= 0) return std::nullopt;  // no stamp: nothing known
     const auto waited = std::max(core::nanos{0}, now - arrived);
     if (waited > threshold_) {
-        const auto cpu = read_cpu();
         if (!open_) {
+            const auto cpu = read_cpu();
             open_ = run{};
             open_->first_arrival = arrived;
             open_base_wall_ = have_prompt_ ? prompt_wall_ : now;
             open_base_cpu_ = have_prompt_ ? prompt_cpu_ : cpu;
+            note_read(now, cpu);
+        } else if (now - open_read_wall_ >= k_refresh) {
+            note_read(now, read_cpu());
         }
         open_->longest = std::max(open_->longest, waited);
         ++open_->frames;
-        open_->wall = now - open_base_wall_;
-        open_->cpu = cpu - open_base_cpu_;
         return std::nullopt;
+    }
+    if (open_) {  // a run ends: its span up to this intake, which starts the next
+        note_read(now, read_cpu());
+        prompt_wall_ = now;
+        prompt_cpu_ = open_read_cpu_;
+        have_prompt_ = true;
+        return finish();
     }
     if (!have_prompt_ || now - prompt_wall_ >= k_refresh) {
         prompt_wall_ = now;
         prompt_cpu_ = read_cpu();
         have_prompt_ = true;
     }
-    return finish();
+    return std::nullopt;
+}
+
+void rx_waits::note_read(core::nanos now, core::nanos cpu) {
+    open_read_wall_ = now;
+    open_read_cpu_ = cpu;
+    open_->wall = now - open_base_wall_;
+    open_->cpu = cpu - open_base_cpu_;
 }
 
 std::optional<rx_waits::run> rx_waits::finish() {

@@ -6,11 +6,18 @@
 // Frames that wait longer than a threshold, back to back, make one run; the
 // run is reported when a frame is again taken in promptly (or on finish), as
 // its first arrival, its longest wait, its frame count, and the thread's CPU
-// time over the wall time since a prompt intake before it (the last, or one
-// up to k_refresh before it). CPU close
+// time over the wall time from a prompt intake before it (the last, or one
+// up to k_refresh before it) to the prompt intake that ended it (on finish:
+// to the run's last reading of the clock). CPU close
 // to wall: the thread was busy with something else (a long agent call, a
 // burst of events). CPU close to zero: it did not run: preempted (a host
 // probe of run-queue waits sees that) or asleep with frames waiting.
+//
+// The thread's CPU clock is a system call (1-2 us on this project's VM), so
+// it is read at most once per k_refresh while frames come in promptly and
+// while a run lasts, and once more when a run ends: a backlog of frames is
+// not slowed further by a read per frame (issue 24: a read per waited
+// frame was a fifth of mrct-refnic's CPU while it received at full rate).
 #pragma once
 
 #include <cstdint>
@@ -37,11 +44,11 @@ public:
 
     // One frame taken in at wall time `now` (ns since the epoch) that arrived
     // at `arrived` (0: no stamp, ignored); `cpu` reads the thread's CPU
-    // clock, called only when needed (a system call of 1-2 us on this
-    // project's VM): for a frame that waited, and for a prompt one when the
-    // span's start is k_refresh old, so a run's span may begin up to that
-    // much before the last prompt intake. Returns the run this prompt frame
-    // ended, if any.
+    // clock, called only when needed: for a run's first frame, for a
+    // later one of the run or a prompt one when the last reading is k_refresh
+    // old (so a run's span may begin up to that much before the last prompt
+    // intake), and for the prompt frame that ends a run. Returns the run
+    // this prompt frame ended, if any.
     std::optional<run> on_frame(core::nanos now, core::nanos arrived, const std::function<core::nanos()>& cpu);
     static constexpr core::nanos k_refresh{200'000};
     // The run still open (at shutdown), if any.
@@ -55,6 +62,8 @@ private:
     core::nanos prompt_wall_{0}, prompt_cpu_{0};  // a recent prompt intake (k_refresh)
     std::optional<run> open_;
     core::nanos open_base_wall_{0}, open_base_cpu_{0};  // where the open run's span starts
+    core::nanos open_read_wall_{0}, open_read_cpu_{0};  // the open run's last reading of the clock
+    void note_read(core::nanos now, core::nanos cpu);   // a reading: the open run's span ends there
     std::uint64_t runs_ = 0;
 };
 

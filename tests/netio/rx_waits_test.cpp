@@ -37,12 +37,12 @@ TEST_CASE("rx_waits: frames that waited past the threshold make one run, ended b
     CHECK(r->first_arrival == base + us(200));
     CHECK(r->longest == us(4100));
     CHECK(r->frames == 3);  // the prompt frame is not in it
-    CHECK(r->wall == us(4220));  // 100 us to 4320 us
-    CHECK(r->cpu == us(200));
+    CHECK(r->wall == us(4300));  // 100 us to the prompt intake at 4400 us
+    CHECK(r->cpu == us(210));
     CHECK(w.runs() == 1);
     CHECK(r->text().find("frames waited up to 4.100 ms") == 0);
     CHECK(r->text().find("(3 frames") != std::string::npos);
-    CHECK(r->text().find("the thread ran 0.200 ms of the 4.220 ms") != std::string::npos);
+    CHECK(r->text().find("the thread ran 0.210 ms of the 4.300 ms") != std::string::npos);
     CHECK_FALSE(w.on_frame(base + us(4500), base + us(4490), cpu(us(270))));  // a second prompt frame: no run again
 }
 
@@ -70,7 +70,7 @@ TEST_CASE("rx_waits: without a prompt frame before it, a run's span starts at it
     CHECK(r->cpu == us(600));
 }
 
-TEST_CASE("rx_waits: prompt frames read the CPU clock at most once per k_refresh; frames that waited, each time") {
+TEST_CASE("rx_waits: the CPU clock is read at most once per k_refresh, prompt or waiting, and once when a run ends") {
     netio::rx_waits w(us(1000));
     int reads = 0;
     nanos clock_now{0};
@@ -85,13 +85,22 @@ TEST_CASE("rx_waits: prompt frames read the CPU clock at most once per k_refresh
     CHECK_FALSE(w.on_frame(base + us(210), base + us(200), counted));  // 200 us: refreshed
     CHECK(reads == 2);
     clock_now = us(100);
-    CHECK_FALSE(w.on_frame(base + us(2300), base + us(250), counted));  // waited: read
-    CHECK_FALSE(w.on_frame(base + us(2310), base + us(260), counted));
+    CHECK_FALSE(w.on_frame(base + us(2300), base + us(250), counted));  // waited, opens a run: read
+    CHECK(reads == 3);
+    // A backlog: 999 frames 0.2 us apart, each waited: read every 200 us.
+    for (int i = 1; i < 1000; ++i) CHECK_FALSE(w.on_frame(base + us(2300) + nanos{200 * i}, base + us(260), counted));
+    CHECK(reads == 3);  // 200 us on: the first reading kept
+    CHECK_FALSE(w.on_frame(base + us(2500), base + us(270), counted));
     CHECK(reads == 4);
-    const auto r = w.on_frame(base + us(2320), base + us(2310), counted);  // prompt, ends the run
+    clock_now = us(150);
+    const auto r = w.on_frame(base + us(2530), base + us(2520), counted);  // prompt, ends the run: read
+    CHECK(reads == 5);
     REQUIRE(r);
-    CHECK(r->wall == us(2100));  // from the span start at 210 us
-    CHECK(r->cpu == us(100));
+    CHECK(r->frames == 1001);
+    CHECK(r->wall == us(2320));  // from the span start at 210 us to the intake that ended it
+    CHECK(r->cpu == us(150));
+    CHECK_FALSE(w.on_frame(base + us(2600), base + us(2590), counted));  // prompt: 70 us after the last reading
+    CHECK(reads == 5);
 }
 
 TEST_CASE("rx_waits: the thread's CPU clock advances while it works") {
