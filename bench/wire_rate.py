@@ -5,10 +5,12 @@ mrct-refnic as the DUT, in two network namespaces joined by a jumbo veth
 Per direction, median of N runs: the data phase (first to last data frame in
 the case's pcap) as goodput and data frames/s, the data frames sent beyond
 the message's own (resends), and the whole case (posting 64 MiB through the
-agent included); the CPU each process spent. Then, side by side on the same
-veth, tcpreplay (Debian's tcpreplay) sending the data frames of the engine's
-own capture as fast as it can: the frames/s a plain replay tool reaches
-there, the bar issue 24 sets for mrct. With --perf DIR, records perf
+agent included); the CPU each process spent. Side by side on the same
+veth, after each run (interleaved: this VM's speed drifts between
+invocations), tcpreplay (Debian's tcpreplay) sending the data frames of the
+engine's own capture as fast as it can: the frames/s a plain replay tool
+reaches there, the bar issue 24 sets for mrct; each run's frames/s over the
+replay's right after it, and the median of those ratios. With --perf DIR, records perf
 profiles of both processes, stamped with the wall clock like the pcaps, and
 prints each case's data phase as a `perf report --time` range.
 
@@ -157,22 +159,29 @@ def main():
     ap.add_argument("--tx", choices=["udp", "packet"], default="udp",
                     help="--wire udp: packet = both ends transmit through an AF_PACKET socket on their veth end "
                          "(agent+udp tx=packet, mrct-refnic --packet-tx), receiving on UDP sockets as before")
+    ap.add_argument("--pin", action="store_true",
+                    help="the engine on CPU 0 and mrct-refnic (all its threads) on CPU 1 (taskset), instead of where the "
+                         "kernel's scheduler puts them; tcpreplay is not pinned")
     ap.add_argument("--rps", metavar="MASK",
                     help="set receive packet steering on both veth ends to this CPU mask (hex, e.g. 3): the veth's "
-                         "receive work then runs on a CPU the flow hash picks, not on the sending CPU")
+                         "receive work then runs on a CPU the flow hash picks, not on the sending CPU; split (with "
+                         "--pin): the engine's end on CPU 0, mrct-refnic's on CPU 1, each where its receiver runs")
     args = ap.parse_args()
     mrct = os.path.abspath(os.path.join(args.build, "mrct"))
     refnic = os.path.abspath(os.path.join(args.build, "mrct-refnic"))
     plan = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plans", "wire_rate.yaml")
     os.makedirs(args.workdir, exist_ok=True)
     rows = {}
+    replay, frames = [], None  # (run, (frames/s, Gb/s)) after each run; the replayed pcap
     # Samples stamped with the wall clock, as the pcaps are: the data phase's
     # profile alone is `perf report --time FIRST,LAST` (printed per case).
     perf_event = ["-k", "realtime"] + (["-F", "2000"] if args.perf_event == "cycles" else ["-e", args.perf_event, "-c", "10"])
     with Netns() as ns:
         if args.rps:
-            for n, dev in ((ns.e, ns.ve), (ns.d, ns.vd)):
-                subprocess.run(["ip", "netns", "exec", n, "sh", "-c", f"echo {args.rps} > /sys/class/net/{dev}/queues/rx-0/rps_cpus"],
+            # "split" (with --pin): each end's receive work on its receiver's CPU.
+            masks = ("1", "2") if args.rps == "split" else (args.rps, args.rps)
+            for n, dev, mask in ((ns.e, ns.ve, masks[0]), (ns.d, ns.vd, masks[1])):
+                subprocess.run(["ip", "netns", "exec", n, "sh", "-c", f"echo {mask} > /sys/class/net/{dev}/queues/rx-0/rps_cpus"],
                                check=True)
         lab = argparse.Namespace(refnic=refnic)
         for i in range(args.runs):
@@ -185,7 +194,9 @@ def main():
                 perf.append(subprocess.Popen(["perf", "record", "--call-graph", "dwarf,16384", *perf_event, "-o", os.path.join(args.perf, f"refnic.{i}.data"),
                                               "-p", str(nic.p.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             out = os.path.join(args.workdir, f"run{i}")
-            cmd = ["ip", "netns", "exec", ns.e]
+            if args.pin:
+                subprocess.run(["taskset", "-a", "-p", "-c", "1", str(nic.p.pid)], check=True, stdout=subprocess.DEVNULL)
+            cmd = ["ip", "netns", "exec", ns.e] + (["taskset", "-c", "0"] if args.pin else [])
             if args.perf:
                 cmd += ["perf", "record", "--call-graph", "dwarf,16384", *perf_event, "-o", os.path.join(args.perf, f"engine.{i}.data")]
             spec = dut_spec(args.wire, ns, timeout="5s", busy=args.busy, tx_packet=packet)
@@ -224,7 +235,20 @@ def main():
                           f"(or refnic.{i}.data) --time {first:.6f},{last:.6f}", flush=True)
                 rows.setdefault(c["id"], []).append((c["verdict"], SIZE * 8 / secs / 1e9, n / secs, n - PACKETS,
                                                      c["sim_time_us"] / 1e6))
-            last_out = out
+            # Side by side, interleaved: tcpreplay on the same veth right
+            # after each run (this VM's speed drifts by a quarter between
+            # invocations), replaying the data frames of the first run's
+            # capture of RATE-ENGINE-SENDS.
+            if args.wire in ("udp", "pcap"):
+                src = os.path.join(out, "pcap", "RATE-ENGINE-SENDS.pcap")
+                if frames is None and os.path.exists(src):
+                    frames = os.path.join(args.workdir, "replay.pcap")
+                    if not data_frames_pcap(src, frames):
+                        frames = False
+                if frames:
+                    x = replay_rate(ns, frames, 3)
+                    if x:
+                        replay.append((i, x))
             drops = []
             for who, n in (("engine", ns.e), ("refnic", ns.d)):
                 d1 = udp_drops(n)
@@ -236,15 +260,8 @@ def main():
                    "on UDP 4791; docs/adapters.md)" if args.wire == "dpdk" else ""), flush=True)
         # Side by side: the same data frames replayed by tcpreplay on the same
         # veth, or (dpdk) testpmd forwarding over the same DPDK ports.
-        replay = None
         fwd = [testpmd_rate(ns) for _ in range(args.runs)] if args.wire == "dpdk" else []
         fwd = [x for x in fwd if x]
-        src = os.path.join(last_out, "pcap", "RATE-ENGINE-SENDS.pcap")
-        if args.wire in ("udp", "pcap") and os.path.exists(src):
-            frames = os.path.join(args.workdir, "replay.pcap")
-            if data_frames_pcap(src, frames):
-                replay = [replay_rate(ns, frames, 3) for _ in range(args.runs)]
-                replay = [x for x in replay if x]
     for cid, v in rows.items():
         gb = statistics.median(x[1] for x in v)
         fps = statistics.median(x[2] for x in v)
@@ -259,10 +276,18 @@ def main():
         else:
             print("dpdk-testpmd: not installed or no figure (apt-get install dpdk-dev)")
     elif replay:
-        pps = statistics.median(x[0] for x in replay)
-        gbps = statistics.median(x[1] for x in replay)
+        pps = statistics.median(x[1][0] for x in replay)
+        gbps = statistics.median(x[1][1] for x in replay)
         print(f"{'tcpreplay':18s} {'(same veth)':20s} the engine's data frames replayed at top speed: "
-              f"{pps / 1e3:6.1f} k frames/s, {gbps:.2f} Gb/s on the wire")
+              f"{pps / 1e3:6.1f} k frames/s, {gbps:.2f} Gb/s on the wire (after each run: "
+              f"{', '.join(f'{x[1][0] / 1e3:.1f}' for x in replay)})")
+        # Each run against the replay right after it, then the median.
+        by_run = dict((i, x[0]) for i, x in replay)
+        for cid, v in rows.items():
+            r = [v[i][2] / by_run[i] for i in range(len(v)) if i in by_run]
+            if r:
+                print(f"{cid:18s} {'÷ tcpreplay':20s} run by run: {', '.join(f'{x:.2f}' for x in r)}; "
+                      f"median {statistics.median(r):.2f}x")
     else:
         print("tcpreplay: not installed or no replay figure (apt-get install tcpreplay)")
     return 0

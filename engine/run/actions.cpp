@@ -38,6 +38,12 @@ std::vector<filter_set::shortfall> filter_set::shortfalls() const {
     return out;
 }
 
+bool filter_set::may_act(trace::dir d) const {
+    for (const auto& f : f_)
+        if (f.d == d && !f.used_up && s_.now() < f.until) return true;
+    return false;
+}
+
 filter_set::fate filter_set::apply(const trace::record& r) {
     fate out;
     for (auto& f : f_) {

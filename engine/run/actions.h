@@ -30,6 +30,10 @@ public:
     // Every frame on a PathID, both directions, delayed: skew between paths.
     void add(const skew_op& s, int step);
     fate apply(const trace::record& r);
+    // Whether a filter could still act on a frame going `d` now: if not,
+    // apply() would leave every such frame as it is (and a caller need not
+    // decode one to ask).
+    bool may_act(trace::dir d) const;
     // Ends every filter that step `step` installed (action `lift`).
     void lift(int step);
 

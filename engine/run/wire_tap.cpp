@@ -47,7 +47,12 @@ void wire_tap::on_frame(trace::dir d, core::bytes_view fr, nanos age) {
 
 void wire_tap::from_peer(core::bytes_view fr, fabric::fabric* via) {
     // The peer's frames meet the to_dut filters before the fabric; the
-    // trace records them as they reach the DUT.
+    // trace records them as they reach the DUT. With no filter that could act
+    // on them (most of a plan's frames), nothing to decode for (issue 24).
+    if (!filters_.may_act(trace::dir::to_dut)) {
+        forward(fabric::direction::b_to_a, filter_set::fate{}, fr, via);
+        return;
+    }
     trace::record probe;  // views into `fr`, alive for this call
     probe.d = trace::dir::to_dut;
     probe.bytes = fr;

@@ -232,6 +232,40 @@ TEST_CASE("filter_set: shortfalls are filters with a count that acted on fewer f
     CHECK_FALSE(f.apply(r).dropped);  // used up
 }
 
+TEST_CASE("filter_set: may_act says whether a filter could still act on a direction (lifted, used up, out of time: no)") {
+    sim::scheduler s;
+    run::filter_set f(s);
+    CHECK_FALSE(f.may_act(trace::dir::to_dut));
+    CHECK_FALSE(f.may_act(trace::dir::from_dut));
+    run::filter_op once{run::filter_op::kind::drop};
+    once.d = trace::dir::to_dut;
+    f.add(once, 0, {});
+    CHECK(f.may_act(trace::dir::to_dut));
+    CHECK_FALSE(f.may_act(trace::dir::from_dut));
+    trace::trace tr;
+    auto& r = tr.add(nanos{0}, trace::dir::to_dut, wire::build(wire::ack_spec(wire::ackh{}, 1)));
+    REQUIRE(r.ok());
+    CHECK(f.apply(r).dropped);
+    CHECK_FALSE(f.may_act(trace::dir::to_dut));  // used up
+    run::filter_op window{run::filter_op::kind::delay};
+    window.d = trace::dir::to_dut;
+    window.count = 0;
+    window.by = nanos{1000};
+    window.for_ = nanos{5000};
+    f.add(window, 1, {});
+    CHECK(f.may_act(trace::dir::to_dut));
+    s.advance_to(nanos{5000});
+    CHECK_FALSE(f.may_act(trace::dir::to_dut));  // its window closed
+    CHECK(f.apply(r).delay == nanos{0});
+    run::filter_op every{run::filter_op::kind::mark_ce};
+    every.d = trace::dir::to_dut;
+    every.count = 0;
+    f.add(every, 2, {});
+    CHECK(f.may_act(trace::dir::to_dut));
+    f.lift(2);
+    CHECK_FALSE(f.may_act(trace::dir::to_dut));
+}
+
 TEST_CASE("settings: declared once; each default reads back through config_set") {
     const endpoint::config d;
     for (const auto& s : endpoint::settings()) {
