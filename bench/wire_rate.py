@@ -155,7 +155,9 @@ def main():
     ap.add_argument("--wire", choices=["udp", "pcap", "dpdk"], default="udp",
                     help="udp: agent+udp and mrct-refnic on UDP sockets; pcap: the engine over agent+pcap "
                          "(libpcap on its veth end), mrct-refnic on UDP sockets; dpdk: both through net_af_packet")
-    ap.add_argument("--busy", action="store_true", help="--wire dpdk: both ends poll without pause")
+    ap.add_argument("--busy", action="store_true",
+                    help="--wire dpdk: both ends poll without pause; --wire udp: mrct-refnic spins on its sockets "
+                         "(--busy-poll) instead of sleeping")
     ap.add_argument("--tx", choices=["udp", "packet"], default="udp",
                     help="--wire udp: packet = both ends transmit through an AF_PACKET socket on their veth end "
                          "(agent+udp tx=packet, mrct-refnic --packet-tx), receiving on UDP sockets as before")

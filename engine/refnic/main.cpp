@@ -106,7 +106,9 @@ int main(int argc, char** argv) {
                    "Over UDP sockets: send through an AF_PACKET socket on this interface instead (root): the frames\n"
                    "verbatim, batched, qdisc bypassed, no route lookup per frame; each destination's MAC from the\n"
                    "kernel's neighbour table (IPv4; until it is there, and over IPv6, frames leave by UDP sockets)");
-    app.add_flag("--busy-poll", busy_poll, "With --dpdk: spin on the port instead of polling it every 10 us");
+    app.add_flag("--busy-poll", busy_poll,
+                 "Spin instead of sleeping between events: on the DPDK port (with --dpdk; else it is polled every "
+                 "10 us) or on the UDP sockets (else it sleeps until a frame or a timer wakes it). Takes a CPU whole");
     app.add_option("--tx-burst", tx_burst,
                    "After this many SEND packets of a connection, send what is held and, if frames wait to be\n"
                    "read (an RNR among them?), read them before sending more: a NIC looks at a queue's state packet by\n"
@@ -179,7 +181,7 @@ int main(int argc, char** argv) {
     sim::scheduler sched;
     sim::realtime_driver drv(sched);
     drv.set_io_first(true);  // frames in before due timers, as a NIC's pipeline
-    drv.set_busy_poll(busy_poll && !eal.empty());
+    drv.set_busy_poll(busy_poll);
     drv.anchor();
     core::result<std::unique_ptr<netio::port>> wire = core::error{""};
     if (eal.empty()) {

@@ -45,6 +45,8 @@ BUGS = {"frozen-rnr": ["MR-RNR-4"], "shared-rto": ["MR-RTO-1", "MR-RTO-2"]}
 # tx=packet: an area each of framing, set-up, placement, loss recovery,
 # RNR, congestion, grants and streams.
 PACKET_TX_SET = ["HDR-*", "CONN-00*", "OOO-*", "SACK-00*", "RNR-00*", "CC-00*", "GR-00*", "STR-*"]
+# mrct-refnic --busy-poll over UDP sockets: framing, set-up, placement, loss recovery.
+BUSY_SET = ["HDR-*", "CONN-00*", "OOO-00*", "SACK-00*"]
 
 
 # One case whose regions are 512 MiB on both sides (the held registration).
@@ -169,14 +171,15 @@ def main():
         sim[bug] = verdicts(res)
 
     with Netns() as ns:
-        def wire_run(name, spec, simv, bug=None, v6=False, extra=(), packet_tx=False):
+        def wire_run(name, spec, simv, bug=None, v6=False, extra=(), packet_tx=False, busy=False):
             """mrct-refnic up, the plan (or `extra` filters) against it, refnic down by SIGTERM.
 
             Real time on a shared 2-core host is noisy: a case whose verdict
             differs from the simulated one is run again alone, up to twice, and
             the first run that agrees replaces it. Every retry is printed; a
             case that never agrees stays as it was and is reported."""
-            nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"), v6=v6, packet_tx=packet_tx)
+            nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"), v6=v6, packet_tx=packet_tx,
+                         busy=busy)
             try:
                 t0 = time.time()
                 rc, res, out = run_mrct(args, os.path.join(work, name), with_pid(spec, nic.p.pid), ns, extra)
@@ -325,6 +328,13 @@ def main():
             problems.append(f"udp-packet-tx: mrct-refnic sent too little through its packet socket: {m and m.group(0)}")
         else:
             print(f"udp-packet-tx: mrct-refnic sent {m.group(2)} of {m.group(1)} frames through its packet socket")
+
+        # --- mrct-refnic spinning on its UDP sockets (--busy-poll): the same
+        # verdicts, with the DUT never asleep between frames ------------------
+        rc, res = wire_run("udp-busy-dut", dut_spec("udp", ns), sim[None], busy=True,
+                           extra=("--time-scale", "1", *[x for p in BUSY_SET for x in ("--filter", p)]))
+        if res is not None:
+            check_reference("udp-busy-dut", rc, *compare("udp-busy-dut", res, sim[None])[:3], all_areas=False)
 
         # --- agent+dpdk over net_af_packet on the veth: DPDK_SET ----------------
         if args.dpdk:

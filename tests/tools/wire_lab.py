@@ -123,8 +123,8 @@ class Refnic:
             cmd += ["--packet-tx", ns.vd]
         if dpdk:  # its own EAL (file prefix, lcore 1) on net_af_packet over its veth end
             cmd += ["--dpdk", dpdk_eal(ns.vd, lcore=1, prefix=f"refnic{os.getpid()}")]
-            if busy:
-                cmd += ["--busy-poll"]
+        if busy:  # spins on its port (DPDK) or its sockets (UDP) instead of sleeping
+            cmd += ["--busy-poll"]
         self.log = open(log, "w") if log else subprocess.DEVNULL
         self.p = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 5
