@@ -13,10 +13,11 @@ namespace mrct::wire {
 
 std::uint32_t crc32_update(std::uint32_t crc, core::bytes_view data);
 
-// crc32_update(crc, n zero bytes), without reading any: zlib's
-// crc32_combine_op with the operator for n bytes, cached per length (per
-// thread). What a symbolic payload (frame_spec::symbolic_payload) costs in
-// place of the CRC over its bytes.
+// crc32_update(crc, n zero bytes), without reading any: the linear map of
+// appending n zeros, as four byte tables for the first 16 lengths a thread
+// meets, else zlib's crc32_combine_op (cached per length, per thread). What a
+// symbolic payload (frame_spec::symbolic_payload) costs in place of the CRC
+// over its bytes.
 std::uint32_t crc32_zeros(std::uint32_t crc, std::size_t n);
 
 // How the CRC of a stream changes when bit `bit` (0 = least significant) of
