@@ -231,6 +231,7 @@ void case_exec::start_realtime() {
     // real-time DUT is real time throughout.
     (void)core::no_transparent_huge_pages();
     tr_->prepare(static_cast<std::size_t>(posted + posted / 4));  // prepare caps it
+    late_.prepare(tr_->frames.capacity());  // a span per frame at most, as a backlog of the DUT's makes
     rt_ = std::make_unique<sim::realtime_driver>(s_);
     rt_->set_busy_poll(dut_->busy_poll());
     rt_->set_abort(cut_);

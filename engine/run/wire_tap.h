@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/pages.h"
 #include "dut_adapters/dut.h"
 #include "run/actions.h"
 #include "run/case_wiring.h"
@@ -29,8 +30,21 @@ struct first_error {
 struct lateness {
     std::vector<trace::timing_figures::late_span> spans;
     core::nanos rx_delay_max{0}, step_late_max{0};
+    static constexpr std::size_t k_max_spans = std::size_t{1} << 18;
     void note(core::nanos due, core::nanos late) {
-        if (late > trace::timing_figures::k_late_floor && spans.size() < (1u << 18)) spans.push_back({due, late});
+        if (late > trace::timing_figures::k_late_floor && spans.size() < k_max_spans) spans.push_back({due, late});
+    }
+    // Real time, before the traffic: room for `n` more spans (at most
+    // k_max_spans in all), its pages touched now. A DUT's burst queued in
+    // the engine's socket is handled more than the floor late frame by
+    // frame, a span each: growing the vector then moved it and faulted its
+    // new pages in on the data path (5 % of the engine's samples while the
+    // DUT sent at full rate; bench/wire_rate.py, issue 24).
+    void prepare(std::size_t n) {
+        const std::size_t want = std::min(k_max_spans, spans.size() + n);
+        if (spans.capacity() >= want) return;
+        spans.reserve(want);
+        core::touch_pages(spans.data() + spans.size(), (want - spans.size()) * sizeof(trace::timing_figures::late_span));
     }
 };
 

@@ -138,6 +138,22 @@ TEST_CASE("wire_tap: a DUT frame is recorded, then filtered; triggers see it wit
     CHECK(x.tr.frames.back().step == 1);
 }
 
+TEST_CASE("lateness: prepare makes room up front, so spans noted under a backlog move nothing; the cap holds") {
+    run::detail::lateness late;
+    late.prepare(1000);
+    REQUIRE(late.spans.capacity() >= 1000);
+    const auto* at = late.spans.data();
+    for (int i = 0; i < 1000; ++i) late.note(nanos{i * 1000}, nanos{50'000});  // each above the 20 us floor
+    late.note(nanos{0}, nanos{20'000});                                        // at the floor: not a span
+    CHECK(late.spans.size() == 1000);
+    CHECK(late.spans.data() == at);  // never grown: no move, no new pages
+    late.prepare(std::size_t{1} << 30);
+    CHECK(late.spans.capacity() >= run::detail::lateness::k_max_spans);
+    CHECK(late.spans.capacity() < run::detail::lateness::k_max_spans + 1000);  // capped
+    late.prepare(10);  // already room: nothing
+    CHECK(late.spans.size() == 1000);
+}
+
 TEST_CASE("step_exec: a trigger fires on its nth matching record, a timed step at its time, each noting when it ran") {
     parts x(R"(cases:
   - id: A
