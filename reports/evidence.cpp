@@ -206,6 +206,9 @@ json case_json(const run::case_result& r, std::size_t order) {
             l["copies_from_dut"] = tm.copies_from_dut;
             l["dup_to_dut"] = tm.lab_dup_to_dut;
             l["dup_from_dut"] = tm.lab_dup_from_dut;
+            if (tm.data_copies_from_dut) l["data_copies_from_dut"] = tm.data_copies_from_dut;  // D151
+            if (tm.resent_unseen_from_dut) l["resent_unseen_from_dut"] = tm.resent_unseen_from_dut;
+            if (tm.lab_netted_from_dut) l["netted_from_dut"] = tm.lab_netted_from_dut;
             if (tm.dut_frames_in_contradicted) l["frames_in_contradicted"] = true;
         }
         if (tm.reordered_from_dut) c["timing"]["reordered_from_dut"] = tm.reordered_from_dut;  // D150

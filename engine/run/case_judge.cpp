@@ -2,6 +2,8 @@
 // engine's own timing in real time) collected into the trace, then the
 // case's assertions over it, and the verdict.
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <string_view>
 #include <unordered_set>
 
@@ -109,15 +111,27 @@ void count_lab_loss(trace::trace& tr, nanos cutoff) {
     auto& tm = tr.timing;
     tm.sent_before_read = tm.recorded_from_dut = tm.received_for_sure = tm.copies_from_dut = 0;
     tm.lab_lost_to_dut = tm.lab_lost_from_dut = tm.lab_dup_to_dut = tm.lab_dup_from_dut = 0;
+    tm.data_copies_from_dut = tm.resent_unseen_from_dut = tm.lab_netted_from_dut = 0;
     tm.dut_frames_in_contradicted = false;
     std::uint64_t sent = 0;
     // The DUT's frames by their bytes: a copy the lab made is the same
     // bytes again (D149).
-    std::unordered_set<std::string_view> distinct;
+    std::unordered_set<std::string_view> distinct, distinct_data;
+    // The DUT's data packets by their place in a message and Attempt: sent
+    // as a first transmission (RETX clear) at least once, or only resent.
+    using packet = std::tuple<std::uint16_t, std::uint32_t, std::uint32_t, unsigned>;  // stream, seq, offset, Attempt
+    std::map<packet, bool> first_seen;
     for (const auto& r : tr.frames) {
         if (r.d == trace::dir::from_dut) {
             ++tm.recorded_from_dut;
-            distinct.insert(std::string_view(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size()));
+            const std::string_view b(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size());
+            distinct.insert(b);
+            if (r.data()) {
+                if (!distinct_data.insert(b).second) ++tm.data_copies_from_dut;
+                const auto& m = r.f().mrh;
+                bool& clear = first_seen[packet{m.stream_id, m.stream_seq, m.msg_offset, m.attempt}];
+                clear = clear || !(m.flags & wire::k_flag_retx);
+            }
         } else if (r.reached_dut()) {
             ++sent;
             if (r.t <= cutoff) ++tm.sent_before_read;
@@ -143,6 +157,20 @@ void count_lab_loss(trace::trace& tr, nanos cutoff) {
     // (not counted by this case's DUT) are not taken for copies.
     if (tm.dut_frames_out_end && tm.recorded_from_dut > *tm.dut_frames_out_end)
         tm.lab_dup_from_dut = std::min(tm.recorded_from_dut - *tm.dut_frames_out_end, tm.copies_from_dut);
+    // A loss and a copy of the DUT's frames net out in frames_out (D149's
+    // limit). Each leaves its trace in the DUT's data (D151): a data packet
+    // recorded twice, byte for byte (a DUT's resend sets RETX, MR-SACK-3), and
+    // one recorded only as a resend, its first transmission never received
+    // (beyond what the engine's own drops explain). Where the counts show no
+    // surplus, as many of each as the other are the lab's doing. A DUT that
+    // sends a packet twice unprompted, with no loss, still fails
+    // resend_identity: nothing here excuses it.
+    std::uint64_t unseen = 0;
+    for (const auto& [_, clear] : first_seen) unseen += !clear;
+    const std::uint64_t explained = tm.frames_lost + tm.if_rx_dropped;
+    tm.resent_unseen_from_dut = unseen > explained ? unseen - explained : 0;
+    if (tm.dut_frames_out_end && !tm.lab_dup_from_dut)
+        tm.lab_netted_from_dut = std::min(tm.data_copies_from_dut, tm.resent_unseen_from_dut);
 }
 
 std::string lab_loss(const trace::timing_figures& tm) {
@@ -174,6 +202,12 @@ std::string lab_loss(const trace::timing_figures& tm) {
     if (!copies.empty())
         out += std::string(out.empty() ? "" : "; ") + "the lab duplicated frames between the engine and the DUT: " + join(copies) +
                " (D149)";
+    if (tm.lab_netted_from_dut)
+        out += std::string(out.empty() ? "" : "; ") +
+               "the lab duplicated frames and lost others, the two netting out in the DUT's frames_out: " +
+               std::to_string(tm.data_copies_from_dut) + " of the DUT's data packets reached the engine twice, byte for byte, and " +
+               std::to_string(tm.resent_unseen_from_dut) +
+               " only as resends (RETX set), their first transmission never received (D151)";
     std::vector<std::string> order;
     if (tm.reordered_from_dut)
         order.push_back(std::to_string(tm.reordered_from_dut) +

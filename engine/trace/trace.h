@@ -177,8 +177,17 @@ struct timing_figures {
     // same bytes as an earlier one (copies_from_dut), and the surpluses:
     // frames_in above every frame the engine sent the DUT, frames recorded
     // above dut_frames_out_end (at most copies_from_dut).
+    // A lab that loses one of the DUT's frames and copies another nets out in
+    // frames_out (D151): data_copies_from_dut, the DUT's data packets recorded
+    // that are the same bytes as an earlier data packet; resent_unseen_from_dut,
+    // its data packets recorded only as resends (RETX set), never as a first
+    // transmission (each counted once, beyond what the engine's own drops
+    // explain, frames_lost and if_rx_dropped); lab_netted_from_dut, as many of
+    // each as the other, where frames_out showed no surplus: the lab's copies
+    // and losses, which void the case's verdicts.
     std::optional<std::uint64_t> dut_frames_in, dut_frames_out, dut_frames_out_end;
     std::uint64_t copies_from_dut = 0, lab_dup_to_dut = 0, lab_dup_from_dut = 0;
+    std::uint64_t data_copies_from_dut = 0, resent_unseen_from_dut = 0, lab_netted_from_dut = 0;
     // A lab that reorders frames within a flow (D150): the DUT's new data
     // packets that reached the engine after a later one of the same flow
     // (assertions::reordered_from_dut); the engine's data packets the DUT's

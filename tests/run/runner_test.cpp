@@ -1573,6 +1573,87 @@ TEST_CASE("frames a lab copied void a real-time case's verdicts; the DUT's own r
 }
 
 namespace {
+// A real-time DUT behind a lab that loses its `lose`th data packet and sends
+// its `copy`th twice (D151), counting each frame it sent once; or, with
+// `own_repeat`, a DUT that sends its `copy`th data packet twice itself
+// (counted twice: no RETX on the repeat, the bug resend_identity catches).
+class netting_dut final : public forwarding_dut {
+public:
+    netting_dut(unsigned lose, unsigned copy, bool own_repeat) : lose_(lose), copy_(copy), own_repeat_(own_repeat) {}
+    bool realtime() const override { return true; }
+    core::status start(sim::scheduler& s, endpoint::address self, std::uint64_t seed, frame_tx tx) override {
+        return forwarding_dut::start(s, self, seed, [this, tx](core::bytes_view f, core::nanos age) {
+            const auto d = wire::decode_ethernet(f, {.verify_icrc = false});
+            const bool data = d.ok() && wire::is_data_opcode(d.f.bth.opcode) && !(d.f.mrh.flags & wire::k_flag_retx);
+            const unsigned n = data ? ++data_ : 0;
+            if (n && n == lose_) return;
+            tx(f, age);
+            if (n && n == copy_) tx(f, age);
+        });
+    }
+    std::map<std::string, std::uint64_t> counters() const override {
+        auto c = forwarding_dut::counters();
+        if (own_repeat_ && data_ >= copy_) c["frames_out"] += 1;
+        return c;
+    }
+
+private:
+    unsigned lose_, copy_;
+    bool own_repeat_;
+    unsigned data_ = 0;
+};
+}  // namespace
+
+TEST_CASE("a loss and a copy of the DUT's frames that net out in frames_out void a real-time case's verdicts (D151)") {
+    // k_one_write, resend_identity first: it judges the DUT's resends (MR-SACK-3).
+    std::string plan = k_one_write;
+    const std::string expect = "    expect:\n";
+    plan.insert(plan.find(expect) + expect.size(), "      - resend_identity: {}\n");
+    auto s = load("lab-nets.yaml", plan.c_str());
+    const auto& c = s.cases.at(0);
+    auto make = [](unsigned lose, unsigned copy, bool own) {
+        return run::dut_factory([=]() -> core::result<std::unique_ptr<dut::dut>> {
+            return std::unique_ptr<dut::dut>(std::make_unique<netting_dut>(lose, copy, own));
+        });
+    };
+    SECTION("the lab lost the 3rd data packet and copied the 6th: counts balance, the DUT's data shows both") {
+        auto r = run::run_case(c, make(3, 6, false), 3, 0, 0);
+        CHECK(r.v == verdict::inconclusive);
+        REQUIRE(r.tr);
+        const auto& tm = r.tr->timing;
+        REQUIRE(tm.dut_frames_out_end);
+        CHECK(tm.recorded_from_dut == *tm.dut_frames_out_end);  // netted out: D149 alone sees nothing
+        CHECK(tm.lab_dup_from_dut == 0);
+        CHECK(tm.data_copies_from_dut == 1);
+        CHECK(tm.resent_unseen_from_dut == 1);
+        CHECK(tm.lab_netted_from_dut == 1);
+        CHECK_THAT(r.reason, Catch::Contains("the lab duplicated frames and lost others") &&
+                                 Catch::Contains("1 of the DUT's data packets reached the engine twice, byte for byte") &&
+                                 Catch::Contains("(D151)") && Catch::Contains("it would have said fail"));
+        REQUIRE_FALSE(r.asserts.empty());
+        CHECK(r.asserts.front().name == "resend_identity");
+        CHECK(reports::case_json(r, 0)["timing"]["lab_frames"]["netted_from_dut"] == 1);
+    }
+    SECTION("a DUT that sends a data packet twice itself, with no loss, still fails resend_identity") {
+        auto r = run::run_case(c, make(0, 6, true), 3, 0, 0);
+        CHECK(r.v == verdict::fail);
+        REQUIRE(r.tr);
+        CHECK(r.tr->timing.data_copies_from_dut == 1);
+        CHECK(r.tr->timing.resent_unseen_from_dut == 0);
+        CHECK(r.tr->timing.lab_netted_from_dut == 0);
+        CHECK_THAT(r.reason, Catch::Contains("resend_identity") && Catch::Contains("lacks RETX"));
+    }
+    SECTION("a loss alone is a resend without its original, and no copy: nothing nets out") {
+        auto r = run::run_case(c, make(3, 0, false), 3, 0, 0);
+        REQUIRE(r.tr);
+        CHECK(r.tr->timing.resent_unseen_from_dut == 1);
+        CHECK(r.tr->timing.lab_netted_from_dut == 0);
+        CHECK(r.tr->timing.lab_lost_from_dut == 1);  // D148 sees it in the counts
+        CHECK(r.v == verdict::inconclusive);
+    }
+}
+
+namespace {
 // A real-time DUT behind a lab that reorders within a flow (D150): its 5th
 // frame reaches the engine after its 12th.
 class reordered_dut final : public forwarding_dut {
