@@ -127,10 +127,13 @@ void count_lab_loss(trace::trace& tr, nanos cutoff) {
             const std::string_view b(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size());
             distinct.insert(b);
             if (r.data()) {
-                if (!distinct_data.insert(b).second) ++tm.data_copies_from_dut;
                 const auto& m = r.f().mrh;
+                const bool first = !(m.flags & wire::k_flag_retx);
+                // A first transmission again, byte for byte (a resend sent
+                // twice is the same bytes twice, RETX set both times: the DUT's own).
+                if (first && !distinct_data.insert(b).second) ++tm.data_copies_from_dut;
                 bool& clear = first_seen[packet{m.stream_id, m.stream_seq, m.msg_offset, m.attempt}];
-                clear = clear || !(m.flags & wire::k_flag_retx);
+                clear = clear || first;
             }
         } else if (r.reached_dut()) {
             ++sent;
@@ -158,9 +161,10 @@ void count_lab_loss(trace::trace& tr, nanos cutoff) {
     if (tm.dut_frames_out_end && tm.recorded_from_dut > *tm.dut_frames_out_end)
         tm.lab_dup_from_dut = std::min(tm.recorded_from_dut - *tm.dut_frames_out_end, tm.copies_from_dut);
     // A loss and a copy of the DUT's frames net out in frames_out (D149's
-    // limit). Each leaves its trace in the DUT's data (D151): a data packet
-    // recorded twice, byte for byte (a DUT's resend sets RETX, MR-SACK-3), and
-    // one recorded only as a resend, its first transmission never received
+    // limit). Each leaves its trace in the DUT's data (D151): a first
+    // transmission recorded twice, byte for byte (a DUT's resend sets RETX,
+    // MR-SACK-3), and a data packet recorded only as a resend, its first
+    // transmission never received
     // (beyond what the engine's own drops explain). Where the counts show no
     // surplus, as many of each as the other are the lab's doing. A DUT that
     // sends a packet twice unprompted, with no loss, still fails
@@ -205,7 +209,8 @@ std::string lab_loss(const trace::timing_figures& tm) {
     if (tm.lab_netted_from_dut)
         out += std::string(out.empty() ? "" : "; ") +
                "the lab duplicated frames and lost others, the two netting out in the DUT's frames_out: " +
-               std::to_string(tm.data_copies_from_dut) + " of the DUT's data packets reached the engine twice, byte for byte, and " +
+               std::to_string(tm.data_copies_from_dut) +
+               " of the DUT's first transmissions (RETX clear) reached the engine twice, byte for byte, and " +
                std::to_string(tm.resent_unseen_from_dut) +
                " only as resends (RETX set), their first transmission never received (D151)";
     std::vector<std::string> order;

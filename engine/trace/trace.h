@@ -178,8 +178,8 @@ struct timing_figures {
     // frames_in above every frame the engine sent the DUT, frames recorded
     // above dut_frames_out_end (at most copies_from_dut).
     // A lab that loses one of the DUT's frames and copies another nets out in
-    // frames_out (D151): data_copies_from_dut, the DUT's data packets recorded
-    // that are the same bytes as an earlier data packet; resent_unseen_from_dut,
+    // frames_out (D151): data_copies_from_dut, the DUT's first transmissions
+    // (RETX clear) recorded that are the same bytes as an earlier one; resent_unseen_from_dut,
     // its data packets recorded only as resends (RETX set), never as a first
     // transmission (each counted once, beyond what the engine's own drops
     // explain, frames_lost and if_rx_dropped); lab_netted_from_dut, as many of

@@ -1628,7 +1628,7 @@ TEST_CASE("a loss and a copy of the DUT's frames that net out in frames_out void
         CHECK(tm.resent_unseen_from_dut == 1);
         CHECK(tm.lab_netted_from_dut == 1);
         CHECK_THAT(r.reason, Catch::Contains("the lab duplicated frames and lost others") &&
-                                 Catch::Contains("1 of the DUT's data packets reached the engine twice, byte for byte") &&
+                                 Catch::Contains("1 of the DUT's first transmissions (RETX clear) reached the engine twice, byte for byte") &&
                                  Catch::Contains("(D151)") && Catch::Contains("it would have said fail"));
         REQUIRE_FALSE(r.asserts.empty());
         CHECK(r.asserts.front().name == "resend_identity");
