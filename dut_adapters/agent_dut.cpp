@@ -21,14 +21,24 @@ public:
     explicit agent_dut(agent_options o) : o_(std::move(o)) {}
 
     core::status open() {
-        // An agent that is restarting refuses for a moment: tried again with
-        // backoff for up to `reconnect` (a wrong token or version is not retried).
+        // An agent that is restarting refuses for a moment, or takes a
+        // connection and then drops it (a dying process's listening socket
+        // completes handshakes until its files are closed, and those
+        // connections are then reset): tried again with backoff for up to
+        // `reconnect`. An answer that refuses (a wrong token or version) and
+        // a hello left unanswered within the timeout are not retried.
         const auto until = std::chrono::steady_clock::now() + o_.reconnect;
         auto pause = std::chrono::milliseconds(50);
-        unsigned tries = 1;
-        for (;; ++tries) {
+        json h = {{"version_major", agent::k_version_major}, {"version_minor", agent::k_version_minor}};
+        if (!o_.token.empty()) h["token"] = o_.token;
+        core::result<json> r = core::error{""};
+        for (unsigned tries = 1;; ++tries) {
             auto st = c_.connect(o_.host, o_.port, o_.timeout);
-            if (st) break;
+            if (st) {
+                r = c_.call("hello", h, o_.timeout);
+                if (r || !c_.broken() || c_.timed_out()) break;
+                st = r.err();  // the connection dropped before the answer
+            }
             if (std::chrono::steady_clock::now() + pause > until)
                 return tries == 1 ? st
                                   : core::status(core::error{st.err().message + " (" + std::to_string(tries) + " tries over " +
@@ -36,9 +46,6 @@ public:
             std::this_thread::sleep_for(pause);
             pause = std::min(pause * 2, std::chrono::milliseconds(500));
         }
-        json h = {{"version_major", agent::k_version_major}, {"version_minor", agent::k_version_minor}};
-        if (!o_.token.empty()) h["token"] = o_.token;
-        auto r = c_.call("hello", h, o_.timeout);
         if (!r) return r.err();
         try {
             info_.name = r->value("name", "agent");

@@ -742,6 +742,17 @@ TEST_CASE("coverage: every MUST needs two cases, one a fault or negative case") 
 
 namespace {
 
+// Ends a test agent's accept loop: `stop` set, then a connection of its own
+// to wake the blocking accept, and the thread joined.
+void stop_accepting(std::atomic<bool>& stop, const boost::asio::ip::tcp::acceptor& acc, std::thread& t) {
+    stop = true;
+    boost::system::error_code ec;
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket s(io);
+    s.connect(acc.local_endpoint(), ec);
+    t.join();
+}
+
 // An agent on 127.0.0.1 that says hello and then never answers again (hung).
 struct hung_agent {
     boost::asio::io_context io;
@@ -766,12 +777,7 @@ struct hung_agent {
         });
     }
     ~hung_agent() {
-        stop = true;
-        boost::system::error_code ec;
-        boost::asio::io_context io2;
-        boost::asio::ip::tcp::socket s(io2);
-        s.connect(acc.local_endpoint(), ec);
-        t.join();
+        stop_accepting(stop, acc, t);
     }
     std::string spec() const {
         return "agent+udp:agent=127.0.0.1:" + std::to_string(acc.local_endpoint().port()) +
@@ -809,6 +815,73 @@ cases:
     // The agent is still stuck: the next case's hello gets no answer either.
     CHECK(r[1].v == run::verdict::error);
     CHECK_THAT(r[1].reason, Catch::Contains("no response within 100 ms"));
+}
+
+namespace {
+// An agent on 127.0.0.1 that closes its first `drop` connections unread (a
+// dying agent's listening socket took them), then answers hello: with ok,
+// or refusing (`refuse`: a wrong token).
+struct dropping_agent {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor acc{io, {boost::asio::ip::make_address("127.0.0.1"), 0}};
+    std::atomic<int> connections{0};
+    std::atomic<bool> stop{false};
+    std::thread t;
+    dropping_agent(int drop, bool refuse) {
+        t = std::thread([this, drop, refuse] {
+            while (!stop) {
+                boost::system::error_code ec;
+                boost::asio::ip::tcp::socket s(io);
+                acc.accept(s, ec);
+                if (ec || stop) return;
+                if (++connections <= drop) {
+                    s.set_option(boost::asio::socket_base::linger(true, 0), ec);  // a reset, as a dying process's
+                    s.close(ec);
+                    continue;
+                }
+                std::string buf;
+                auto n = boost::asio::read_until(s, boost::asio::dynamic_buffer(buf), '\n', ec);
+                if (ec) continue;
+                auto req = nlohmann::json::parse(buf.substr(0, n - 1));
+                nlohmann::json hello = refuse ? nlohmann::json{{"id", req["id"]}, {"ok", false},
+                                                               {"error", {{"code", "unauthorized"}, {"message", "bad token"}}}}
+                                              : nlohmann::json{{"id", req["id"]}, {"ok", true}, {"name", "dropping"},
+                                                               {"capabilities", {"write"}}};
+                boost::asio::write(s, boost::asio::buffer(hello.dump() + "\n"), ec);
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+        });
+    }
+    ~dropping_agent() {
+        stop_accepting(stop, acc, t);
+    }
+    std::string spec(const std::string& reconnect) const {
+        return "agent+udp:agent=127.0.0.1:" + std::to_string(acc.local_endpoint().port()) +
+               ",dut=127.0.0.2,local=127.0.0.1,timeout=500ms,reconnect=" + reconnect;
+    }
+};
+}  // namespace
+
+TEST_CASE("agent DUT: a connection dropped before hello's answer is tried again within reconnect; a refusal is not") {
+    // Opens the DUT against an agent that drops `drop` connections first:
+    // the open's error (empty: it opened) and the connections it made.
+    auto open = [](int drop, bool refuse, const std::string& reconnect) {
+        dropping_agent a(drop, refuse);
+        auto make = run::parse_dut(a.spec(reconnect));
+        REQUIRE(make.ok());
+        auto d = (*make)();
+        return std::make_pair(d.ok() ? std::string() : d.err().message, a.connections.load());
+    };
+    // Two connections reset, the third answers: the DUT opens.
+    CHECK(open(2, false, "3s") == std::make_pair(std::string(), 3));
+    // One try (reconnect=0): the reset is the error.
+    const auto [once, tried] = open(1, false, "0");
+    CHECK_THAT(once, Catch::Contains("hello"));
+    CHECK(tried == 1);
+    // A hello answered with a refusal is asked once.
+    const auto [refused, asked] = open(0, true, "3s");
+    CHECK_THAT(refused, Catch::Contains("unauthorized"));
+    CHECK(asked == 1);
 }
 
 TEST_CASE("agent DUT specs: options are checked") {
