@@ -1,5 +1,7 @@
 #include "run/actions.h"
 
+#include <algorithm>
+
 #include "trace/match.h"
 
 namespace mrct::run {
@@ -39,16 +41,13 @@ std::vector<filter_set::shortfall> filter_set::shortfalls() const {
 }
 
 bool filter_set::may_act(trace::dir d) const {
-    for (const auto& f : f_)
-        if (f.d == d && !f.used_up && s_.now() < f.until) return true;
-    return false;
+    return std::any_of(f_.begin(), f_.end(), [&](const filter& f) { return live(f, d); });
 }
 
 filter_set::fate filter_set::apply(const trace::record& r) {
     fate out;
     for (auto& f : f_) {
-        if (f.d != r.d || f.used_up) continue;
-        if (s_.now() >= f.until) continue;
+        if (!live(f, r.d)) continue;
         if (!trace::matches(f.match, r)) continue;
         if (f.skip > 0) {
             --f.skip;

@@ -65,6 +65,9 @@ private:
         core::nanos until = core::k_never;  // `for: 1ms` from the step
         int step;
     };
+    // Could still act on a frame going `d` now: not used up (or lifted), its
+    // `for:` window open.
+    bool live(const filter& f, trace::dir d) const { return f.d == d && !f.used_up && s_.now() < f.until; }
     sim::scheduler& s_;
     std::vector<filter> f_;
 };

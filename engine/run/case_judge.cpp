@@ -59,6 +59,16 @@ void case_exec::collect() {
     tr_->peer_p = protocol_params(w.peer_cfg);
 }
 
+namespace {
+// The frames the engine sent the DUT that reached it, sent up to `by`: what
+// the DUT's frames_in should count (D148).
+std::uint64_t reached_dut_by(const trace::trace& tr, nanos by) {
+    std::uint64_t n = 0;
+    for (const auto& r : tr.frames) n += r.reached_dut() && r.t <= by;
+    return n;
+}
+}  // namespace
+
 // Real time (D148): the frames the DUT counted sending up to the read may
 // still be on their way (the crossing window) or waiting behind a hold of the
 // engine, the DUT or their host: the wire runs on until the crossing window,
@@ -100,9 +110,7 @@ void case_exec::await_counted_frames() {
         // Sent early enough to have reached the DUT by this read.
         recount_cutoff_ = std::max(counters_from_, recount_from_ - tr_->crossing - wire_rtt_seen_ - held_since_first_read);
         if (!frames_in_again_ || read == k_recount_waits.size() || s_.now() >= cap || !dut_->fault().empty()) return;
-        std::uint64_t sent = 0;
-        for (const auto& r : tr_->frames) sent += r.reached_dut() && r.t <= recount_cutoff_;
-        if (*frames_in_again_ >= sent) return;
+        if (*frames_in_again_ >= reached_dut_by(*tr_, recount_cutoff_)) return;
         if (!wait(s_.now(), k_recount_waits[read])) return;
     }
 }
@@ -113,7 +121,8 @@ void count_lab_loss(trace::trace& tr, nanos cutoff) {
     tm.lab_lost_to_dut = tm.lab_lost_from_dut = tm.lab_dup_to_dut = tm.lab_dup_from_dut = 0;
     tm.data_copies_from_dut = tm.resent_unseen_from_dut = tm.lab_netted_from_dut = 0;
     tm.dut_frames_in_contradicted = false;
-    std::uint64_t sent = 0;
+    const std::uint64_t sent = reached_dut_by(tr, core::k_never);
+    tm.sent_before_read = reached_dut_by(tr, cutoff);
     // The DUT's frames by their bytes: a copy the lab made is the same
     // bytes again (D149).
     std::unordered_set<std::string_view> distinct, distinct_data;
@@ -135,9 +144,6 @@ void count_lab_loss(trace::trace& tr, nanos cutoff) {
                 bool& clear = first_seen[packet{m.stream_id, m.stream_seq, m.msg_offset, m.attempt}];
                 clear = clear || first;
             }
-        } else if (r.reached_dut()) {
-            ++sent;
-            if (r.t <= cutoff) ++tm.sent_before_read;
         }
     }
     tm.copies_from_dut = tm.recorded_from_dut - distinct.size();
@@ -164,8 +170,8 @@ void count_lab_loss(trace::trace& tr, nanos cutoff) {
     // limit). Each leaves its trace in the DUT's data (D151): a first
     // transmission recorded twice, byte for byte (a DUT's resend sets RETX,
     // MR-SACK-3), and a data packet recorded only as a resend, its first
-    // transmission never received
-    // (beyond what the engine's own drops explain). Where the counts show no
+    // transmission never received (beyond what the engine's own drops
+    // explain). Where the counts show no
     // surplus, as many of each as the other are the lab's doing. A DUT that
     // sends a packet twice unprompted, with no loss, still fails
     // resend_identity: nothing here excuses it.

@@ -597,7 +597,7 @@ def main():
               f"{min(a for a in answers if a):.0f} us")
 
     # A lab that loses, copies and reorders frames where no interface of the
-    # engine's counts it (D148-D150): `mrct emulate` dropping 1 %, copying
+    # engine's counts it (D148-D151): `mrct emulate` dropping 1 %, copying
     # 1 % and holding 2 % of MetaRoCE frames 50 us (reordered within their
     # flow), each way. No case may fail or end in error (before D148-D150
     # the reference failed acks_conform, resend_identity, no_go_back_n and
