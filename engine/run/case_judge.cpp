@@ -695,3 +695,40 @@ bool judge_wire(case_result& r, core::nanos run_quickest) {
 }
 
 }  // namespace mrct::run
+
+namespace mrct::run {
+
+void lab_seen::note(const case_result& r) {
+    if (!r.tr || !r.tr->timing.realtime) return;
+    const auto& tm = r.tr->timing;
+    if (lost_in.empty() && (tm.lab_lost_to_dut || tm.lab_lost_from_dut || tm.lab_netted_from_dut)) lost_in = r.id;
+    if (copied_in.empty() && (tm.lab_dup_to_dut || tm.lab_dup_from_dut || tm.lab_netted_from_dut)) copied_in = r.id;
+}
+
+bool may_net_out(const case_result& r) {
+    if (!r.tr || !r.tr->timing.realtime || r.v != verdict::fail) return false;
+    const auto& tm = r.tr->timing;
+    return tm.dut_frames_out_end && tm.copies_from_dut > tm.lab_dup_from_dut;
+}
+
+bool judge_netting(case_result& r, const lab_seen& lab) {
+    if (!lab.both() || !may_net_out(r)) return false;
+    const auto& tm = r.tr->timing;
+    const std::string why =
+        std::to_string(tm.copies_from_dut) + " of the " + std::to_string(tm.recorded_from_dut) +
+        " frames the engine received from the DUT are the same bytes as an earlier one, and the DUT counted " +
+        std::to_string(*tm.dut_frames_out_end) +
+        " sent (frames_out): behind this run's lab, which lost frames (first shown by " + lab.lost_in +
+        ") and copied them (first shown by " + lab.copied_in +
+        "), a copy netting out a loss cannot be told from the DUT's own repeat (D152)";
+    bool changed = false;
+    for (auto& a : r.asserts)
+        if (a.o.v == verdict::fail) {
+            on_incomplete_record(a, why);
+            changed = true;
+        }
+    if (changed) detail::settle_verdict(r);
+    return changed;
+}
+
+}  // namespace mrct::run

@@ -74,6 +74,25 @@ bool wire_may_cross(const case_result& r);
 // exceeds the crossing window (assertions::beyond_crossing); the case's
 // verdict follows. Whether any changed.
 bool judge_wire(case_result& r, core::nanos run_quickest);
+// D152, a lab that both loses and copies frames. A copy of one of the DUT's
+// frames and a loss of another net out in its frames_out: D149 sees no
+// surplus, D148 no shortfall, and D151 only the pairs its data shows. What a
+// run has seen of its lab: the first case whose counters showed a loss
+// (D148, D151) and the first that showed a copy (D149, D151); empty: none yet.
+struct lab_seen {
+    std::string lost_in, copied_in;
+    bool both() const { return !lost_in.empty() && !copied_in.empty(); }
+    // Notes what `r` showed of the lab (real time, the DUT's counters).
+    void note(const case_result& r);
+};
+// A real-time case that failed with, among the DUT's frames recorded, some
+// the same bytes as an earlier one that the counters balance (no D149
+// surplus): behind a lab that loses and copies, a copy may hide a loss.
+bool may_net_out(const case_result& r);
+// Where the run's lab has shown both (`lab.both()`), each failure of such a
+// case is inconclusive, naming the copies, the counts and the cases that
+// showed the lab; the case's verdict follows. Whether any changed.
+bool judge_netting(case_result& r, const lab_seen& lab);
 // Wire probes a run makes at most (a DUT's answers to the first are its
 // slowest; a fabric that stays slow needs no third).
 inline constexpr unsigned k_wire_probes = 2;

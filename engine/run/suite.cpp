@@ -3,6 +3,7 @@
 #include <cctype>
 #include <filesystem>
 #include <mutex>
+#include <utility>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -178,6 +179,19 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
     unsigned errors_in_a_row = 0;
     bool giving_up = false;
     unsigned probes = 0;  // D146: wire probes made, at most k_wire_probes
+    lab_seen lab;                  // D152: what the run's cases showed of the lab
+    std::vector<std::size_t> held;  // D152: failures waiting for it
+    // A case's result made final and handed on (the lock held).
+    auto publish = [&](std::size_t i) {
+        judge_netting(*results[i], lab);
+        ++done;
+        if (o.progress) o.progress(*results[i], done, jobs.size());  // sees the trace (pcaps)
+        if (!o.keep_traces) results[i]->tr.reset();
+        if (!o.keep_details) {
+            std::vector<assertion_result>().swap(results[i]->asserts);
+            std::vector<std::string>().swap(results[i]->doubted_before);
+        }
+    };
     auto worker = [&] {
         for (;;) {
             std::size_t i;
@@ -210,13 +224,18 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
                 if (o.gave_up) o.gave_up->store(true);
             }
             results[i] = std::move(r);
-            ++done;
-            if (o.progress) o.progress(*results[i], done, jobs.size());  // sees the trace (pcaps)
-            if (!o.keep_traces) results[i]->tr.reset();
-            if (!o.keep_details) {
-                std::vector<assertion_result>().swap(results[i]->asserts);
-                std::vector<std::string>().swap(results[i]->doubted_before);
+            // D152: a failure a copy of the DUT's may explain waits, trace
+            // and all, until the run's lab has shown both a loss and a copy
+            // (it is then judged again) or the run ends (it stands).
+            const bool had_both = lab.both();
+            lab.note(*results[i]);
+            if (!lab.both() && may_net_out(*results[i])) {
+                held.push_back(i);
+                continue;
             }
+            if (!had_both && lab.both())
+                for (auto h : std::exchange(held, {})) publish(h);
+            publish(i);
         }
     };
     const unsigned n = std::max(1u, std::min<unsigned>(o.jobs, static_cast<unsigned>(jobs.size())));
@@ -224,6 +243,7 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
     for (unsigned i = 1; i < n; ++i) th.emplace_back(worker);
     worker();
     for (auto& t : th) t.join();
+    for (auto h : held) publish(h);  // the run ended without showing both: they stand
     std::vector<case_result> out;
     for (auto& r : results)
         if (r) out.push_back(std::move(*r));

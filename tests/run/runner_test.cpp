@@ -1726,6 +1726,87 @@ TEST_CASE("a loss and a copy of the DUT's frames that net out in frames_out void
     }
 }
 
+TEST_CASE("a run whose lab has shown both a loss and a copy voids failures a copy of the DUT's may explain (D152)") {
+    std::string plan = k_one_write;
+    const std::string expect = "    expect:\n";
+    plan.insert(plan.find(expect) + expect.size(), "      - resend_identity: {}\n");
+    auto s = load("lab-nets-run.yaml", plan.c_str());
+    // The DUTs the run makes, in order: 'n' behind a lab that lost its 3rd
+    // data packet and copied its 6th (D151 shows both), 'l' one that lost
+    // the 3rd (D148), 'c' one that copied the 6th, counted once (D149), 'r'
+    // a DUT that sends its 6th twice itself, counted twice: to the engine,
+    // as a lab's copy netting out a loss of another frame would look.
+    auto run = [&](const std::string& kinds, std::vector<std::string>* order = nullptr) {
+        auto made = std::make_shared<std::size_t>(0);
+        run::dut_factory make = [kinds, made]() -> core::result<std::unique_ptr<dut::dut>> {
+            const char k = kinds.at((*made)++);
+            return std::unique_ptr<dut::dut>(std::make_unique<netting_dut>(k == 'n' || k == 'l' ? 3 : 0, k == 'l' ? 0 : 6, k == 'r'));
+        };
+        run::run_options o;
+        o.repeat = static_cast<unsigned>(kinds.size());
+        o.timing_retries = 0;
+        o.seed = 3;
+        o.keep_traces = true;
+        if (order) o.progress = [order](const run::case_result& r, std::size_t, std::size_t) { order->push_back(r.id); };
+        auto out = run::run_suite(s, make, o);
+        CHECK(*made == kinds.size());
+        return out;
+    };
+    auto find = [](const std::vector<run::case_result>& rs, const std::string& id) -> const run::case_result& {
+        for (const auto& r : rs)
+            if (r.id == id) return r;
+        FAIL("no result " << id);
+        return rs.front();
+    };
+    SECTION("alone, the DUT's repeat fails resend_identity") {
+        run::lab_seen lab;
+        auto rs = run("r");
+        REQUIRE(rs.size() == 1);
+        CHECK(rs[0].v == verdict::fail);
+        CHECK_THAT(rs[0].reason, Catch::Contains("lacks RETX"));
+        CHECK(run::may_net_out(rs[0]));
+        lab.note(rs[0]);
+        CHECK_FALSE(lab.both());
+    }
+    SECTION("after a case whose lab lost and copied frames, the same failure is inconclusive") {
+        auto rs = run("nr");
+        REQUIRE(rs.size() == 2);
+        CHECK(find(rs, "W-1#1").v == verdict::inconclusive);
+        CHECK_THAT(find(rs, "W-1#1").reason, Catch::Contains("(D151)"));
+        const auto& r = find(rs, "W-1#2");
+        CHECK(r.v == verdict::inconclusive);
+        CHECK_THAT(r.reason, Catch::Contains("resend_identity") && Catch::Contains("1 of the ") &&
+                                 Catch::Contains("are the same bytes as an earlier one") &&
+                                 Catch::Contains("first shown by W-1#1) and copied them (first shown by W-1#1)") &&
+                                 Catch::Contains("(D152)") && Catch::Contains("it would have said fail") &&
+                                 Catch::Contains("lacks RETX"));
+    }
+    SECTION("before it, the failure waits for the run's lab, then is judged and handed on") {
+        std::vector<std::string> order;
+        auto rs = run("rn", &order);
+        REQUIRE(rs.size() == 2);
+        CHECK(find(rs, "W-1#1").v == verdict::inconclusive);
+        CHECK_THAT(find(rs, "W-1#1").reason, Catch::Contains("first shown by W-1#2") && Catch::Contains("(D152)"));
+        CHECK(order == std::vector<std::string>{"W-1#1", "W-1#2"});
+    }
+    SECTION("a loss in one case and a copy in another show the lab too") {
+        auto rs = run("lcr");
+        REQUIRE(rs.size() == 3);
+        CHECK_THAT(find(rs, "W-1#1").reason, Catch::Contains("(D148)"));
+        CHECK_THAT(find(rs, "W-1#2").reason, Catch::Contains("(D149)"));
+        CHECK(find(rs, "W-1#3").v == verdict::inconclusive);
+        CHECK_THAT(find(rs, "W-1#3").reason, Catch::Contains("lost frames (first shown by W-1#1) and copied them (first shown by W-1#2)"));
+    }
+    SECTION("a lab that only lost frames: the DUT's repeat stands as its own, handed on when the run ends") {
+        std::vector<std::string> order;
+        auto rs = run("rl", &order);
+        REQUIRE(rs.size() == 2);
+        CHECK(find(rs, "W-1#1").v == verdict::fail);
+        CHECK_THAT(find(rs, "W-1#1").reason, Catch::Contains("lacks RETX"));
+        CHECK(order == std::vector<std::string>{"W-1#2", "W-1#1"});
+    }
+}
+
 namespace {
 // A real-time DUT behind a lab that reorders within a flow (D150): its 5th
 // frame reaches the engine after its 12th.
