@@ -112,6 +112,7 @@ struct coverage {
 };
 coverage check_coverage(const plan::suite& s);
 
+inline constexpr std::size_t k_netting_hold = 32;  // run_options::netting_hold's default (D152)
 // The default of run_options::max_errors and `mrct run --max-errors`.
 inline constexpr unsigned k_max_consecutive_errors = 5;
 
@@ -139,6 +140,11 @@ struct run_options {
     unsigned max_errors = k_max_consecutive_errors;
     std::atomic<bool>* gave_up = nullptr;
     std::function<void(const case_result&, std::size_t done, std::size_t total)> progress;
+    // D152: failures a copy of the DUT's may explain that wait, traces and
+    // all, for the run's lab to show both a loss and a copy, at most; one
+    // more hands the oldest on as it stands (so many failures with copies
+    // and no lab shown: the DUT's own repeats), and memory stays bounded.
+    std::size_t netting_hold = k_netting_hold;
     // Waveforms of failing cases (docs/rtl.md): a case that failed or erred
     // is run once more, same seed and time base, against the DUT `make(PATH)`
     // gives, one that writes its waveform at PATH (dir/NAME.fst, NAME from
