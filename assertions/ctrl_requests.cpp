@@ -99,6 +99,87 @@ std::optional<core::nanos> ctrl_book::may_repeat(unsigned limit) const {
     return latest;
 }
 
+namespace {
+
+// A frame of the engine's the DUT's own frames show it received, with the
+// DUT's first answer to it (D146, D148).
+struct answer {
+    enum class kind { data, request, accept } what;
+    ctrl_type type = ctrl_type::connect;  // a request's
+    bool again = false;                   // the same request answered before (it went out anew since)
+    // The copies that reached the DUT before the answer: all of them, and
+    // those the plan did not craft (injected); when the first of each went.
+    unsigned copies = 0, plain_copies = 0;
+    core::nanos first{0}, first_plain{0};
+    core::nanos at{0};
+};
+
+// Walks the trace once, calling `on(answer)` for each of the engine's frames
+// the DUT's frames show it received: a data packet at the first ACK naming
+// it (TrigPPSN), a CTRL request of the engine's (CONNECT, CLOSE, RNR_QUERY,
+// PATH_RESET, PROBE) at its answer (opened anew by a copy after that), an
+// ACCEPT at the DUT's first frame to the connection it names (its own
+// CONNECTs aside: a repeat may cross the ACCEPT). Frames that reached the
+// DUT only (not dropped on the way), decoded.
+template <class F>
+void for_each_answer(const trace::trace& tr, F&& on) {
+    struct sent_frame {
+        answer a;
+        bool answered = false;
+        void add(const trace::record& r) {
+            if (!a.copies++) a.first = r.t;
+            if (r.injected) return;
+            if (!a.plain_copies++) a.first_plain = r.t;
+        }
+        void answer_at(answer::kind k, core::nanos t, F& f) {
+            a.what = k;
+            a.at = t;
+            f(a);
+            answered = true;
+        }
+    };
+    std::map<std::tuple<std::string, unsigned, std::uint32_t>, sent_frame> data;  // far end, path, PPSN
+    std::map<ctrl_request, sent_frame> asked;
+    std::set<ctrl_request> answered_before;
+    std::map<std::pair<std::string, std::uint32_t>, sent_frame> accepted;  // far end, the engine's SRC_CONN_ID
+    for (const auto& r : tr.frames) {
+        if (r.d == trace::dir::to_dut) {
+            if (!r.reached_dut() || !r.ok()) continue;
+            if (r.data()) {
+                data[{far_end(r), r.f().mrh.path_id, r.f().bth.psn}].add(r);
+            } else if (r.is(opcode::ctrl)) {
+                if (r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::accept)) {
+                    if (auto id = read_ctrl_tlvs(r.f().tlvs).src_conn_id) accepted[{far_end(r), *id}].add(r);
+                } else if (auto k = request_of(r, false)) {
+                    asked[*k].add(r);
+                }
+            }
+            continue;
+        }
+        if (!r.ok()) continue;
+        if (r.is(opcode::ack)) {
+            const auto& a = r.f().ackh;
+            // A later ACK naming it says nothing more.
+            if (auto it = data.find({far_end(r), a.path_id, a.trig_ppsn.ppsn()}); it != data.end() && !it->second.answered)
+                it->second.answer_at(answer::kind::data, r.t, on);
+        }
+        const bool ctrl = r.is(opcode::ctrl);
+        if (!(ctrl && r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::connect)))
+            if (auto it = accepted.find({far_end(r), r.f().bth.dest_qp}); it != accepted.end() && !it->second.answered)
+                it->second.answer_at(answer::kind::accept, r.t, on);
+        if (!ctrl) continue;
+        if (auto k = request_of(r, false))
+            if (auto it = asked.find(*k); it != asked.end()) {
+                it->second.a.type = k->type;
+                it->second.a.again = !answered_before.insert(*k).second;
+                it->second.answer_at(answer::kind::request, r.t, on);
+                asked.erase(it);
+            }
+    }
+}
+
+}  // namespace
+
 // D146. The engine's requests that a conforming DUT answers at once:
 // CONNECT, PATH_RESET and PROBE (not CLOSE, whose answer may wait for the
 // connection's data, nor RNR_QUERY, whose answer waits for a receive). A
@@ -109,69 +190,27 @@ std::optional<core::nanos> ctrl_book::may_repeat(unsigned limit) const {
 // (a time too long only makes fewer failures stand). And a data packet the
 // engine sent once to the DUT's ACK naming it (TrigPPSN): the quickest, as a
 // conforming DUT acknowledges at once on AckReq (a slow one's ACKs are no
-// quicker than its CONNECT's answer, so they lower nothing for it).
+// quicker than its CONNECT's answer, so they lower nothing for it). Where a
+// second copy went out before the answer, the answer may be the second's:
+// the time from the first is not known to be the DUT's.
 std::optional<core::nanos> quickest_answer(const trace::trace& tr) {
-    struct first_copy {
-        core::nanos t{0};
-        bool repeated = false;  // a second copy went out before any answer
-    };
-    std::map<ctrl_request, first_copy> open;
-    // The engine's first ACCEPT of a DUT's CONNECT, by the DUT's address and
-    // the engine's connection ID (its SRC_CONN_ID): the DUT learns that ID
-    // from the ACCEPT, so any frame of the DUT's addressed to it (DestQP)
-    // went out after the ACCEPT reached it.
-    std::map<std::pair<std::string, std::uint32_t>, core::nanos> accepted;
-    // Data packets that reached the DUT, by the engine's address (one per
-    // peer of the case), path and PPSN: when, and how many copies. An ACK
-    // naming one as its TrigPPSN went out after it arrived; where two copies
-    // reached the DUT, the ACK may be the first's.
-    std::map<std::tuple<std::string, unsigned, std::uint32_t>, std::pair<core::nanos, unsigned>> sent;
     std::optional<core::nanos> best;
-    auto take = [&best](core::nanos d) {
-        if (d >= core::nanos{0} && (!best || d < *best)) best = d;
-    };
-    for (const auto& r : tr.frames) {
-        if (r.reached_dut() && r.data()) {
-            auto& e = sent[{far_end(r), r.f().mrh.path_id, r.f().bth.psn}];
-            e = {r.t, e.second + 1};
-            continue;
+    for_each_answer(tr, [&best](const answer& a) {
+        std::optional<core::nanos> d;
+        switch (a.what) {
+        case answer::kind::data:  // sent once, crafted or not
+            if (a.copies == 1) d = a.at - a.first;
+            break;
+        case answer::kind::request:  // the engine's own, its one copy
+            if (a.type != ctrl_type::close && a.type != ctrl_type::rnr_query && a.copies == 1 && a.plain_copies == 1)
+                d = a.at - a.first;
+            break;
+        case answer::kind::accept:  // its first copy of the engine's own: repeats invite the same
+            if (a.plain_copies) d = a.at - a.first_plain;
+            break;
         }
-        if (r.d == trace::dir::from_dut && r.is(opcode::ack)) {
-            const auto& a = r.f().ackh;
-            if (auto it = sent.find({far_end(r), a.path_id, a.trig_ppsn.ppsn()}); it != sent.end() && it->second.second == 1) {
-                take(r.t - it->second.first);
-                it->second.second = 2;  // answered: a later ACK naming it says nothing more
-            }
-        }
-        const bool ctrl = r.is(opcode::ctrl);
-        // Any frame of the DUT's but its own CONNECT (a repeat may cross the ACCEPT).
-        if (r.d == trace::dir::from_dut && r.ok() && !accepted.empty() &&
-            !(ctrl && r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::connect)))
-            if (auto it = accepted.find({far_end(r), r.f().bth.dest_qp}); it != accepted.end()) {
-                take(r.t - it->second);
-                accepted.erase(it);
-            }
-        if (!ctrl) continue;
-        if (r.d == trace::dir::to_dut && r.reached_dut() && !r.injected &&
-            r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::accept)) {
-            if (auto id = read_ctrl_tlvs(r.f().tlvs).src_conn_id) accepted.try_emplace({far_end(r), *id}, r.t);
-            continue;
-        }
-        auto k = request_of(r, false);
-        if (!k || k->type == ctrl_type::close || k->type == ctrl_type::rnr_query) continue;
-        if (r.d == trace::dir::to_dut) {
-            if (!r.reached_dut() || r.injected) continue;
-            auto [it, fresh] = open.try_emplace(*k, first_copy{r.t, false});
-            if (!fresh) it->second.repeated = true;
-            continue;
-        }
-        auto it = open.find(*k);
-        if (it == open.end()) continue;
-        // Where a repeat went out before the answer, the answer may be the
-        // repeat's: the time from the first copy is not known to be the DUT's.
-        if (!it->second.repeated) take(r.t - it->second.t);
-        open.erase(it);
-    }
+        if (d && *d >= core::nanos{0} && (!best || *d < *best)) best = *d;
+    });
     return best;
 }
 
@@ -181,36 +220,9 @@ std::optional<core::nanos> quickest_answer(const trace::trace& tr) {
 // each ACCEPT of the engine's after which the DUT sent to the connection it
 // names. Distinct frames: at least one copy of each reached the DUT.
 std::uint64_t received_for_sure(const trace::trace& tr) {
-    std::set<std::tuple<std::string, unsigned, std::uint32_t>> sent, named;
-    std::set<ctrl_request> asked, answered;
-    std::set<std::pair<std::string, std::uint32_t>> accepted, used;
-    for (const auto& r : tr.frames) {
-        if (r.d == trace::dir::to_dut) {
-            if (!r.reached_dut() || !r.ok()) continue;
-            if (r.data()) {
-                sent.insert({far_end(r), r.f().mrh.path_id, r.f().bth.psn});
-            } else if (r.is(opcode::ctrl)) {
-                if (r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::accept)) {
-                    if (auto id = read_ctrl_tlvs(r.f().tlvs).src_conn_id) accepted.insert({far_end(r), *id});
-                } else if (auto k = request_of(r, false)) {
-                    asked.insert(*k);
-                }
-            }
-            continue;
-        }
-        if (!r.ok()) continue;
-        if (r.is(opcode::ack)) {
-            const auto& a = r.f().ackh;
-            if (std::tuple<std::string, unsigned, std::uint32_t> k{far_end(r), a.path_id, a.trig_ppsn.ppsn()}; sent.count(k))
-                named.insert(k);
-        }
-        const bool ctrl = r.is(opcode::ctrl);
-        if (!(ctrl && r.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::connect)))
-            if (std::pair<std::string, std::uint32_t> k{far_end(r), r.f().bth.dest_qp}; accepted.count(k)) used.insert(k);
-        if (ctrl)
-            if (auto k = request_of(r, false); k && asked.count(*k)) answered.insert(*k);
-    }
-    return named.size() + answered.size() + used.size();
+    std::uint64_t n = 0;
+    for_each_answer(tr, [&n](const answer& a) { n += !a.again; });
+    return n;
 }
 
 // D150. The DUT's new data packets (no RETX) that reached the engine after a

@@ -55,6 +55,17 @@ TEST_CASE("quickest_answer: a repeated request, an injected one and a CLOSE give
     lost.dropped = true;
     b.ctrl(301us, D::from_dut, ctrl_type::probe_reply, probe_tlvs(4, 2));
     CHECK_FALSE(assertions::quickest_answer(b.tr));
+    // The engine's own request beside a crafted copy of it: the answer may be the crafted one's.
+    auto& early = b.ctrl(400us, D::to_dut, ctrl_type::probe, probe_tlvs(5, 3));
+    early.injected = true;
+    b.ctrl(410us, D::to_dut, ctrl_type::probe, probe_tlvs(5, 3));
+    b.ctrl(412us, D::from_dut, ctrl_type::probe_reply, probe_tlvs(5, 3));
+    CHECK_FALSE(assertions::quickest_answer(b.tr));
+    // Asked again after its answer: a new request, timed from its own copy.
+    b.ctrl(500us, D::to_dut, ctrl_type::probe, probe_tlvs(5, 3));
+    b.ctrl(540us, D::from_dut, ctrl_type::probe_reply, probe_tlvs(5, 3));
+    REQUIRE(assertions::quickest_answer(b.tr));
+    CHECK(*assertions::quickest_answer(b.tr) == 40us);
 }
 
 TEST_CASE("quickest_answer: where the DUT opened the connection, from the engine's ACCEPT to its first frame to it") {
@@ -124,6 +135,15 @@ TEST_CASE("received_for_sure: the engine's frames the DUT's own frames show it r
     // A PROBE_REPLY to a PROBE never sent proves nothing.
     b.ctrl(140us, D::from_dut, ctrl_type::probe_reply, probe_tlvs(5, 5));
     CHECK(assertions::received_for_sure(b.tr) == 4);
+    // The same PROBE again, answered again: the same frame, not one more.
+    b.ctrl(150us, D::to_dut, ctrl_type::probe, probe_tlvs(1, 7));
+    b.ctrl(160us, D::from_dut, ctrl_type::probe_reply, probe_tlvs(1, 7));
+    CHECK(assertions::received_for_sure(b.tr) == 4);
+    // A request the plan crafted, answered, reached the DUT all the same: one more.
+    auto& inj = b.ctrl(170us, D::to_dut, ctrl_type::probe, probe_tlvs(6, 1));
+    inj.injected = true;
+    b.ctrl(180us, D::from_dut, ctrl_type::probe_reply, probe_tlvs(6, 1));
+    CHECK(assertions::received_for_sure(b.tr) == 5);
     // The engine's ACCEPT, then a frame of the DUT's to the connection it names: one more.
     trace_builder a;
     a.ctrl(0us, D::from_dut, ctrl_type::connect, {wire::tlv::src_conn_id(0x77)});
