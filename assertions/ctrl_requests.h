@@ -58,7 +58,8 @@ private:
 // connection it names; a data packet sent once to the ACK naming it as its
 // TrigPPSN): the wire's round trip and the DUT's least work, so
 // at least the wire's round trip (D146). Only a request's first copy, and
-// only where no repeat of it went out before the answer came. nullopt: none.
+// only where no other copy of it (a repeat, or one the plan crafted) went
+// out before the answer came. nullopt: none.
 std::optional<core::nanos> quickest_answer(const trace::trace& tr);
 
 // Real time: how many of the engine's frames the DUT's own frames show it
