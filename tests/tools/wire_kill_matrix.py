@@ -23,6 +23,10 @@ then reported `inconclusive` where some were, and only otherwise escaped.
 `--tx packet` has both ends of agent+udp send through packet sockets (D134).
 `--engine-cpu 20` holds the engine's process to 20 % of a CPU instead (a
 host too slow for the engine, D136), reported the same way.
+`--bump FABRIC.yaml` puts `mrct emulate` between the engine and the DUT with
+those stages (a lab that loses, copies or reorders frames: D148-D152), one
+emulator for the whole matrix, reported the same way: where the lab leaves a
+profile's cases inconclusive, the engine could not tell, not an escape.
 
 Exit status: 0 when every profile is caught, or when the only profiles that
 escape are listed in --known-escapes (each must still escape: a profile that
@@ -32,8 +36,10 @@ root (ctest: skipped).
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 from wire_lab import CpuQuota, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct, with_pid
 
@@ -81,6 +87,9 @@ def main():
     ap.add_argument("--tx", choices=("udp", "packet"), default="udp",
                     help="how both ends send over agent+udp: UDP sockets, or packet sockets (agent+udp tx=packet, "
                          "mrct-refnic --packet-tx; D134); agent+pcap is unchanged")
+    ap.add_argument("--bump", default=None, metavar="FABRIC.yaml",
+                    help="mrct emulate between the engine and the DUT with these stages (a lossy, duplicating or "
+                         "reordering lab); reported as with --dut-cpu (on demand, not in CI)")
     args = ap.parse_args()
     work = lab_workdir(args, "wire-kill-matrix")
     if work is None:
@@ -90,7 +99,15 @@ def main():
         bugs = {k: v for k, v in bugs.items() if k in args.only.split(",")}
     known = set(filter(None, args.known_escapes.split(",")))
     rows = {}
-    with Netns() as ns:
+    with Netns(bump=bool(args.bump)) as ns:
+        bump = None
+        if args.bump:
+            bump = subprocess.Popen(["ip", "netns", "exec", ns.b, args.mrct, "emulate", "--port-a", ns.vbe, "--port-b",
+                                     ns.vbd, "--config", args.bump, "--out", os.path.join(work, "bump"), "--no-capture",
+                                     "--progress", "0"],
+                                    stdout=open(os.path.join(work, "bump.log"), "w"), stderr=subprocess.STDOUT)
+            time.sleep(0.5)
+
         def run(bug, clauses, name):
             wire = transport(clauses)
             packet = wire == "udp" and args.tx == "packet"
@@ -133,11 +150,14 @@ def main():
             }
             if res is None:
                 rows[bug]["errors"].append(f"no results (exit {rc}): {out[-300:]}")
+        if bump:
+            bump.send_signal(signal.SIGINT)
+            bump.wait()
     json.dump(rows, open(os.path.join(args.workdir, "wire-kill-matrix.json"), "w"), indent=2)
 
     print("wire kill matrix (agent+udp, or agent+pcap where marked; bug profile -> failing cases citing its clauses)")
     problems = []
-    slow = args.dut_cpu is not None or args.engine_cpu is not None
+    slow = args.dut_cpu is not None or args.engine_cpu is not None or args.bump is not None
     for bug, r in rows.items():
         # A DUT too slow for its wire (--dut-cpu): a profile left inconclusive
         # is an honest "cannot tell", not an escape (D111).
@@ -154,7 +174,8 @@ def main():
     caught = sum(r["caught"] for r in rows.values())
     print(f"wire kill matrix: {caught} of {len(rows)} profiles caught" +
           ("".join([f" with mrct-refnic held to {args.dut_cpu:g} % of a CPU" if args.dut_cpu is not None else "",
-                    f" with the engine held to {args.engine_cpu:g} % of a CPU" if args.engine_cpu is not None else ""]) +
+                    f" with the engine held to {args.engine_cpu:g} % of a CPU" if args.engine_cpu is not None else "",
+                    f" through mrct emulate ({os.path.basename(args.bump)})" if args.bump else ""]) +
            f"; {sum(1 for r in rows.values() if not r['caught'] and r['inconclusive'])} inconclusive" if slow else ""))
     for p in problems:
         print("PROBLEM:", p)
