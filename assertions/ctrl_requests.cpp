@@ -104,7 +104,7 @@ namespace {
 // A frame of the engine's the DUT's own frames show it received, with the
 // DUT's first answer to it (D146, D148).
 struct answer {
-    enum class kind { data, request, accept } what;
+    enum class kind { data, request, accept } what = kind::data;
     ctrl_type type = ctrl_type::connect;  // a request's
     bool again = false;                   // the same request answered before (it went out anew since)
     // The copies that reached the DUT before the answer: all of them, and

@@ -694,10 +694,7 @@ bool judge_wire(case_result& r, core::nanos run_quickest) {
     return changed;
 }
 
-}  // namespace mrct::run
-
-namespace mrct::run {
-
+// D152: what a run has seen of its lab, and the failures a copy may explain.
 void lab_seen::note(const case_result& r) {
     if (!r.tr || !r.tr->timing.realtime) return;
     const auto& tm = r.tr->timing;

@@ -3,8 +3,8 @@
 #include <cctype>
 #include <filesystem>
 #include <mutex>
-#include <utility>
 #include <thread>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
