@@ -28,7 +28,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "tools"))
-from wire_lab import CpuQuota, Netns, Refnic, as_root, dut_spec, run_mrct, sh, with_pid  # noqa: E402
+from wire_lab import Bump, CpuQuota, Netns, Refnic, as_root, dut_spec, run_mrct, sh, with_pid  # noqa: E402
 
 
 def start_perf(path):
@@ -97,14 +97,8 @@ def main():
     a.refnic = os.path.join(a.build, "mrct-refnic")
     os.makedirs(a.workdir, exist_ok=True)
     counts = collections.Counter()
-    with Netns(bump=bool(a.bump)) as ns:
-        bump = None
-        if a.bump:
-            bump = subprocess.Popen(["ip", "netns", "exec", ns.b, a.mrct, "emulate", "--port-a", ns.vbe, "--port-b",
-                                     ns.vbd, "--config", a.bump, "--out", os.path.join(a.workdir, "bump"),
-                                     "--no-capture", "--progress", "0"],
-                                    stdout=open(os.path.join(a.workdir, "bump.log"), "w"), stderr=subprocess.STDOUT)
-            time.sleep(0.5)
+    with Netns(bump=bool(a.bump)) as ns, \
+            Bump(ns, a.mrct, a.bump, os.path.join(a.workdir, "bump.log"), os.path.join(a.workdir, "bump")) as bump:
         if a.wire_loss:
             per_million = round(a.wire_loss * 10000)
             for n in (ns.e, ns.d):
@@ -146,10 +140,9 @@ def main():
                 rules = sh("ip", "netns", "exec", n, "nft", "list table inet mrct_loss").stdout
                 dropped = rules.split("counter packets ")[1].split()[0] if "counter packets " in rules else "?"
                 print(f"the wire dropped {dropped} frames on their way to the {who}")
-        if bump:
-            bump.send_signal(signal.SIGINT)
-            bump.wait()
-            print(open(os.path.join(a.workdir, "bump.log")).read().strip())
+        if a.bump:
+            bump.stop()
+            print(open(bump.log).read().strip())
     print(f"{a.bug or 'reference'}, {a.case} x {a.n}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     return 0
 

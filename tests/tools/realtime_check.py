@@ -39,7 +39,7 @@ import subprocess
 import sys
 import time
 
-from wire_lab import DPDK_SET, CpuQuota, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct, sh, with_pid
+from wire_lab import DPDK_SET, Bump, CpuQuota, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct, sh, with_pid
 
 BUGS = {"frozen-rnr": ["MR-RNR-4"], "shared-rto": ["MR-RTO-1", "MR-RTO-2"]}
 # tx=packet: an area each of framing, set-up, placement, loss recovery,
@@ -558,21 +558,16 @@ def main():
         `mrct emulate` with `fabric_yaml`, in a namespace of its own between
         the two veths (the agents' TCP crosses it untouched): the cases and
         the cases that failed, erred or were inconclusive unexplained."""
-        with Netns(bump=True) as nb:
-            fabric = os.path.join(work, f"{name}-fabric.yaml")
-            with open(fabric, "w") as f:
-                f.write(fabric_yaml)
-            emu = subprocess.Popen(["ip", "netns", "exec", nb.b, args.mrct, "emulate", "--port-a", nb.vbe, "--port-b",
-                                    nb.vbd, "--config", fabric, "--no-capture", "--progress", "0"],
-                                   stdout=open(os.path.join(work, f"{name}.log"), "w"), stderr=subprocess.STDOUT)
+        fabric = os.path.join(work, f"{name}-fabric.yaml")
+        with open(fabric, "w") as f:
+            f.write(fabric_yaml)
+        with Netns(bump=True) as nb, Bump(nb, args.mrct, fabric, os.path.join(work, f"{name}.log")):
             nic = Refnic(args, nb, log=os.path.join(work, f"{name}.refnic.log"))
             try:
                 filt = [x for g in filters for x in ("--filter", g)]
                 rc, res, out = run_mrct(args, os.path.join(work, name), with_pid(dut_spec("udp", nb), nic.p.pid), nb, filt)
             finally:
                 nic.stop()
-                emu.send_signal(signal.SIGINT)
-                emu.wait(timeout=30)
         cases = res["cases"] if res else []
         bad = [c for c in cases if c["verdict"] in ("fail", "error") or (c["verdict"] == "inconclusive" and not measured(c))]
         said = f"exit {rc}, " + "; ".join(f"{c['id']} {c['verdict']}: {c.get('reason', '')[:300]}" for c in bad) + out[-300:]

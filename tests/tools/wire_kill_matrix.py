@@ -36,12 +36,10 @@ root (ctest: skipped).
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
-from wire_lab import CpuQuota, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct, with_pid
+from wire_lab import Bump, CpuQuota, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct, with_pid
 
 # Clauses only a raw port sees: their profiles run over agent+pcap.
 RAW_CLAUSES = {"MR-HDR-6", "MR-CC-5"}
@@ -99,15 +97,8 @@ def main():
         bugs = {k: v for k, v in bugs.items() if k in args.only.split(",")}
     known = set(filter(None, args.known_escapes.split(",")))
     rows = {}
-    with Netns(bump=bool(args.bump)) as ns:
-        bump = None
-        if args.bump:
-            bump = subprocess.Popen(["ip", "netns", "exec", ns.b, args.mrct, "emulate", "--port-a", ns.vbe, "--port-b",
-                                     ns.vbd, "--config", args.bump, "--out", os.path.join(work, "bump"), "--no-capture",
-                                     "--progress", "0"],
-                                    stdout=open(os.path.join(work, "bump.log"), "w"), stderr=subprocess.STDOUT)
-            time.sleep(0.5)
-
+    with Netns(bump=bool(args.bump)) as ns, \
+            Bump(ns, args.mrct, args.bump, os.path.join(work, "bump.log"), os.path.join(work, "bump")):
         def run(bug, clauses, name):
             wire = transport(clauses)
             packet = wire == "udp" and args.tx == "packet"
@@ -150,9 +141,6 @@ def main():
             }
             if res is None:
                 rows[bug]["errors"].append(f"no results (exit {rc}): {out[-300:]}")
-        if bump:
-            bump.send_signal(signal.SIGINT)
-            bump.wait()
     json.dump(rows, open(os.path.join(args.workdir, "wire-kill-matrix.json"), "w"), indent=2)
 
     print("wire kill matrix (agent+udp, or agent+pcap where marked; bug profile -> failing cases citing its clauses)")

@@ -1,7 +1,7 @@
 """The real-wire lab shared by realtime_check.py, wire_kill_matrix.py and
 bench/case_on_wire.py: two network namespaces joined by a veth pair
-(addresses only inside them), mrct-refnic in one, the engine in the other;
-and a CPU quota that makes mrct-refnic a DUT too slow for its wire (D111)."""
+(addresses only inside them), mrct-refnic in one, the engine in the other,
+or through a bump in the wire (`mrct emulate`) in a third; and a CPU quota that makes mrct-refnic a DUT too slow for its wire (D111)."""
 import json
 import os
 import shutil
@@ -107,6 +107,36 @@ class Netns:
         sh("ip", "netns", "del", self.d, check=False)
         if self.bump:
             sh("ip", "netns", "del", self.b, check=False)
+
+
+class Bump:
+    """`mrct emulate` between the engine and the DUT (Netns(bump=True): in
+    ns.b, across its two veths) with the stages of `config`, its output in
+    `log`, its summary (emulate.json) in `out` where given; stopped (SIGINT)
+    by stop() or on leaving the `with`. `config` None: no emulator, nothing
+    done (a lab script's optional --bump)."""
+
+    def __init__(self, ns, mrct, config, log, out=None):
+        self.ns, self.mrct, self.config, self.log, self.out = ns, mrct, config, log, out
+        self.p = None
+
+    def __enter__(self):
+        if self.config:
+            cmd = ["ip", "netns", "exec", self.ns.b, self.mrct, "emulate", "--port-a", self.ns.vbe, "--port-b",
+                   self.ns.vbd, "--config", self.config, "--no-capture", "--progress", "0"]
+            if self.out:
+                cmd += ["--out", self.out]
+            self.p = subprocess.Popen(cmd, stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
+            time.sleep(0.5)  # its ports open before the first frame
+        return self
+
+    def stop(self):
+        if self.p and self.p.poll() is None:
+            self.p.send_signal(signal.SIGINT)
+            self.p.wait(timeout=30)
+
+    def __exit__(self, *exc):
+        self.stop()
 
 
 class Refnic:
