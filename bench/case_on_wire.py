@@ -56,6 +56,9 @@ def main():
     ap.add_argument("--pcap", choices=["fail", "all", "none"], default="fail",
                     help="which cases keep their capture in WORKDIR/i/pcap (mrct run --capture; default fail)")
     ap.add_argument("--bug", default=None, help="a bug profile of mrct-refnic (default: the reference)")
+    ap.add_argument("--variant", default=None,
+                    help="conforming variant(s) of mrct-refnic, NAME[+NAME...] (mrct docs variants): every case must "
+                         "pass or be inconclusive, as against the reference")
     ap.add_argument("--n", type=int, default=10, help="runs (default 10)")
     ap.add_argument("--build", default=os.path.join(root, "build"))
     ap.add_argument("--plan", default=os.path.join(root, "testplans", "metaroce-1.2", "plan.yaml"))
@@ -108,7 +111,8 @@ def main():
                 sh("ip", "netns", "exec", n, "nft",
                    f"add rule inet mrct_loss pre udp dport 4791 numgen random mod 1000000 < {per_million} counter drop")
         for i in range(a.n):
-            nic = Refnic(a, ns, a.bug, log=os.path.join(a.workdir, f"{i}.refnic.log"), packet_tx=a.tx == "packet")
+            nic = Refnic(a, ns, a.bug, log=os.path.join(a.workdir, f"{i}.refnic.log"), packet_tx=a.tx == "packet",
+                         variant=a.variant)
             quota = CpuQuota(nic.p.pid, a.dut_cpu) if a.dut_cpu else None
             perf_file = os.path.join(a.workdir, f"{i}.perf")
             rec = start_perf(perf_file) if a.perf else None
@@ -143,7 +147,10 @@ def main():
         if a.bump:
             bump.stop()
             print(open(bump.log).read().strip())
-    print(f"{a.bug or 'reference'}, {a.case} x {a.n}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    who = a.bug or "reference"
+    if a.variant:
+        who += f" (variant {a.variant})"
+    print(f"{who}, {a.case} x {a.n}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     return 0
 
 

@@ -161,8 +161,9 @@ public:
     virtual core::nanos quickest_answer(core::nanos in_case) { return in_case; }
 };
 
-// The reference endpoint in-process; `bug` selects a bug profile ("" = none).
-std::unique_ptr<dut> make_sim(const std::string& bug = "");
+// The reference endpoint in-process; `bug` selects a bug profile ("" = none),
+// `variants` conforming variants (endpoint::variants_by_name; D153).
+std::unique_ptr<dut> make_sim(const std::string& bug = "", std::uint32_t variants = 0);
 
 // A DUT behind an agent (docs/agent-protocol.md) on a real wire.
 struct agent_options {

@@ -6,10 +6,11 @@ namespace {
 
 class sim_dut final : public dut {
 public:
-    explicit sim_dut(std::string bug) : bug_(std::move(bug)) {}
+    sim_dut(std::string bug, std::uint32_t variants) : bug_(std::move(bug)), variants_(variants) {}
 
     info hello() const override {
-        return {"mrct-reference (in-process)", "metaroce-1.2-model", bug_.empty() ? "none" : bug_,
+        return {variants_ ? "mrct-reference (in-process, variant " + endpoint::variants_text(variants_) + ")"
+                          : "mrct-reference (in-process)", "metaroce-1.2-model", bug_.empty() ? "none" : bug_,
                 {"write", "write_imm", "send", "send_imm", "ipv4", "fine_timing", "virtual_time", "raw_frames", "raw_rx",
                  "wire_headers"}};
     }
@@ -21,6 +22,7 @@ public:
     core::status start(sim::scheduler& s, endpoint::address self, std::uint64_t seed, frame_tx tx) override {
         if (!bug_.empty())
             if (auto st = endpoint::config_set(cfg_, "bug", bug_); !st) return st;
+        cfg_.variants = variants_;
         ep_ = std::make_unique<endpoint::endpoint>(s, cfg_, self, seed,
                                                    [tx = std::move(tx)](core::bytes_view f) { tx(f, core::nanos{0}); });
         return core::ok_status();
@@ -56,13 +58,16 @@ public:
 
 private:
     std::string bug_;
+    std::uint32_t variants_ = 0;
     endpoint::config cfg_;
     std::unique_ptr<endpoint::endpoint> ep_;
 };
 
 }  // namespace
 
-std::unique_ptr<dut> make_sim(const std::string& bug) { return std::make_unique<sim_dut>(bug); }
+std::unique_ptr<dut> make_sim(const std::string& bug, std::uint32_t variants) {
+    return std::make_unique<sim_dut>(bug, variants);
+}
 
 std::map<std::string, std::uint64_t> endpoint_counters(const endpoint::counters& k) { return endpoint::counter_map(k); }
 

@@ -96,6 +96,7 @@ void service::reset(std::uint64_t seed) {
     cfg_ = endpoint::config{};
     cfg_.tx_burst = o_.tx_burst;
     cfg_.resident_regions = o_.resident_regions;
+    cfg_.variants = o_.variants;
     if (!o_.bug.empty())
         if (auto st = endpoint::config_set(cfg_, "bug", o_.bug); !st) throw std::invalid_argument(st.err().message);
     seed_ = seed;

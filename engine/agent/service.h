@@ -19,6 +19,7 @@ namespace mrct::agent {
 struct service_options {
     std::string name = "mrct-refnic";
     std::string bug;    // bug profile, "" = none
+    std::uint32_t variants = 0;  // conforming variants (endpoint::config::variants, D153)
     std::string token;  // required in hello when not empty
     endpoint::address self;
     std::vector<std::string> capabilities = {"write", "write_imm", "send", "send_imm", k_binary_data};  // + ipv4 or ipv6 (refnic)

@@ -206,6 +206,10 @@ int run_docs(const std::string& what, const std::string& plan_path) {
         out = "| profile | breaks | behaviour |\n|---|---|---|\n";
         for (const auto& b : endpoint::bug_profiles())
             out += "| `" + std::string(b.name) + "` | " + std::string(b.clauses) + " | " + std::string(b.description) + " |\n";
+    } else if (what == "variants") {
+        out = "| variant | open choice | behaviour |\n|---|---|---|\n";
+        for (const auto& v : endpoint::variant_profiles())
+            out += "| `" + std::string(v.name) + "` | " + std::string(v.freedom) + " | " + std::string(v.description) + " |\n";
     } else if (what == "assertions") {
         for (const auto& a : assertions::builtin()) {
             std::string cl;

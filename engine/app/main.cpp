@@ -226,6 +226,7 @@ int main(int argc, char** argv) {
     run->add_option("plan", ra.plan, "Test plan: its YAML file, or the folder holding its plan.yaml")->required()->transform(k_plan_path);
     run->add_option("--dut", ra.dut,
                     "DUT: sim (reference, in-process, virtual time), sim:bug=NAME (a bug profile, see `mrct docs bugs`),\n"
+                    "sim:variant=NAME[+NAME...] (the reference making other legal choices, see `mrct docs variants`),\n"
                     "so:PATH.so[,isolate=process|none][,call_limit=60s][,KEY=VALUE...] (a DUT library behind the C ABI of\n"
                     "dut_adapters/abi/mrct_dut.h, virtual time, a child process per case unless isolate=none; other options\n"
                     "go to the library, e.g. bug=NAME; docs/dut-abi.md), rtl[:bug=NAME][,waveform=F.fst] (the RTL DUT: the\n"
@@ -324,11 +325,11 @@ int main(int argc, char** argv) {
 
     std::string docs_what, docs_plan;
     auto* docs = app.add_subcommand("docs", "Print a generated reference section as markdown (docs/fabric.md, bug-profiles.md, assertions.md, clauses.md,\nplan-format.md's tables)");
-    docs->add_option("what", docs_what, "fabric (impairment stages), bugs (bug profiles), assertions (the assertion library), clauses (clause table),\n"
+    docs->add_option("what", docs_what, "fabric (impairment stages), bugs (bug profiles), variants (conforming variants), assertions (the assertion library), clauses (clause table),\n"
                                         "topology and limits (a case's keys: types, defaults), actions (plan actions and their arguments),\n"
                                         "settings (dut:/peer: endpoint settings); the last four are docs/plan-format.md's")
         ->required()
-        ->check(CLI::IsMember({"fabric", "bugs", "assertions", "clauses", "topology", "limits", "actions", "settings"}));
+        ->check(CLI::IsMember({"fabric", "bugs", "variants", "assertions", "clauses", "topology", "limits", "actions", "settings"}));
     add_plan_limit(docs);
     docs->add_option("--plan", docs_plan, "With clauses: add the cases of this plan (YAML file, or its folder) citing each clause")
         ->transform(k_plan_path);

@@ -478,6 +478,32 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
             std::printf("  %s %s: %s\n", mark(r.v), r.id.c_str(), r.reason.c_str());
         }
     ok = same_as_written(dut, ref) && ok;
+    // 1b. The reference making other legal choices (conforming variants,
+    // D153), each alone and all together: every case passes, as against the
+    // reference, so no check stands on a choice another implementation may
+    // make otherwise. sim only (a library's or the RTL's choices are its own).
+    if (dut == "sim") {
+        std::printf("\nconforming variants (each must pass every case)%s\n",
+                    time_scale > 1 ? ", the fine_timing cases scaled" : "");
+        std::vector<std::string> specs;
+        for (const auto& v : endpoint::variant_profiles()) specs.push_back(std::string(v.name));
+        specs.push_back(endpoint::variants_text((1u << endpoint::variant_profiles().size()) - 1));
+        for (const auto& v : specs) {
+            if (g_stop) break;
+            auto make = run::parse_dut("sim:variant=" + v);
+            if (!make) return plan_error(make.err());
+            const auto res = run::run_suite(*s, *make, o);
+            std::map<assertions::verdict, int> m;
+            for (const auto& r : res) m[unscalable(r) ? assertions::verdict::pass : r.v]++;
+            const bool all = m[assertions::verdict::pass] == static_cast<int>(res.size());
+            ok = ok && all;
+            std::printf("  %-20s %s (%d pass of %zu)\n", v.size() > 20 ? "all together" : v.c_str(),
+                        all ? "passed" : "FAILED", m[assertions::verdict::pass], res.size());
+            for (const auto& r : res)
+                if (r.v != assertions::verdict::pass && !unscalable(r))
+                    std::printf("    %s %s: %s\n", mark(r.v), r.id.c_str(), r.reason.c_str());
+        }
+    }
     // 2. Every bug profile: caught, and by a case citing a clause it breaks.
     std::printf("\nkill matrix (bug profile -> failing cases; * = the case cites a clause the profile breaks)%s\n",
                 time_scale > 1 ? " of the fine_timing cases alone, scaled" : "");

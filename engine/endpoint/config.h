@@ -85,6 +85,36 @@ const std::vector<bug_info>& bug_profiles();
 core::result<bug> bug_by_name(std::string_view name);
 std::string_view bug_name(bug b);
 
+// Conforming variants (D153): choices the model leaves open, made otherwise
+// than the reference makes them. A variant is a conforming DUT, not a bug:
+// the whole plan must pass against each (mrct selftest), so that no check
+// stands on a choice of the reference's that another implementation may make
+// differently (docs/bug-profiles.md "Conforming variants"). Several combine.
+enum class variant : std::uint8_t {
+    ack_each,     // receiver: ACKs every data packet at once (§5 asks for one at the latest every 8 or 20 us)
+    trig_first,   // receiver: an ACK the interval sends names the first packet of its run, not the latest (D53's choice)
+    ackreq_none,  // sender: never sets BTH AckReq (the model says when a receiver must answer it, not when to set it)
+    path_random,  // sender: a new packet takes a path drawn at random among those with headroom (MR-PATH-5 names no order)
+    rtt_every,    // sender: an RTT sample from every newly acknowledged packet sent once, not only TrigPPSN's (MR-RTO-3 names no sampling)
+    grant_under,  // receiver: grants 92 % of the fair share (MR-GR-3's +-10 %)
+    ip_fields,    // both: IP fields the model leaves free: DSCP 26, TTL / hop limit 255, an IPv6 flow label
+    vlan,         // both: every frame 802.1Q-tagged (VID 100, PCP 3): §2's [802.1Q]
+    stream_rr,    // sender: first transmissions take turns among the streams with packets waiting (the model orders completions, not sends)
+    close_late,   // sender: the first CLOSE leaves k_close_late after everything is acknowledged, not at once
+};
+// How long variant close-late waits before its first CLOSE.
+inline constexpr core::nanos k_close_late = std::chrono::microseconds(200);
+struct variant_info {
+    variant id;
+    std::string_view name;
+    std::string_view freedom;  // the clause or decision whose open choice it takes otherwise
+    std::string_view description;
+};
+const std::vector<variant_info>& variant_profiles();
+// "NAME[+NAME...]" as a set (bit i: variant i); "none" is the empty set.
+core::result<std::uint32_t> variants_by_name(std::string_view names);
+std::string variants_text(std::uint32_t set);
+
 struct config {
     std::uint32_t mtu = 4096;  // payload bytes per packet
     unsigned num_paths = 8;
@@ -100,6 +130,7 @@ struct config {
     double inbound_rate_bps = 400e9;
     std::uint8_t rnr_timer_code = 14;  // 1.28 ms, sent in RNRs this endpoint makes
     bug bug_profile = bug::none;
+    std::uint32_t variants = 0;  // conforming variants (bit per variant); chosen with the DUT, not by plans
     // Large simulations (mrct simulate --payload symbolic, issue 21): data
     // packets describe their payload instead of carrying it (wire::frame_spec::
     // symbolic_payload; IPv4, whole multiples of 4 bytes, else real bytes go),
@@ -131,6 +162,8 @@ struct config {
 
 // Whether the endpoint runs bug profile b (the reference when bug::none).
 inline bool has(const config& cfg, bug b) { return cfg.bug_profile == b; }
+// Whether the endpoint makes conforming variant v's choice.
+inline bool has(const config& cfg, variant v) { return (cfg.variants >> static_cast<unsigned>(v)) & 1u; }
 
 // The parameters plans (`dut:`, `peer:`) and the agent protocol's `configure`
 // set by name, declared once (issue 23 item 1): config_set checks a value

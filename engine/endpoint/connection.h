@@ -124,6 +124,10 @@ struct path_rx {
     std::uint16_t last_sport = 0;
     std::uint8_t last_epoch = 0;
     std::uint32_t last_ppsn = 0;
+    // The first packet since the last ACK (variant trig-first).
+    std::uint32_t first_ppsn = 0;
+    std::uint16_t first_sport = 0;
+    std::uint8_t first_epoch = 0;
     std::uint32_t start_ppsn = 0;  // the PPSN the state (re)started at
     std::uint16_t port = 0;        // bug path-by-port: the source port the state belongs to (0: none yet)
     // INITIAL_PPSNs of the PATH_RESETs applied to this path, the latest few:
@@ -176,6 +180,8 @@ struct connection {
     std::uint32_t mtu = 4096;
     std::unique_ptr<sim::timer> ctrl_timer;
     unsigned ctrl_tries = 0;
+    bool close_waited = false;
+    std::uint16_t rr_stream = 0;  // variant stream-rr: the stream of the last first transmission  // variant close-late: its wait before the first CLOSE is over
     std::vector<std::uint32_t> my_initial_ppsn, peer_initial_ppsn;
 
     // --- sender

@@ -52,11 +52,23 @@ frame_spec endpoint::impl::base(endpoint& e, const connection& c, opcode op, std
 }
 
 void endpoint::impl::send(endpoint& e, const frame_spec& s) {
-    if (e.cfg_.bug_profile == bug::df_clear && s.ip_version == 4) {
-        frame_spec t = s;  // MR-HDR-6 broken: DF clear, the Identification a host stack would give
-        t.ipv4.df = false;
-        if (++e.ip_id_ == 0) e.ip_id_ = 1;
-        t.ipv4.identification = e.ip_id_;
+    const bool ip_fields = has(e.cfg_, variant::ip_fields), vlan = has(e.cfg_, variant::vlan);
+    if ((e.cfg_.bug_profile == bug::df_clear && s.ip_version == 4) || ip_fields || vlan) {
+        frame_spec t = s;
+        if (e.cfg_.bug_profile == bug::df_clear && s.ip_version == 4) {
+            t.ipv4.df = false;  // MR-HDR-6 broken: DF clear, the Identification a host stack would give
+            if (++e.ip_id_ == 0) e.ip_id_ = 1;
+            t.ipv4.identification = e.ip_id_;
+        }
+        if (ip_fields) {  // D153: what the model leaves to the sender (the ICRC masks them)
+            t.ipv4.dscp = t.ipv6.dscp = 26;
+            t.ipv4.ttl = t.ipv6.hop_limit = 255;
+            t.ipv6.flow_label = 0x80000u | t.udp.sport;  // per source port, as a host stack's hash would be
+        }
+        if (vlan) {
+            t.eth.has_vlan = true;
+            t.eth.vlan = wire::vlan_tag{3, false, 100};
+        }
         build_into(t, e.scratch_);
     } else {
         build_into(s, e.scratch_);
@@ -151,10 +163,15 @@ void endpoint::impl::try_close(endpoint& e, connection& c, bool on_ack) {
         if (!q.empty() && !early) return;
     for (const auto& t : c.tx)
         if (t.inflight && !early) return;
+    connection* self = &c;
+    if (has(e.cfg_, variant::close_late) && !c.close_waited) {  // D153: housekeeping before the first CLOSE
+        c.close_waited = true;
+        c.ctrl_timer->arm_in(k_close_late, [&e, self] { try_close(e, *self); });
+        return;
+    }
     if (c.ctrl_tries++ >= e.cfg_.retry_limit) return fail_connection(e, c);
     send_ctrl(e, c, ctrl_type::close, {}, c.remote_id, ctrl_port(c));
-    connection* cp = &c;
-    c.ctrl_timer->arm_in(ctrl_interval(e, c), [&e, cp] { try_close(e, *cp); });
+    c.ctrl_timer->arm_in(ctrl_interval(e, c), [&e, self] { try_close(e, *self); });
 }
 
 std::uint32_t endpoint::register_mr(std::size_t len) {

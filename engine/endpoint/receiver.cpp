@@ -3,6 +3,7 @@
 // header-mismatch and access checks (NAK), RNR rejections (MR-RNR-1/6), grants
 // (MR-GR-1/3), and receive completions in StreamSeq order (MR-STR-1).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/serial.h"
@@ -33,7 +34,11 @@ std::uint16_t grant_for(endpoint& e, const std::map<std::uint32_t, std::unique_p
             }
     }
     const unsigned active = has(e.cfg(), bug::grant_not_shared) ? 1u : std::max(a.n, 1u);
-    const double units = e.cfg().inbound_rate_bps / active / static_cast<double>(k_grant_unit_bps);
+    double units = e.cfg().inbound_rate_bps / active / static_cast<double>(k_grant_unit_bps);
+    // Variant grant-under: 92 % of the share, rounded up, so that it stays
+    // within MR-GR-3's 10 % however few units the share is (rounded down,
+    // 92 % of 15.6 units is 14: 10.4 % under, a fail on the wire's scaled cases).
+    if (has(e.cfg(), variant::grant_under)) units = std::ceil(units * 0.92);
     return static_cast<std::uint16_t>(std::clamp(units, 1.0, 65534.0));
 }
 
@@ -118,13 +123,16 @@ void mirror_rx(connection& c, unsigned p) {
     r.ce_count = u.ce_count;
 }
 
+// `epoch`: the triggering packet's PathEpoch when it is not the path's
+// latest packet's (variant trig-first).
 void send_ack(endpoint& e, connection& c, unsigned p, std::uint32_t trig, bool ece, std::uint16_t sport,
-              const std::map<std::uint32_t, std::unique_ptr<connection>>& conns) {
+              const std::map<std::uint32_t, std::unique_ptr<connection>>& conns,
+              std::optional<std::uint8_t> epoch = std::nullopt) {
     auto& r = c.rx[p];
     auto s = impl::base(e, c, opcode::ack, sport);  // from the triggering packet's port
     s.bth.psn = r.cum_ack;
     wire::ackh a;
-    a.path_epoch = r.last_epoch & 0xF;
+    a.path_epoch = epoch.value_or(r.last_epoch) & 0xF;
     a.flags = ece && !has(e.cfg(), bug::no_ece) ? k_ack_flag_ece : 0;
     a.path_id = static_cast<std::uint8_t>(p);
     a.trig_ppsn = ppsn32::of(trig);
@@ -263,18 +271,26 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
             return;
         }
         const bool lazy = has(cfg, bug::lazy_ack);
-        if (ce || (!lazy && (f.bth.ack_req || new_gap)) || ++r.unacked >= cfg.ack_every) {
+        if (ce || has(cfg, variant::ack_each) || (!lazy && (f.bth.ack_req || new_gap)) || ++r.unacked >= cfg.ack_every) {
             send_ack(e, c, p, ppsn, ce, f.udp.sport, e.conns_);
         } else if (!r.ack_timer->armed()) {
             connection* self = &c;
+            // The run's first packet (variant trig-first names it in the ACK).
+            r.first_ppsn = ppsn;
+            r.first_sport = f.udp.sport;
+            r.first_epoch = m.path_epoch;
             // The ACK interval runs from the packet's arrival (the host's
             // stamp in real time; now in virtual time), as RTT samples and
             // RNR pauses do (D80): a frame that waited in the socket while a
             // userspace DUT worked elsewhere is not acknowledged later for it.
             r.ack_timer->arm_at(std::max(e.sched().now(), e.arrival() + cfg.ack_delay), [&e, self, p] {
                 // D53: the latest packet on the path is the trigger; no ECE.
+                // Variant trig-first: the run's first packet.
                 auto& rr = self->rx[p];
-                send_ack(e, *self, p, rr.last_ppsn, false, rr.last_sport, e.conns_);
+                if (has(e.cfg(), variant::trig_first))
+                    send_ack(e, *self, p, rr.first_ppsn, false, rr.first_sport, e.conns_, rr.first_epoch);
+                else
+                    send_ack(e, *self, p, rr.last_ppsn, false, rr.last_sport, e.conns_);
             });
         }
     };

@@ -89,7 +89,7 @@ void send_data(endpoint& e, connection& c, unsigned p, std::uint32_t ppsn, const
     auto s = impl::base(e, c, static_cast<opcode>(m.opcode), t.port);
     s.ipv4.ecn = s.ipv6.ecn = has(cfg, bug::ecn_not_ect) ? k_ecn_not_ect : k_ecn_ect0;  // MR-HDR-4
     s.bth.psn = ppsn;
-    s.bth.ack_req = last || retx;
+    s.bth.ack_req = (last || retx) && !has(cfg, variant::ackreq_none);
     if (has(cfg, bug::reserved_bits_set)) s.bth.resv7 = 0x01;  // MR-HDR-1 broken
     std::uint8_t flags = 0;
     if (pkt.unit.index == 0) flags |= k_flag_som;
@@ -300,6 +300,14 @@ int pick_path(endpoint& e, connection& c, int except = -1) {
         const auto& est = estimator(c, p, e.cfg());
         return est.has_rtt ? est.srtt : nanos{0};
     };
+    if (has(e.cfg(), variant::path_random)) {  // D153: any path with headroom, drawn
+        unsigned k = 0;
+        for (unsigned p = 0; p < n; ++p) k += eligible(p) ? 1 : 0;
+        if (!k) return -1;
+        auto draw = impl::rng(e).below(k);
+        for (unsigned p = 0; p < n; ++p)
+            if (eligible(p) && draw-- == 0) return static_cast<int>(p);
+    }
     nanos best = core::k_never;
     for (unsigned p = 0; p < n; ++p)
         if (eligible(p)) best = std::min(best, rtt(p));
@@ -521,16 +529,30 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
         // re-send is the first of its Attempt); failover re-sends still go (§4).
         std::deque<tx_unit>* q = nullptr;
         std::deque<tx_unit>::iterator it;
+        auto ready = [&](const tx_unit& u) {
+            const auto& m = c.msgs[u.msg];
+            if (u.attempt != m.attempt || m.failed || m.done) return false;  // stale: dropped when reached
+            // rnr-ignores-pause: new packets of the paused tag go on (bug profile).
+            return u.retx || !tag_paused(c, m, now) || has(e.cfg(), bug::rnr_ignores_pause);
+        };
         for (auto* cand : {&c.resend, &c.fresh}) {
             for (it = cand->begin(); it != cand->end(); ++it) {
-                const auto& m = c.msgs[it->msg];
-                if (it->attempt != m.attempt || m.failed || m.done) continue;  // stale: dropped when reached
-                // rnr-ignores-pause: new packets of the paused tag go on (bug profile).
-                if (!it->retx && tag_paused(c, m, now) && !has(e.cfg(), bug::rnr_ignores_pause)) continue;
+                if (!ready(*it)) continue;
                 q = cand;
                 break;
             }
             if (q) break;
+        }
+        // Variant stream-rr (D153): a first transmission of another stream
+        // than the last one's, if one is ready within the next k_rr_look.
+        if (q == &c.fresh && has(e.cfg(), variant::stream_rr) && c.msgs[it->msg].stream == c.rr_stream) {
+            constexpr std::ptrdiff_t k_rr_look = 4096;  // bounds the search behind a long message
+            const auto end = c.fresh.end() - it > k_rr_look ? it + k_rr_look : c.fresh.end();
+            for (auto o = it + 1; o != end; ++o)
+                if (c.msgs[o->msg].stream != c.rr_stream && ready(*o)) {
+                    it = o;
+                    break;
+                }
         }
         // Drop stale units at the heads so the queues do not grow.
         for (auto* cand : {&c.resend, &c.fresh}) {
@@ -557,6 +579,7 @@ void endpoint::impl::pump(endpoint& e, connection& c) {
         const int p = pick_path(e, c);
         if (p < 0) return;
         const tx_unit u = *it;
+        if (q == &c.fresh) c.rr_stream = c.msgs[u.msg].stream;
         q->erase(it);
         if (retry_limit_reached(e, c, u.msg, u.sent)) return;  // a failover re-send counts too
         transmit_new(e, c, static_cast<unsigned>(p), u, u.retx);
@@ -610,7 +633,7 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
         if (ppsn == trig && c.hw) {  // the units apply Karn's rule
             c.hw->rto_sample(p, pkt.first_sent, pkt.last_sent, pkt.retransmitted, e.arrival());
             sync_estimate(c, p);
-        } else if (ppsn == trig && (!pkt.retransmitted || has(cfg, bug::karn_violation))) {
+        } else if ((ppsn == trig || has(cfg, variant::rtt_every)) && (!pkt.retransmitted || has(cfg, bug::karn_violation))) {
             // RFC 6298 with Karn's rule: no samples from retransmitted packets.
             auto& est = estimator(c, p, cfg);
             // karn-violation measures a retransmitted packet from its first

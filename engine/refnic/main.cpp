@@ -81,7 +81,7 @@ bool is_loopback(const std::string& host) {
 int main(int argc, char** argv) {
     CLI::App app{"mrct-refnic: the MetaRoCE reference endpoint as a device under test.\n"
                  "Serves the agent protocol on TCP (docs/agent-protocol.md) and MetaRoCE on UDP 4791 at --addr."};
-    std::string listen = "127.0.0.1:7700", addr, bug, token, level = "info", eal, dpdk_port, raw_iface, packet_tx;
+    std::string listen = "127.0.0.1:7700", addr, bug, variant, token, level = "info", eal, dpdk_port, raw_iface, packet_tx;
     bool busy_poll = false;
     unsigned tx_burst = 8;
     std::string peers = "subnet";
@@ -91,6 +91,9 @@ int main(int argc, char** argv) {
     app.add_option("--addr", addr, "Wire address (IPv4 or IPv6): UDP 4791 is bound here, frames are sent from here")
         ->required();
     app.add_option("--bug", bug, "Bug profile to run with (mrct docs bugs lists them)");
+    app.add_option("--variant", variant,
+                   "Conforming variant(s) to run with, NAME[+NAME...]: legal choices the model leaves open, made otherwise "
+                   "than the reference makes them (mrct docs variants lists them; D153)");
     app.add_option("--token", token, "Shared token the engine must present in hello");
     app.add_option("--log-level", level, "trace, debug, info, warn, error")->capture_default_str();
     app.add_option("--dpdk", eal,
@@ -137,6 +140,22 @@ int main(int argc, char** argv) {
         endpoint::config tmp;
         if (auto st = endpoint::config_set(tmp, "bug", bug); !st) {
             std::cerr << "mrct-refnic: " << st.err().message << "\n";
+            return 2;
+        }
+    }
+    std::uint32_t variants = 0;
+    if (!variant.empty()) {
+        auto v = endpoint::variants_by_name(variant);
+        if (!v) {
+            std::cerr << "mrct-refnic: --variant: " << v.err().message << "\n";
+            return 2;
+        }
+        variants = *v;
+        if (variants & (1u << static_cast<unsigned>(endpoint::variant::vlan))) {
+            // A socket (or this DPDK port's peer) takes untagged frames: on a
+            // wire the VLAN is the interface's, not the DUT's frames'.
+            std::cerr << "mrct-refnic: --variant vlan: tagged frames cannot leave by a UDP socket or reach the engine's; "
+                         "on a wire, put the DUT's address on a VLAN interface instead (the variant is for virtual time)\n";
             return 2;
         }
     }
@@ -205,6 +224,8 @@ int main(int argc, char** argv) {
     auto& w = **wire;
     agent::service_options so;
     so.bug = bug;
+    so.variants = variants;
+    if (variants) so.name += " (variant " + endpoint::variants_text(variants) + ")";
     so.token = token;
     so.capabilities.push_back(ip->version == 6 ? "ipv6" : "ipv4");
     so.self = agent::address_of({0x02, 0x4d, 0x52, 0, 0, 0x01}, *ip);
@@ -296,9 +317,9 @@ int main(int argc, char** argv) {
                      "(connect to peers within --peers {}, register up to {} bytes). Give --token T, or listen on "
                      "127.0.0.1 (docs/agent-protocol.md, Security) ***",
                      host, peers, max_memory);
-    spdlog::info("mrct-refnic: agent on {} port {}, wire {} UDP 4791{}, bug {}{}", host, srv.port(),
+    spdlog::info("mrct-refnic: agent on {} port {}, wire {} UDP 4791{}, bug {}{}{}", host, srv.port(),
                  netio::ip_text(*ip), !eal.empty() ? " through DPDK" : !packet_tx.empty() ? ", sending through a packet socket on " + packet_tx : "",
-                 bug.empty() ? "none" : bug,
+                 bug.empty() ? "none" : bug, variants ? ", variant " + endpoint::variants_text(variants) : "",
                  token.empty() ? "" : ", token required");
     while (!stopping) drv.run_for(std::chrono::seconds(1));
     srv.close();

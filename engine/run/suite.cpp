@@ -42,11 +42,16 @@ bool glob_match(std::string_view p, std::string_view t) {
 core::result<dut_factory> parse_dut(const std::string& given, std::string* bug_out) {
     const std::string spec = dut::expand_rtl(given);  // rtl[:...]: the RTL DUT's library
     std::string bug;
+    std::uint32_t variants = 0;
     if (spec == "sim") {
     } else if (spec.rfind("sim:bug=", 0) == 0) {
         bug = spec.substr(8);
         endpoint::config tmp;
         if (auto st = endpoint::config_set(tmp, "bug", bug); !st) return st.err();
+    } else if (spec.rfind("sim:variant=", 0) == 0) {
+        auto v = endpoint::variants_by_name(spec.substr(12));
+        if (!v) return v.err();
+        variants = *v;
     } else if (spec.rfind("agent+", 0) == 0) {
         const auto colon = spec.find(':');
         const auto wire = spec.substr(6, colon == std::string::npos ? std::string::npos : colon - 6);
@@ -65,11 +70,11 @@ core::result<dut_factory> parse_dut(const std::string& given, std::string* bug_o
         return dut_factory([o = *o]() { return dut::make_so(o); });
     } else {
         return core::error{"unknown DUT '" + spec +
-                           "' (sim, sim:bug=NAME, rtl, rtl:bug=NAME, so:PATH.so[,KEY=VALUE...], agent+udp:OPTIONS, agent+pcap:OPTIONS, "
+                           "' (sim, sim:bug=NAME, sim:variant=NAME[+NAME...], rtl, rtl:bug=NAME, so:PATH.so[,KEY=VALUE...], agent+udp:OPTIONS, agent+pcap:OPTIONS, "
                            "agent+dpdk:OPTIONS; docs/adapters.md)"};
     }
     if (bug_out) *bug_out = bug;
-    return dut_factory([bug]() -> core::result<std::unique_ptr<dut::dut>> { return dut::make_sim(bug); });
+    return dut_factory([bug, variants]() -> core::result<std::unique_ptr<dut::dut>> { return dut::make_sim(bug, variants); });
 }
 
 std::vector<const plan::test_case*> select(const plan::suite& s, const run_options& o) {

@@ -141,6 +141,18 @@ TEST_CASE("unknown DUT specs and bug names are usage errors") {
     CHECK_FALSE(run::parse_dut("agent+udp").ok());
     CHECK_THAT(run::parse_dut("sim:foo=bar").err().message, Catch::Contains("agent+dpdk:OPTIONS"));  // every kind named
     CHECK_THAT(run::parse_dut("sim:bug=nope").err().message, Catch::Contains("unknown bug profile 'nope'"));
+    CHECK_THAT(run::parse_dut("sim:variant=nope").err().message, Catch::Contains("unknown conforming variant 'nope'"));
+    CHECK_FALSE(run::parse_dut("sim:variant=").ok());
+    CHECK(run::parse_dut("sim:variant=ack-each+stream-rr").ok());
+}
+
+TEST_CASE("sim:variant= runs the reference making other legal choices, and hello says which (D153)") {
+    auto make = run::parse_dut("sim:variant=ack-each+close-late");
+    REQUIRE(make.ok());
+    auto d = (*make)();
+    REQUIRE(d.ok());
+    CHECK((*d)->hello().name == "mrct-reference (in-process, variant ack-each+close-late)");
+    CHECK((*d)->hello().bug == "none");
 }
 
 TEST_CASE("validation reports every problem with file:line:col") {

@@ -10,7 +10,7 @@ ap.add_argument("--docs", required=True)
 ap.add_argument("--plan", required=True)
 args = ap.parse_args()
 bad = 0
-for what, page, extra in (("fabric", "fabric.md", []), ("bugs", "bug-profiles.md", []),
+for what, page, extra in (("fabric", "fabric.md", []), ("bugs", "bug-profiles.md", []), ("variants", "bug-profiles.md", []),
                           ("assertions", "assertions.md", []), ("clauses", "clauses.md", ["--plan", args.plan]),
                           ("topology", "plan-format.md", []), ("limits", "plan-format.md", []),
                           ("actions", "plan-format.md", []), ("settings", "plan-format.md", [])):
@@ -22,5 +22,5 @@ for what, page, extra in (("fabric", "fabric.md", []), ("bugs", "bug-profiles.md
     if text[begin:end] != want:
         print(f"docs/{page} is out of date: regenerate with `mrct docs {what} {' '.join(extra)}`")
         bad += 1
-print("8 passed, 0 failed" if not bad else f"{8 - bad} passed, {bad} failed")
+print("9 passed, 0 failed" if not bad else f"{9 - bad} passed, {bad} failed")
 sys.exit(1 if bad else 0)

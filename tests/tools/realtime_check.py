@@ -47,6 +47,10 @@ BUGS = {"frozen-rnr": ["MR-RNR-4"], "shared-rto": ["MR-RTO-1", "MR-RTO-2"]}
 PACKET_TX_SET = ["HDR-*", "CONN-00*", "OOO-*", "SACK-00*", "RNR-00*", "CC-00*", "GR-00*", "STR-*"]
 # mrct-refnic --busy-poll over UDP sockets: framing, set-up, placement, loss recovery.
 BUSY_SET = ["HDR-*", "CONN-00*", "OOO-00*", "SACK-00*"]
+# mrct-refnic with every conforming variant a wire carries (D153): the
+# other legal choices must pass as the reference's do, on a wire too.
+VARIANTS = "ack-each+trig-first+ackreq-none+path-random+rtt-every+grant-under+ip-fields+stream-rr+close-late"
+VARIANT_SET = ["CONN-00*", "SACK-00*", "RNR-00*", "STR-00*", "GR-00*", "RTO-00*"]
 
 
 # One case whose regions are 512 MiB on both sides (the held registration).
@@ -171,7 +175,7 @@ def main():
         sim[bug] = verdicts(res)
 
     with Netns() as ns:
-        def wire_run(name, spec, simv, bug=None, v6=False, extra=(), packet_tx=False, busy=False):
+        def wire_run(name, spec, simv, bug=None, v6=False, extra=(), packet_tx=False, busy=False, variant=None):
             """mrct-refnic up, the plan (or `extra` filters) against it, refnic down by SIGTERM.
 
             Real time on a shared 2-core host is noisy: a case whose verdict
@@ -179,7 +183,7 @@ def main():
             the first run that agrees replaces it. Every retry is printed; a
             case that never agrees stays as it was and is reported."""
             nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"), v6=v6, packet_tx=packet_tx,
-                         busy=busy)
+                         busy=busy, variant=variant)
             try:
                 t0 = time.time()
                 rc, res, out = run_mrct(args, os.path.join(work, name), with_pid(spec, nic.p.pid), ns, extra)
@@ -335,6 +339,13 @@ def main():
                            extra=("--time-scale", "1", *[x for p in BUSY_SET for x in ("--filter", p)]))
         if res is not None:
             check_reference("udp-busy-dut", rc, *compare("udp-busy-dut", res, sim[None])[:3], all_areas=False)
+
+        # --- mrct-refnic making the model's open choices otherwise (D153): the
+        # verdicts the reference gets ---------------------------------------------
+        rc, res = wire_run("udp-variants", dut_spec("udp", ns), sim[None], variant=VARIANTS,
+                           extra=("--time-scale", "1", *[x for p in VARIANT_SET for x in ("--filter", p)]))
+        if res is not None:
+            check_reference("udp-variants", rc, *compare("udp-variants", res, sim[None])[:3], all_areas=False)
 
         # --- agent+dpdk over net_af_packet on the veth: DPDK_SET ----------------
         if args.dpdk:

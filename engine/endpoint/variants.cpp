@@ -1,0 +1,66 @@
+// Conforming variants of the reference endpoint (D153).
+#include "endpoint/config.h"
+
+namespace mrct::endpoint {
+
+const std::vector<variant_info>& variant_profiles() {
+    static const std::vector<variant_info> k_variants = {
+        {variant::ack_each, "ack-each", "MR-SACK-2, §5 ACK interval",
+         "the receiver acknowledges every data packet at once (the model asks for an ACK at the latest every 8 packets or 20 us)"},
+        {variant::trig_first, "trig-first", "MR-SACK-1, D53",
+         "an ACK sent when the ACK interval ends names the first packet of the run it covers (TrigPPSN, source port), not the latest"},
+        {variant::ackreq_none, "ackreq-none", "MR-SACK-2",
+         "the sender never sets BTH AckReq: its last packets are acknowledged by the receiver's interval"},
+        {variant::path_random, "path-random", "MR-PATH-5, D17",
+         "a new packet takes a path drawn at random among those with window headroom, whatever their RTT"},
+        {variant::rtt_every, "rtt-every", "MR-RTO-3",
+         "an RTT sample from every newly acknowledged packet that was sent once, not only from the ACK's TrigPPSN"},
+        {variant::grant_under, "grant-under", "MR-GR-3",
+         "the receiver grants 92 % of the fair share, rounded up to its 100 Mb/s unit (the clause allows +-10 %)"},
+        {variant::ip_fields, "ip-fields", "§2 framing, MR-HDR-4, MR-HDR-6",
+         "every frame with DSCP 26 beside its ECN bits, TTL (hop limit) 255 and, over IPv6, a flow label per source port: "
+         "fields the model leaves to the sender and the ICRC masks"},
+        {variant::vlan, "vlan", "§2 framing ([802.1Q])", "every frame 802.1Q-tagged, VID 100, PCP 3"},
+        {variant::stream_rr, "stream-rr", "MR-STR-1, MR-STR-2",
+         "first transmissions take turns packet by packet among the streams with packets waiting (each stream's in "
+         "posting order), not all in posting order"},
+        {variant::close_late, "close-late", "MR-CONN-3",
+         "the first CLOSE leaves 200 us after everything is acknowledged (the clause says only when it may go)"},
+    };
+    return k_variants;
+}
+
+core::result<std::uint32_t> variants_by_name(std::string_view names) {
+    if (names.empty()) return core::error{"variant: empty name (give `none` for the reference's choices)"};
+    if (names == "none") return std::uint32_t{0};
+    std::uint32_t set = 0;
+    while (!names.empty()) {
+        const auto plus = names.find('+');
+        const auto one = names.substr(0, plus);
+        bool found = false;
+        for (const auto& v : variant_profiles())
+            if (v.name == one) {
+                set |= 1u << static_cast<unsigned>(v.id);
+                found = true;
+            }
+        if (!found) {
+            std::string all;
+            for (const auto& v : variant_profiles()) all += (all.empty() ? "" : ", ") + std::string(v.name);
+            return core::error{"unknown conforming variant '" + std::string(one) + "' (expected one or more of " + all +
+                               ", joined by +)"};
+        }
+        if (plus == std::string_view::npos) break;
+        names.remove_prefix(plus + 1);
+        if (names.empty()) return core::error{"variant: a trailing '+'"};
+    }
+    return set;
+}
+
+std::string variants_text(std::uint32_t set) {
+    std::string out;
+    for (const auto& v : variant_profiles())
+        if ((set >> static_cast<unsigned>(v.id)) & 1u) out += (out.empty() ? "" : "+") + std::string(v.name);
+    return out.empty() ? "none" : out;
+}
+
+}  // namespace mrct::endpoint

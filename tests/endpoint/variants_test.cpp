@@ -1,0 +1,246 @@
+// Every conforming variant (D153) makes its choice otherwise than the
+// reference, exactly where documented: each scenario runs twice, reference
+// and variant, and the choice's observable is compared. (That the whole plan
+// passes against each is mrct selftest's; tests/CMakeLists.txt.)
+#include <algorithm>
+#include <set>
+
+#include "harness.h"
+
+using namespace mrct;
+using namespace mrct::test;
+using namespace std::chrono_literals;
+using fabric::direction;
+namespace ep = mrct::endpoint;
+
+namespace {
+
+ep::config with(std::initializer_list<ep::variant> vs, unsigned paths = 8) {
+    ep::config c;
+    c.num_paths = paths;
+    for (auto v : vs) c.variants |= 1u << static_cast<unsigned>(v);
+    return c;
+}
+
+// A's WRITE of `bytes` to B over `paths` paths, 2 us each way, `rate` on
+// A-to-B if given; run for 5 ms.
+std::unique_ptr<pair_rig> write_run(const ep::config& ca, const ep::config& cb, std::size_t bytes,
+                                    const char* rate = nullptr) {
+    fabric::fabric_config fc;
+    for (unsigned p = 0; p < std::max(ca.num_paths, cb.num_paths); ++p) {
+        fc.path_stages_ab[p] = {{"delay", {{"delay", "2us"}}}};
+        if (rate) fc.path_stages_ab[p].push_back({"queue", {{"rate", rate}}});
+        fc.path_stages_ba[p] = {{"delay", {{"delay", "2us"}}}};
+    }
+    auto r = std::make_unique<pair_rig>(fc, ca, cb);
+    auto rk = r->b->register_mr(4 << 20);
+    REQUIRE(r->a->post_write(r->conn_a, 0, pattern(bytes), r->b->mr_va(rk), rk, 1).ok());
+    r->run_for(5ms);
+    REQUIRE(r->a->poll().size() == 1);
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("variant names parse, combine with +, and refuse the unknown") {
+    for (const auto& v : ep::variant_profiles()) {
+        auto s = ep::variants_by_name(v.name);
+        REQUIRE(s.ok());
+        CHECK(*s == 1u << static_cast<unsigned>(v.id));
+        CHECK(ep::variants_text(*s) == v.name);
+    }
+    auto both = ep::variants_by_name("ack-each+path-random");
+    REQUIRE(both.ok());
+    CHECK(ep::variants_text(*both) == "ack-each+path-random");
+    CHECK(*ep::variants_by_name("none") == 0);
+    CHECK(ep::variants_text(0) == "none");
+    CHECK_FALSE(ep::variants_by_name("").ok());
+    CHECK_FALSE(ep::variants_by_name("ack-each+").ok());
+    CHECK_FALSE(ep::variants_by_name("ack-each+frozen-rnr").ok());  // a bug profile is not a variant
+}
+
+TEST_CASE("ack-each: the receiver acknowledges every data packet at once") {
+    // 16 packets on one path: the reference ACKs the 8th and the 16th (every
+    // 8 packets; the last carries AckReq).
+    auto ref = write_run(with({}, 1), with({}, 1), 16 * 4096);
+    auto var = write_run(with({}, 1), with({ep::variant::ack_each}, 1), 16 * 4096);
+    CHECK(ref->frames(direction::b_to_a, k_ack).size() == 2);
+    CHECK(var->frames(direction::b_to_a, k_ack).size() == 16);
+}
+
+TEST_CASE("trig-first: an ACK the interval sends names the run's first packet") {
+    // Three packets without AckReq on one path: the ACK interval sends the
+    // one ACK, 20 us after the first packet. The reference names the third
+    // (D53), the variant the first.
+    const auto sender = with({ep::variant::ackreq_none}, 1);
+    auto ref = write_run(sender, with({}, 1), 3 * 4096);
+    auto var = write_run(sender, with({ep::variant::trig_first}, 1), 3 * 4096);
+    const auto data = ref->frames(direction::a_to_b, k_write);
+    REQUIRE(data.size() == 3);
+    const auto acks_ref = ref->frames(direction::b_to_a, k_ack);
+    const auto acks_var = var->frames(direction::b_to_a, k_ack);
+    REQUIRE(acks_ref.size() == 1);
+    REQUIRE(acks_var.size() == 1);
+    CHECK(acks_ref[0].f().ackh.trig_ppsn.ppsn() == data[2].f().bth.psn);
+    CHECK(acks_var[0].f().ackh.trig_ppsn.ppsn() == var->frames(direction::a_to_b, k_write)[0].f().bth.psn);
+    CHECK(acks_var[0].f().udp.sport == var->frames(direction::a_to_b, k_write)[0].f().udp.sport);
+    CHECK(acks_var[0].f().bth.psn == acks_ref[0].f().bth.psn - data[0].f().bth.psn +
+                                         var->frames(direction::a_to_b, k_write)[0].f().bth.psn);  // CumAck past all three
+}
+
+TEST_CASE("ackreq-none: the sender never sets AckReq") {
+    auto ack_reqs = [](const pair_rig& r) {
+        unsigned n = 0;
+        for (const auto& t : r.frames(direction::a_to_b, k_write)) n += t.f().bth.ack_req ? 1 : 0;
+        return n;
+    };
+    auto ref = write_run(with({}, 2), with({}, 2), 10 * 4096);
+    auto var = write_run(with({ep::variant::ackreq_none}, 2), with({}, 2), 10 * 4096);
+    CHECK(ack_reqs(*ref) == 1);  // the last packet
+    CHECK(ack_reqs(*var) == 0);
+}
+
+TEST_CASE("path-random: new packets take paths drawn among those with headroom") {
+    auto paths = [](const pair_rig& r) {
+        std::vector<unsigned> out;
+        for (const auto& t : r.frames(direction::a_to_b, k_write)) out.push_back(t.f().mrh.path_id);
+        return out;
+    };
+    // 64 packets over 8 paths, each with a window of 16: the reference takes
+    // turns (0, 1, .., 7, 0, ..); the variant draws, and every path is used.
+    auto ref = paths(*write_run(with({}), with({}), 64 * 4096));
+    auto var = paths(*write_run(with({ep::variant::path_random}), with({}), 64 * 4096));
+    REQUIRE(ref.size() == 64);
+    REQUIRE(var.size() == 64);
+    for (unsigned i = 0; i < ref.size(); ++i) CHECK(ref[i] == i % 8);
+    unsigned in_turn = 0;
+    for (unsigned i = 0; i < var.size(); ++i) in_turn += var[i] == i % 8 ? 1 : 0;
+    CHECK(in_turn < 32);
+    CHECK(std::set<unsigned>(var.begin(), var.end()).size() == 8);  // MR-PATH-5
+}
+
+TEST_CASE("rtt-every: every packet sent once gives an RTT sample") {
+    // B grants 1 Gb/s, so A's packets leave about 34 us apart after the first
+    // ACK, and B ACKs each 8th at once (its interval 500 us): the first of
+    // each 8 waits some 240 us for its ACK. The reference samples only the
+    // ACK's TrigPPSN (answered at once); the variant samples all 8, and its
+    // SRTT takes in the waits.
+    auto srtt = [](const ep::config& ca) {
+        auto cb = with({}, 1);
+        cb.inbound_rate_bps = 1e9;
+        cb.ack_delay = 500us;
+        auto r = write_run(ca, cb, 64 * 4096);
+        return r->a->path_info(r->conn_a)[0].srtt;
+    };
+    const auto ref = srtt(with({}, 1)), var = srtt(with({ep::variant::rtt_every}, 1));
+    CHECK(ref < 20us);
+    CHECK(var > 60us);
+}
+
+TEST_CASE("grant-under: the receiver grants 92 % of the fair share") {
+    auto grant = [](const ep::config& cb) {
+        auto r = write_run(with({}, 1), cb, 4096);
+        const auto acks = r->frames(direction::b_to_a, k_ack);
+        REQUIRE_FALSE(acks.empty());
+        return acks.back().f().ackh.grant_rate;
+    };
+    CHECK(grant(with({}, 1)) == 4000);  // 400 Gb/s, one sender, in 100 Mb/s
+    CHECK(grant(with({ep::variant::grant_under}, 1)) == 3680);
+    auto small = with({ep::variant::grant_under}, 1);
+    small.inbound_rate_bps = 1.56e9;  // 15.6 units: 92 % is 14.35, rounded up to 15 (14 would be 10.4 % under)
+    CHECK(grant(small) == 15);
+}
+
+TEST_CASE("ip-fields: DSCP 26, TTL 255 and a flow label; ECN, DF, ID and the ICRC as the model asks") {
+    auto check = [](bool ipv6) {
+        fabric::fabric_config fc;
+        pair_rig r(fc, with({ep::variant::ip_fields}, 2), with({ep::variant::ip_fields}, 2), 1, ipv6);
+        auto rk = r.b->register_mr(1 << 16);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(3 * 4096), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(1ms);
+        REQUIRE(r.a->poll().size() == 1);  // the receiver took them: the ICRC masks what changed
+        unsigned data = 0, acks = 0;
+        for (const auto& t : r.tap) {
+            const auto d = wire::decode_ethernet(t.bytes, {.verify_icrc = true});
+            REQUIRE(d.ok());
+            const auto& f = d.f;
+            if (ipv6) {
+                CHECK(f.ipv6.dscp == 26);
+                CHECK(f.ipv6.hop_limit == 255);
+                CHECK(f.ipv6.flow_label == (0x80000u | f.udp.sport));
+            } else {
+                CHECK(f.ipv4.dscp == 26);
+                CHECK(f.ipv4.ttl == 255);
+                CHECK(f.ipv4.df);
+                CHECK(f.ipv4.identification == 0);
+            }
+            if (f.bth.opcode == k_write) {
+                ++data;
+                CHECK(f.ip_ecn() == wire::k_ecn_ect0);  // MR-HDR-4 still
+            }
+            acks += f.bth.opcode == k_ack ? 1 : 0;
+        }
+        CHECK(data == 3);
+        CHECK(acks >= 1);
+    };
+    SECTION("IPv4") { check(false); }
+    SECTION("IPv6") { check(true); }
+}
+
+TEST_CASE("vlan: every frame 802.1Q-tagged; the peer still takes them") {
+    pair_rig r({}, with({ep::variant::vlan}, 2), with({}, 2));
+    auto rk = r.b->register_mr(1 << 16);
+    REQUIRE(r.a->post_write(r.conn_a, 0, pattern(2 * 4096), r.b->mr_va(rk), rk, 1).ok());
+    r.run_for(1ms);
+    REQUIRE(r.a->poll().size() == 1);
+    unsigned tagged = 0, from_a = 0;
+    for (const auto& t : r.tap) {
+        if (t.dir != direction::a_to_b) continue;
+        ++from_a;
+        const auto f = t.f();
+        if (f.eth.has_vlan && f.eth.vlan.vid == 100 && f.eth.vlan.pcp == 3) ++tagged;
+    }
+    CHECK(from_a >= 3);  // CONNECT and the data
+    CHECK(tagged == from_a);
+    for (const auto& t : r.frames(direction::b_to_a, k_ack)) CHECK_FALSE(t.f().eth.has_vlan);
+}
+
+TEST_CASE("stream-rr: first transmissions take turns among the streams") {
+    auto streams = [](const ep::config& ca) {
+        // Both posted before the connection opens, so that both wait.
+        pair_rig r({}, ca, with({}, 1), 1, false, false);
+        auto rk = r.b->register_mr(1 << 20);
+        r.conn_a = r.a->connect(r.addr_b);
+        REQUIRE(r.a->post_write(r.conn_a, 1, pattern(8 * 4096), r.b->mr_va(rk), rk, 1).ok());
+        REQUIRE(r.a->post_write(r.conn_a, 2, pattern(8 * 4096), r.b->mr_va(rk) + (1 << 16), rk, 2).ok());
+        r.connect();
+        REQUIRE(r.a->poll().size() == 2);
+        std::vector<unsigned> out;
+        for (const auto& t : r.frames(direction::a_to_b, k_write)) out.push_back(t.f().mrh.stream_id);
+        return out;
+    };
+    const auto ref = streams(with({}, 1)), var = streams(with({ep::variant::stream_rr}, 1));
+    REQUIRE(ref.size() == 16);
+    REQUIRE(var.size() == 16);
+    for (unsigned i = 0; i < 16; ++i) {
+        CHECK(ref[i] == (i < 8 ? 1u : 2u));  // posting order
+        CHECK(var[i] == 1u + i % 2);         // turns
+    }
+}
+
+TEST_CASE("close-late: the first CLOSE waits after everything is acknowledged") {
+    auto gap = [](const ep::config& ca) {
+        pair_rig r({}, ca, with({}, 1));
+        auto rk = r.b->register_mr(1 << 16);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(4096), r.b->mr_va(rk), rk, 1).ok());
+        REQUIRE(r.a->close(r.conn_a).ok());
+        r.run_for(2ms);
+        const auto acks = r.frames(direction::b_to_a, k_ack);
+        const auto closes = r.closes();
+        REQUIRE(acks.size() == 1);
+        REQUIRE(closes.size() == 1);  // answered: not repeated
+        return closes[0] - acks[0].t;  // from the ACK leaving B (the fabric's delay is the same in both)
+    };
+    const auto ref = gap(with({}, 1)), var = gap(with({ep::variant::close_late}, 1));
+    CHECK(var - ref == ep::k_close_late);
+}
