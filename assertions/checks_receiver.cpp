@@ -730,21 +730,26 @@ outcome rnr_sent(const context& c) {
         // The same rejection sent again (the answer to an RNR_QUERY, §4) was
         // acknowledged after its first copy; it needs no ACK of its own.
         if (!seen.insert({h.stream_id, h.stream_seq, h.attempt, h.rnr_seq}).second) continue;
-        // The rejected packet's PPSN must be acknowledged, with RnrCount >= RnrSeq.
+        // The rejected packet's PPSN must be acknowledged, with RnrCount >=
+        // RnrSeq, by the first ACK on its path that covers it after it reached
+        // the DUT, whichever of that ACK and the RNR left first: the model
+        // orders the count before the ACK, not the RNR frame before the ACK
+        // (conforming variant ack-first sends the ACK first, D153).
         const std::uint32_t x = h.ppsn.ppsn();
-        const trace::record* ack = nullptr;
-        for (std::size_t j = r.index + 1; j < fr.size(); ++j) {
+        std::size_t from = 0;
+        for (std::size_t j = 0; j < r.index; ++j) {
             const auto& q = fr[j];
-            if (q.d == trace::dir::from_dut && q.is(opcode::ack) && q.f().ackh.path_id == h.path_id && covers(q.f(), x)) {
-                ack = &q;
+            if (q.reached_dut() && q.data() && q.f().mrh.path_id == h.path_id && q.f().bth.psn == x) {
+                from = j;
                 break;
             }
         }
-        // An ACK sent just before the RNR may already cover it.
-        for (std::size_t j = r.index; j-- > 0 && !ack && fr[j].t == r.t;)
-            if (fr[j].d == trace::dir::from_dut && fr[j].is(opcode::ack) && fr[j].f().ackh.path_id == h.path_id &&
-                covers(fr[j].f(), x))
-                ack = &fr[j];
+        const trace::record* ack = nullptr;
+        for (std::size_t j = from; j < fr.size() && !ack; ++j) {
+            const auto& q = fr[j];
+            if (q.d == trace::dir::from_dut && q.is(opcode::ack) && q.f().ackh.path_id == h.path_id && covers(q.f(), x))
+                ack = &q;
+        }
         if (!ack)
             return fail("the rejected packet (PPSN " + std::to_string(x) + ", path " + std::to_string(h.path_id) +
                             ") was never acknowledged",

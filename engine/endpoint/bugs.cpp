@@ -57,6 +57,7 @@ const std::vector<bug_info>& bug_profiles() {
         {bug::grant_not_shared, "grant-not-shared", "MR-GR-3", "grants every sender the whole inbound rate however many are active: a lone sender's grant is right, several together are granted N times the link"},
         {bug::fails_last_path, "fails-last-path", "MR-PATH-6", "fails its last path in service too, after its 4th consecutive expiry like any other: the connection is left with no path, its data waiting on probes, where the retry limit should end it"},
         {bug::early_give_up, "early-give-up", "MR-SACK-6", "fails a message, and its connection, once a packet has gone out 3 times unacknowledged, where the retry limit says 7"},
+        {bug::rnr_count_late, "rnr-count-late", "MR-RNR-6", "acknowledges a rejected packet at once, before counting its rejection: that ACK's RnrCount leaves it out (the RNR after it carries the new RnrSeq)"},
     };
     return k_bugs;
 }

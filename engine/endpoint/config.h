@@ -73,6 +73,7 @@ enum class bug : std::uint8_t {
     grant_not_shared,   // MR-GR-3: grants every sender the whole inbound rate, however many are active
     fails_last_path,    // MR-PATH-6: fails its last path in service too (§5: the retry limit ends that one)
     early_give_up,      // MR-SACK-6: fails a message after a packet's 3rd transmission, not its retry limit's
+    rnr_count_late,     // MR-RNR-6: acknowledges a rejected packet at once, before counting the rejection in RnrCount
 };
 
 struct bug_info {
@@ -101,6 +102,9 @@ enum class variant : std::uint8_t {
     vlan,         // both: every frame 802.1Q-tagged (VID 100, PCP 3): §2's [802.1Q]
     stream_rr,    // sender: first transmissions take turns among the streams with packets waiting (the model orders completions, not sends)
     close_late,   // sender: the first CLOSE leaves k_close_late after everything is acknowledged, not at once
+    ack_first,    // receiver: a packet's ACK, when one is due at once, leaves before the NAK or RNR it draws
+    grant_over,   // receiver: grants 108 % of the fair share (MR-GR-3's +-10 %)
+    wrap_soon,    // both: initial PPSNs among the last 256 before the 24-bit wrap, connection IDs among the top 256
 };
 // How long variant close-late waits before its first CLOSE.
 inline constexpr core::nanos k_close_late = std::chrono::microseconds(200);

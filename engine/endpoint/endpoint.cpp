@@ -91,6 +91,13 @@ void endpoint::impl::send_pause(endpoint& e) {
     transmit(e);
 }
 
+// A connection ID: 1 .. 0xFFFFFE (0xFFFFFF is the listener's); variant
+// wrap-soon draws among the top 256.
+std::uint32_t endpoint::impl::new_conn_id(endpoint& e) {
+    if (has(e.cfg_, variant::wrap_soon)) return 0xFFFFFEu - static_cast<std::uint32_t>(e.rng_.below(256));
+    return 1 + static_cast<std::uint32_t>(e.rng_.below(0xFFFFFE));
+}
+
 std::uint16_t endpoint::impl::new_port(endpoint& e, const connection& c, std::uint16_t avoid) {
     for (;;) {
         auto p = static_cast<std::uint16_t>(k_entropy_base | (e.rng_.next() & 0x3FFF));
@@ -113,7 +120,7 @@ std::uint16_t endpoint::impl::ctrl_port(const connection& c) {
 std::uint32_t endpoint::connect(address peer) {
     auto c = std::make_unique<connection>();
     std::uint32_t id;
-    do id = 1 + static_cast<std::uint32_t>(rng_.below(0xFFFFFE)); while (conns_.count(id));
+    do id = impl::new_conn_id(*this); while (conns_.count(id));
     c->local_id = id;
     c->peer = peer;
     c->initiator = true;
@@ -431,7 +438,10 @@ void endpoint::impl::setup_paths(endpoint& e, connection& c) {
     for (unsigned p = 0; p < c.num_paths; ++p) {
         auto& t = c.tx[p];
         t.port = e.cfg_.bug_profile == bug::same_entropy && p > 0 ? c.tx[0].port : new_port(e, c, 0);
-        const auto drawn = static_cast<std::uint32_t>(e.rng_.next() & 0xFFFFFF);  // random per path (MR-CONN-1)
+        // Random per path (MR-CONN-1); variant wrap-soon draws among the last
+        // 256 before the 24-bit wrap.
+        const auto drawn = has(e.cfg_, variant::wrap_soon) ? 0xFFFFFFu - static_cast<std::uint32_t>(e.rng_.below(256))
+                                                           : static_cast<std::uint32_t>(e.rng_.next() & 0xFFFFFF);
         const auto ppsn = e.cfg_.initial_ppsn ? (*e.cfg_.initial_ppsn + p) & 0xFFFFFF : drawn;
         c.my_initial_ppsn.push_back(ppsn);
         t.next_ppsn = t.base_ppsn = ppsn;
@@ -551,7 +561,7 @@ void endpoint::impl::on_ctrl(endpoint& e, const frame& f) {
         }
         auto c = std::make_unique<connection>();
         std::uint32_t id;
-        do id = 1 + static_cast<std::uint32_t>(e.rng_.below(0xFFFFFE)); while (e.conns_.count(id));
+        do id = new_conn_id(e); while (e.conns_.count(id));
         c->local_id = id;
         c->remote_id = *fields.src_conn_id;
         c->version_minor = e.cfg_.bug_profile == bug::accept_own_minor

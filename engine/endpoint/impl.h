@@ -15,6 +15,7 @@ struct endpoint::impl {
     static void transmit(endpoint& e);    // the frame in e.scratch_, to the wire
     static std::uint16_t new_port(endpoint& e, const connection& c, std::uint16_t avoid);
     static std::uint16_t ctrl_port(const connection& c);
+    static std::uint32_t new_conn_id(endpoint& e);
     static core::rng& rng(endpoint& e) { return e.rng_; }
     // control (endpoint.cpp)
     static void on_ctrl(endpoint& e, const wire::frame& f);

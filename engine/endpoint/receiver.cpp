@@ -39,6 +39,7 @@ std::uint16_t grant_for(endpoint& e, const std::map<std::uint32_t, std::unique_p
     // within MR-GR-3's 10 % however few units the share is (rounded down,
     // 92 % of 15.6 units is 14: 10.4 % under, a fail on the wire's scaled cases).
     if (has(e.cfg(), variant::grant_under)) units = std::ceil(units * 0.92);
+    if (has(e.cfg(), variant::grant_over)) units = std::floor(units * 1.08);  // rounded down: at most 8 % over
     return static_cast<std::uint16_t>(std::clamp(units, 1.0, 65534.0));
 }
 
@@ -326,8 +327,9 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
         auto& im = c.inbox[key];
         im.failed = true;  // nothing of the message completes
         c.rejections.erase(key);
+        if (has(cfg, variant::ack_first)) ack_policy(gap);  // D153: the ACK (if one is due now) before the NAK
         send_nak(e, c.remote_id, f, static_cast<std::uint8_t>(code));
-        ack_policy(gap);
+        if (!has(cfg, variant::ack_first)) ack_policy(gap);
         deliver(e, c, m.stream_id, m.stream_seq, has(cfg, bug::stream_order));
     };
 
@@ -362,13 +364,28 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
             if (has(cfg, bug::no_rnr)) return ack_policy(mark_received());  // discarded, nobody told
             // MR-RNR-1/6: a new rejection per Attempt, counted before the ACK.
             auto& kept = c.rejections[key];
-            if (kept.empty() || kept.back().attempt != m.attempt) {  // an Attempt other than the latest rejected
+            const bool fresh = kept.empty() || kept.back().attempt != m.attempt;  // an Attempt other than the latest rejected
+            // rnr-count-late: the packet acknowledged at once, before its
+            // rejection is counted (the ACK's RnrCount misses it; MR-RNR-6 broken).
+            const bool late_count = fresh && has(cfg, bug::rnr_count_late);
+            if (late_count) {
+                mark_received();
+                send_ack(e, c, p, ppsn, ce, f.udp.sport, e.conns_);
+            }
+            if (fresh) {
                 c.rnr_count = static_cast<std::uint16_t>(c.rnr_count + 1);
                 if (c.rnr_count == 0) c.rnr_count = 1;  // RnrSeq skips 0
                 kept.push_back({m.attempt, c.rnr_count, ppsn, m.path_id, m.path_epoch, m.tag, f.udp.sport});
-                send_rnr(e, c, m.stream_id, m.stream_seq, kept.back());
             }
-            return ack_policy(mark_received());  // acknowledged and discarded
+            const rejection rj = kept.back();  // ack_policy may not touch `kept`, but a copy costs nothing here
+            if (late_count) return send_rnr(e, c, m.stream_id, m.stream_seq, rj);
+            if (!has(cfg, variant::ack_first)) {
+                if (fresh) send_rnr(e, c, m.stream_id, m.stream_seq, rj);
+                return ack_policy(mark_received());  // acknowledged and discarded
+            }
+            ack_policy(mark_received());  // D153: the ACK (if one is due now) before the RNR
+            if (fresh) send_rnr(e, c, m.stream_id, m.stream_seq, rj);
+            return;
         }
         const auto& rv = list[f.seth.recv_idx];
         if (total > rv.len) return fail_with(nak_code::invalid_request);

@@ -26,6 +26,14 @@ const std::vector<variant_info>& variant_profiles() {
          "posting order), not all in posting order"},
         {variant::close_late, "close-late", "MR-CONN-3",
          "the first CLOSE leaves 200 us after everything is acknowledged (the clause says only when it may go)"},
+        {variant::ack_first, "ack-first", "MR-RNR-1, MR-RNR-6, §5 NAK outcomes",
+         "a packet's ACK, when one is due at once, leaves before the NAK or RNR the packet draws (the reference "
+         "sends the NAK or RNR first; RnrCount covers the order)"},
+        {variant::grant_over, "grant-over", "MR-GR-3",
+         "the receiver grants 108 % of the fair share, rounded down to its 100 Mb/s unit (the clause allows +-10 %)"},
+        {variant::wrap_soon, "wrap-soon", "MR-CONN-1, §2 serial numbers",
+         "initial PPSNs drawn among the last 256 before the 24-bit wrap (every path wraps early in a case), "
+         "connection IDs among the top 256 below the listener's 0xFFFFFF"},
     };
     return k_variants;
 }

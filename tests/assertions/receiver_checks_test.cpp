@@ -359,6 +359,21 @@ TEST_CASE("rnr_sent: an RNR, and the rejected PPSN acknowledged with RnrCount co
     unacked.rnr(1us, D::from_dut, 3, 0, 0, 0, 14, 100, 1);
     unacked.rnr(5us, D::from_dut, 3, 0, 0, 0, 14, 100, 1);
     CHECK_THAT(unacked.check("rnr_sent").message, Catch::Contains("never acknowledged"));
+    // The ACK may leave before the RNR, microseconds before (D153's ack-first
+    // on a wire): the count comes before the ACK, not the RNR frame.
+    trace_builder first;
+    first.data(0us, D::to_dut, {.ppsn = 100, .opcode = 0xC2, .tag = 3});
+    first.ack(1us, D::from_dut, 0, 101, {}, 100, false, 4000, 1);
+    first.rnr(35us, D::from_dut, 3, 0, 0, 0, 14, 100, 1);
+    CHECK(first.check("rnr_sent").v == verdict::pass);
+    // The first ACK covering the packet is the one judged: acknowledged
+    // before the rejection was counted, a later right count does not mend it.
+    trace_builder early;
+    early.data(0us, D::to_dut, {.ppsn = 100, .opcode = 0xC2, .tag = 3});
+    early.ack(1us, D::from_dut, 0, 101, {}, 100, false, 4000, 0);
+    early.rnr(2us, D::from_dut, 3, 0, 0, 0, 14, 100, 1);
+    early.ack(3us, D::from_dut, 0, 101, {}, 100, false, 4000, 1);
+    CHECK_THAT(early.check("rnr_sent").message, Catch::Contains("RnrCount 0 below"));
 }
 
 TEST_CASE("completion_after_placement") {

@@ -743,3 +743,33 @@ TEST_CASE("grant-not-shared: two active senders are each granted the whole inbou
     CHECK(grants(ep::bug::none) == std::vector<unsigned>{4000, 2000});
     CHECK(grants(ep::bug::grant_not_shared) == std::vector<unsigned>{4000, 4000});
 }
+
+TEST_CASE("rnr-count-late: a rejected packet acknowledged before its rejection is counted (MR-RNR-6)") {
+    // A one-packet SEND (no AckReq) to tag 7, which has no receive: the
+    // reference sends the RNR (RnrSeq 1) and acknowledges at its interval,
+    // RnrCount 1; the mutant acknowledges at once with RnrCount 0, then the RNR.
+    auto answers = [](ep::bug b) {
+        raw_rig r(bugged(b));
+        r.take_all();
+        auto send = r.base(opcode::send);
+        send.bth.dest_qp = r.conn;
+        send.bth.psn = 1000;
+        send.mrh = mrh{1, 0, k_flag_som | k_flag_eom, 0, 0, 0, 4, 7, 0, 0};
+        send.seth = seth{0, 100};
+        send.payload.assign(100, 1);
+        r.inject(send);
+        r.d.run_until(r.s.now() + 100us);
+        std::vector<std::pair<std::string, unsigned>> out;  // RNR: its RnrSeq; ACK: its RnrCount
+        for (const auto& bytes : r.out) {  // in the order sent
+            const auto dr = decode_ethernet(bytes);
+            REQUIRE(dr.ok());
+            const auto& f = dr.f;
+            if (f.bth.opcode == static_cast<std::uint8_t>(opcode::rnr)) out.push_back({"rnr", f.rnrh.rnr_seq});
+            else if (f.bth.opcode == static_cast<std::uint8_t>(opcode::ack)) out.push_back({"ack", f.ackh.rnr_count});
+        }
+        return out;
+    };
+    using v = std::vector<std::pair<std::string, unsigned>>;
+    CHECK(answers(ep::bug::none) == v{{"rnr", 1}, {"ack", 1}});
+    CHECK(answers(ep::bug::rnr_count_late) == v{{"ack", 0}, {"rnr", 1}});
+}

@@ -244,3 +244,31 @@ TEST_CASE("close-late: the first CLOSE waits after everything is acknowledged") 
     const auto ref = gap(with({}, 1)), var = gap(with({ep::variant::close_late}, 1));
     CHECK(var - ref == ep::k_close_late);
 }
+
+TEST_CASE("ack-first: the ACK a packet draws at once leaves before its RNR or NAK") {
+    constexpr auto k_rnr = static_cast<std::uint8_t>(wire::opcode::rnr);
+    constexpr auto k_nak = static_cast<std::uint8_t>(wire::opcode::nak);
+    // The opcodes of B's frames to A, in order, after A's one-packet post
+    // (AckReq: its last packet): a SEND to a tag with no receive (RNR), or a
+    // WRITE past the region's end (NAK 0x02).
+    auto order = [&](const ep::config& cb, bool send) {
+        pair_rig r({}, with({}, 1), cb);
+        auto rk = r.b->register_mr(4096);
+        if (send) REQUIRE(r.a->post_send(r.conn_a, 0, 5, pattern(1000), 1).ok());
+        else REQUIRE(r.a->post_write(r.conn_a, 0, pattern(1000), r.b->mr_va(rk) + 4000, rk, 1).ok());
+        r.run_for(100us);
+        std::vector<std::uint8_t> out;
+        for (const auto& t : r.tap)
+            if (t.dir == direction::b_to_a) {
+                const auto op = t.f().bth.opcode;
+                if (op == k_ack || op == k_rnr || op == k_nak) out.push_back(op);
+            }
+        return out;
+    };
+    CHECK(order(with({}, 1), true) == std::vector<std::uint8_t>{k_rnr, k_ack});
+    // The ACK's RnrCount names a rejection A has not seen yet: A holds and asks
+    // (RNR_QUERY, MR-RNR-6), and B re-sends the RNR: the order is covered.
+    CHECK(order(with({ep::variant::ack_first}, 1), true) == std::vector<std::uint8_t>{k_ack, k_rnr, k_rnr});
+    CHECK(order(with({}, 1), false) == std::vector<std::uint8_t>{k_nak, k_ack});
+    CHECK(order(with({ep::variant::ack_first}, 1), false) == std::vector<std::uint8_t>{k_ack, k_nak});
+}
