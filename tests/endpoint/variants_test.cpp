@@ -151,6 +151,32 @@ TEST_CASE("grant-under: the receiver grants 92 % of the fair share") {
     CHECK(grant(small) == 15);
 }
 
+TEST_CASE("grant-over: the receiver grants 108 % of the fair share, rounded down") {
+    auto grant = [](const ep::config& cb) {
+        auto r = write_run(with({}, 1), cb, 4096);
+        return r->frames(direction::b_to_a, k_ack).back().f().ackh.grant_rate;
+    };
+    CHECK(grant(with({ep::variant::grant_over}, 1)) == 4320);
+    auto small = with({ep::variant::grant_over}, 1);
+    small.inbound_rate_bps = 1.56e9;  // 15.6 units: 108 % is 16.85, rounded down to 16 (2.6 % over)
+    CHECK(grant(small) == 16);
+}
+
+TEST_CASE("wrap-soon: first PPSNs just below the 24-bit wrap, connection IDs at the top; a transfer crosses the wrap") {
+    // 300 packets on one path from at most 256 below the wrap: they cross it.
+    auto r = write_run(with({ep::variant::wrap_soon}, 1), with({ep::variant::wrap_soon}, 1), 300 * 4096);
+    CHECK(r->conn_a >= 0xFFFFFEu - 255);
+    CHECK(r->conn_b >= 0xFFFFFEu - 255);
+    CHECK(r->conn_a != 0xFFFFFFu);
+    bool wrapped = false;
+    for (const auto& t : r->frames(direction::a_to_b, k_write)) {
+        const auto psn = t.f().bth.psn;
+        CHECK((psn >= 0xFFFFFFu - 255 || psn < 300));
+        wrapped |= psn < 300;
+    }
+    CHECK(wrapped);
+}
+
 TEST_CASE("ip-fields: DSCP 26, TTL 255 and a flow label; ECN, DF, ID and the ICRC as the model asks") {
     auto check = [](bool ipv6) {
         fabric::fabric_config fc;
