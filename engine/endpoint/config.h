@@ -98,13 +98,14 @@ enum class variant : std::uint8_t {
     path_random,  // sender: a new packet takes a path drawn at random among those with headroom (MR-PATH-5 names no order)
     rtt_every,    // sender: an RTT sample from every newly acknowledged packet sent once, not only TrigPPSN's (MR-RTO-3 names no sampling)
     grant_under,  // receiver: grants 92 % of the fair share (MR-GR-3's +-10 %)
-    ip_fields,    // both: IP fields the model leaves free: DSCP 26, TTL / hop limit 255, an IPv6 flow label
+    ip_fields,    // both: IP fields the model leaves free: DSCP 26, TTL / hop limit 255, an IPv6 flow label, ECT(0) on every frame
     vlan,         // both: every frame 802.1Q-tagged (VID 100, PCP 3): §2's [802.1Q]
     stream_rr,    // sender: first transmissions take turns among the streams with packets waiting (the model orders completions, not sends)
     close_late,   // sender: the first CLOSE leaves k_close_late after everything is acknowledged, not at once
     ack_first,    // receiver: a packet's ACK, when one is due at once, leaves before the NAK or RNR it draws
     grant_over,   // receiver: grants 108 % of the fair share (MR-GR-3's +-10 %)
     wrap_soon,    // both: initial PPSNs among the last 256 before the 24-bit wrap, connection IDs among the top 256
+    ackreq_each,  // sender: sets BTH AckReq on every data packet
 };
 // How long variant close-late waits before its first CLOSE.
 inline constexpr core::nanos k_close_late = std::chrono::microseconds(200);

@@ -64,6 +64,9 @@ void endpoint::impl::send(endpoint& e, const frame_spec& s) {
             t.ipv4.dscp = t.ipv6.dscp = 26;
             t.ipv4.ttl = t.ipv6.hop_limit = 255;
             t.ipv6.flow_label = 0x80000u | t.udp.sport;  // per source port, as a host stack's hash would be
+            // ECT(0) on every frame, not only data (MR-HDR-4 speaks of data packets).
+            if (t.ipv4.ecn == wire::k_ecn_not_ect) t.ipv4.ecn = wire::k_ecn_ect0;
+            if (t.ipv6.ecn == wire::k_ecn_not_ect) t.ipv6.ecn = wire::k_ecn_ect0;
         }
         if (vlan) {
             t.eth.has_vlan = true;

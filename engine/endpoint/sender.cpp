@@ -89,7 +89,7 @@ void send_data(endpoint& e, connection& c, unsigned p, std::uint32_t ppsn, const
     auto s = impl::base(e, c, static_cast<opcode>(m.opcode), t.port);
     s.ipv4.ecn = s.ipv6.ecn = has(cfg, bug::ecn_not_ect) ? k_ecn_not_ect : k_ecn_ect0;  // MR-HDR-4
     s.bth.psn = ppsn;
-    s.bth.ack_req = (last || retx) && !has(cfg, variant::ackreq_none);
+    s.bth.ack_req = ((last || retx) && !has(cfg, variant::ackreq_none)) || has(cfg, variant::ackreq_each);
     if (has(cfg, bug::reserved_bits_set)) s.bth.resv7 = 0x01;  // MR-HDR-1 broken
     std::uint8_t flags = 0;
     if (pkt.unit.index == 0) flags |= k_flag_som;

@@ -18,8 +18,8 @@ const std::vector<variant_info>& variant_profiles() {
         {variant::grant_under, "grant-under", "MR-GR-3",
          "the receiver grants 92 % of the fair share, rounded up to its 100 Mb/s unit (the clause allows +-10 %)"},
         {variant::ip_fields, "ip-fields", "§2 framing, MR-HDR-4, MR-HDR-6",
-         "every frame with DSCP 26 beside its ECN bits, TTL (hop limit) 255 and, over IPv6, a flow label per source port: "
-         "fields the model leaves to the sender and the ICRC masks"},
+         "every frame with DSCP 26, TTL (hop limit) 255, ECT(0) on ACK, NAK, RNR and CTRL frames too and, over IPv6, a "
+         "flow label per source port: fields the model leaves to the sender and the ICRC masks"},
         {variant::vlan, "vlan", "§2 framing ([802.1Q])", "every frame 802.1Q-tagged, VID 100, PCP 3"},
         {variant::stream_rr, "stream-rr", "MR-STR-1, MR-STR-2",
          "first transmissions take turns packet by packet among the streams with packets waiting (each stream's in "
@@ -34,6 +34,8 @@ const std::vector<variant_info>& variant_profiles() {
         {variant::wrap_soon, "wrap-soon", "MR-CONN-1, §2 serial numbers",
          "initial PPSNs drawn among the last 256 before the 24-bit wrap (every path wraps early in a case), "
          "connection IDs among the top 256 below the listener's 0xFFFFFF"},
+        {variant::ackreq_each, "ackreq-each", "MR-SACK-2",
+         "the sender sets BTH AckReq on every data packet: the receiver answers each at once"},
     };
     return k_variants;
 }

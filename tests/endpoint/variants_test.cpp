@@ -88,7 +88,7 @@ TEST_CASE("trig-first: an ACK the interval sends names the run's first packet") 
                                          var->frames(direction::a_to_b, k_write)[0].f().bth.psn);  // CumAck past all three
 }
 
-TEST_CASE("ackreq-none: the sender never sets AckReq") {
+TEST_CASE("ackreq-none and ackreq-each: the sender sets AckReq never, or on every packet") {
     auto ack_reqs = [](const pair_rig& r) {
         unsigned n = 0;
         for (const auto& t : r.frames(direction::a_to_b, k_write)) n += t.f().bth.ack_req ? 1 : 0;
@@ -98,6 +98,9 @@ TEST_CASE("ackreq-none: the sender never sets AckReq") {
     auto var = write_run(with({ep::variant::ackreq_none}, 2), with({}, 2), 10 * 4096);
     CHECK(ack_reqs(*ref) == 1);  // the last packet
     CHECK(ack_reqs(*var) == 0);
+    auto each = write_run(with({ep::variant::ackreq_each}, 2), with({}, 2), 10 * 4096);
+    CHECK(ack_reqs(*each) == 10);
+    CHECK(each->frames(direction::b_to_a, k_ack).size() == 10);  // answered each at once
 }
 
 TEST_CASE("path-random: new packets take paths drawn among those with headroom") {
@@ -200,10 +203,8 @@ TEST_CASE("ip-fields: DSCP 26, TTL 255 and a flow label; ECN, DF, ID and the ICR
                 CHECK(f.ipv4.df);
                 CHECK(f.ipv4.identification == 0);
             }
-            if (f.bth.opcode == k_write) {
-                ++data;
-                CHECK(f.ip_ecn() == wire::k_ecn_ect0);  // MR-HDR-4 still
-            }
+            CHECK(f.ip_ecn() == wire::k_ecn_ect0);  // data as MR-HDR-4 asks; the rest too
+            if (f.bth.opcode == k_write) ++data;
             acks += f.bth.opcode == k_ack ? 1 : 0;
         }
         CHECK(data == 3);
