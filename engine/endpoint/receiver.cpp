@@ -377,7 +377,7 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
                 if (c.rnr_count == 0) c.rnr_count = 1;  // RnrSeq skips 0
                 kept.push_back({m.attempt, c.rnr_count, ppsn, m.path_id, m.path_epoch, m.tag, f.udp.sport});
             }
-            const rejection rj = kept.back();  // ack_policy may not touch `kept`, but a copy costs nothing here
+            const rejection rj = kept.back();  // `kept` is a reference into c.rejections: the RNR gets a copy
             if (late_count) return send_rnr(e, c, m.stream_id, m.stream_seq, rj);
             if (!has(cfg, variant::ack_first)) {
                 if (fresh) send_rnr(e, c, m.stream_id, m.stream_seq, rj);
