@@ -485,10 +485,10 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
     if (dut == "sim") {
         std::printf("\nconforming variants (each must pass every case)%s\n",
                     time_scale > 1 ? ", the fine_timing cases scaled" : "");
-        std::vector<std::string> specs;
-        for (const auto& v : endpoint::variant_profiles()) specs.push_back(std::string(v.name));
-        specs.push_back(endpoint::variants_text((1u << endpoint::variant_profiles().size()) - 1));
-        for (const auto& v : specs) {
+        std::vector<std::pair<std::string, std::string>> specs;  // label, variants
+        for (const auto& v : endpoint::variant_profiles()) specs.push_back({std::string(v.name), std::string(v.name)});
+        specs.push_back({"all together", endpoint::variants_text((1u << endpoint::variant_profiles().size()) - 1)});
+        for (const auto& [label, v] : specs) {
             if (g_stop) break;
             auto make = run::parse_dut("sim:variant=" + v);
             if (!make) return plan_error(make.err());
@@ -497,7 +497,7 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
             for (const auto& r : res) m[unscalable(r) ? assertions::verdict::pass : r.v]++;
             const bool all = m[assertions::verdict::pass] == static_cast<int>(res.size());
             ok = ok && all;
-            std::printf("  %-20s %s (%d pass of %zu)\n", v.size() > 20 ? "all together" : v.c_str(),
+            std::printf("  %-20s %s (%d pass of %zu)\n", label.c_str(),
                         all ? "passed" : "FAILED", m[assertions::verdict::pass], res.size());
             for (const auto& r : res)
                 if (r.v != assertions::verdict::pass && !unscalable(r))
