@@ -116,7 +116,9 @@ struct variant_info {
     std::string_view description;
 };
 const std::vector<variant_info>& variant_profiles();
-// "NAME[+NAME...]" as a set (bit i: variant i); "none" is the empty set.
+// A variant's bit in a set of them (config::variants).
+constexpr std::uint32_t variant_bit(variant v) { return 1u << static_cast<unsigned>(v); }
+// "NAME[+NAME...]" as a set (variant_bit each); "none" is the empty set.
 core::result<std::uint32_t> variants_by_name(std::string_view names);
 std::string variants_text(std::uint32_t set);
 
@@ -168,7 +170,7 @@ struct config {
 // Whether the endpoint runs bug profile b (the reference when bug::none).
 inline bool has(const config& cfg, bug b) { return cfg.bug_profile == b; }
 // Whether the endpoint makes conforming variant v's choice.
-inline bool has(const config& cfg, variant v) { return (cfg.variants >> static_cast<unsigned>(v)) & 1u; }
+inline bool has(const config& cfg, variant v) { return (cfg.variants & variant_bit(v)) != 0; }
 
 // The parameters plans (`dut:`, `peer:`) and the agent protocol's `configure`
 // set by name, declared once (issue 23 item 1): config_set checks a value

@@ -52,10 +52,11 @@ frame_spec endpoint::impl::base(endpoint& e, const connection& c, opcode op, std
 }
 
 void endpoint::impl::send(endpoint& e, const frame_spec& s) {
+    const bool df_clear = e.cfg_.bug_profile == bug::df_clear && s.ip_version == 4;
     const bool ip_fields = has(e.cfg_, variant::ip_fields), vlan = has(e.cfg_, variant::vlan);
-    if ((e.cfg_.bug_profile == bug::df_clear && s.ip_version == 4) || ip_fields || vlan) {
+    if (df_clear || ip_fields || vlan) {
         frame_spec t = s;
-        if (e.cfg_.bug_profile == bug::df_clear && s.ip_version == 4) {
+        if (df_clear) {
             t.ipv4.df = false;  // MR-HDR-6 broken: DF clear, the Identification a host stack would give
             if (++e.ip_id_ == 0) e.ip_id_ = 1;
             t.ipv4.identification = e.ip_id_;

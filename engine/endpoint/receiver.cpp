@@ -322,14 +322,19 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
     const std::uint32_t total = send_op ? f.seth.msg_len : f.reth.dma_len;
     const auto len = static_cast<std::uint32_t>(f.payload_size());
     const bool som = m.flags & k_flag_som, eom = m.flags & k_flag_eom;
+    // A NAK or RNR the packet draws, and its ACK if one is due now: the
+    // answer first (the reference), or the ACK first (variant ack-first, D153).
+    auto answer_and_ack = [&](bool gap, auto&& answer) {
+        if (has(cfg, variant::ack_first)) ack_policy(gap);
+        answer();
+        if (!has(cfg, variant::ack_first)) ack_policy(gap);
+    };
     auto fail_with = [&](nak_code code) {
         const bool gap = mark_received();  // NAK outcomes: the PPSN is acknowledged
         auto& im = c.inbox[key];
         im.failed = true;  // nothing of the message completes
         c.rejections.erase(key);
-        if (has(cfg, variant::ack_first)) ack_policy(gap);  // D153: the ACK (if one is due now) before the NAK
-        send_nak(e, c.remote_id, f, static_cast<std::uint8_t>(code));
-        if (!has(cfg, variant::ack_first)) ack_policy(gap);
+        answer_and_ack(gap, [&] { send_nak(e, c.remote_id, f, static_cast<std::uint8_t>(code)); });
         deliver(e, c, m.stream_id, m.stream_seq, has(cfg, bug::stream_order));
     };
 
@@ -377,15 +382,12 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
                 if (c.rnr_count == 0) c.rnr_count = 1;  // RnrSeq skips 0
                 kept.push_back({m.attempt, c.rnr_count, ppsn, m.path_id, m.path_epoch, m.tag, f.udp.sport});
             }
-            const rejection rj = kept.back();  // `kept` is a reference into c.rejections: the RNR gets a copy
-            if (late_count) return send_rnr(e, c, m.stream_id, m.stream_seq, rj);
-            if (!has(cfg, variant::ack_first)) {
-                if (fresh) send_rnr(e, c, m.stream_id, m.stream_seq, rj);
-                return ack_policy(mark_received());  // acknowledged and discarded
-            }
-            ack_policy(mark_received());  // D153: the ACK (if one is due now) before the RNR
-            if (fresh) send_rnr(e, c, m.stream_id, m.stream_seq, rj);
-            return;
+            if (late_count) return send_rnr(e, c, m.stream_id, m.stream_seq, kept.back());
+            // Acknowledged and discarded (marking it sends nothing, so the RNR
+            // still leaves first unless ack-first).
+            return answer_and_ack(mark_received(), [&] {
+                if (fresh) send_rnr(e, c, m.stream_id, m.stream_seq, kept.back());
+            });
         }
         const auto& rv = list[f.seth.recv_idx];
         if (total > rv.len) return fail_with(nak_code::invalid_request);

@@ -50,7 +50,7 @@ core::result<std::uint32_t> variants_by_name(std::string_view names) {
         bool found = false;
         for (const auto& v : variant_profiles())
             if (v.name == one) {
-                set |= 1u << static_cast<unsigned>(v.id);
+                set |= variant_bit(v.id);
                 found = true;
             }
         if (!found) {
@@ -69,7 +69,7 @@ core::result<std::uint32_t> variants_by_name(std::string_view names) {
 std::string variants_text(std::uint32_t set) {
     std::string out;
     for (const auto& v : variant_profiles())
-        if ((set >> static_cast<unsigned>(v.id)) & 1u) out += (out.empty() ? "" : "+") + std::string(v.name);
+        if (set & variant_bit(v.id)) out += (out.empty() ? "" : "+") + std::string(v.name);
     return out.empty() ? "none" : out;
 }
 

@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
             return 2;
         }
         variants = *v;
-        if (variants & (1u << static_cast<unsigned>(endpoint::variant::vlan))) {
+        if (variants & endpoint::variant_bit(endpoint::variant::vlan)) {
             // A socket (or this DPDK port's peer) takes untagged frames: on a
             // wire the VLAN is the interface's, not the DUT's frames'.
             std::cerr << "mrct-refnic: --variant vlan: tagged frames cannot leave by a UDP socket or reach the engine's; "

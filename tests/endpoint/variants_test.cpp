@@ -18,7 +18,7 @@ namespace {
 ep::config with(std::initializer_list<ep::variant> vs, unsigned paths = 8) {
     ep::config c;
     c.num_paths = paths;
-    for (auto v : vs) c.variants |= 1u << static_cast<unsigned>(v);
+    for (auto v : vs) c.variants |= ep::variant_bit(v);
     return c;
 }
 
@@ -47,7 +47,7 @@ TEST_CASE("variant names parse, combine with +, and refuse the unknown") {
     for (const auto& v : ep::variant_profiles()) {
         auto s = ep::variants_by_name(v.name);
         REQUIRE(s.ok());
-        CHECK(*s == 1u << static_cast<unsigned>(v.id));
+        CHECK(*s == ep::variant_bit(v.id));
         CHECK(ep::variants_text(*s) == v.name);
     }
     auto both = ep::variants_by_name("ack-each+path-random");
