@@ -57,8 +57,8 @@ def main():
                     help="which cases keep their capture in WORKDIR/i/pcap (mrct run --capture; default fail)")
     ap.add_argument("--bug", default=None, help="a bug profile of mrct-refnic (default: the reference)")
     ap.add_argument("--variant", default=None,
-                    help="conforming variant(s) of mrct-refnic, NAME[+NAME...] (mrct docs variants): every case must "
-                         "pass or be inconclusive, as against the reference")
+                    help="conforming variant(s) of mrct-refnic, NAME[+NAME...] (mrct docs variants); a conforming DUT: "
+                         "expect the reference's verdicts (the counts printed show them)")
     ap.add_argument("--n", type=int, default=10, help="runs (default 10)")
     ap.add_argument("--build", default=os.path.join(root, "build"))
     ap.add_argument("--plan", default=os.path.join(root, "testplans", "metaroce-1.2", "plan.yaml"))
