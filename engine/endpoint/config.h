@@ -106,9 +106,19 @@ enum class variant : std::uint8_t {
     grant_over,   // receiver: grants 108 % of the fair share (MR-GR-3's +-10 %)
     wrap_soon,    // both: initial PPSNs among the last 256 before the 24-bit wrap, connection IDs among the top 256
     ackreq_each,  // sender: sets BTH AckReq on every data packet
+    reset_next,   // sender: a PATH_RESET restarts the path at its next PPSN (D22 leaves the value to the sender)
+    nak_psn,      // receiver: BTH.PSN of a NAK or RNR is the PPSN it answers (D25: the model defines it for data and ACK only)
+    port_reuse,   // sender: a moved path goes back to its port before last when no other path holds it (MR-PATH-1/4)
+    timer_tick,   // both: timers on a k_timer_tick grid, as hardware keeps them: not-before timers round up, the ACK interval down
+    pace_under,   // sender: paces at k_pace_under of the latest grant (MR-GR-2 bounds the rate from above only)
 };
 // How long variant close-late waits before its first CLOSE.
 inline constexpr core::nanos k_close_late = std::chrono::microseconds(200);
+// Variant timer-tick's grid (4.096 us, InfiniBand's timeout unit), from the
+// endpoint's time origin.
+inline constexpr core::nanos k_timer_tick{4096};
+// Variant pace-under's share of the grant.
+inline constexpr double k_pace_under = 0.9;
 struct variant_info {
     variant id;
     std::string_view name;

@@ -88,6 +88,7 @@ struct alignas(64) path_tx {
     bool has_rtt = false;          // RFC 6298, with srtt .. moves_counter
     nanos srtt{0}, rttvar{0}, rto{0};
     std::uint16_t port = 0;
+    std::uint16_t prev_port = 0;   // the port before the last move (0: none; variant port-reuse)
     std::uint8_t epoch = 0;
     std::uint32_t next_ppsn = 0;   // next PPSN to assign
     std::uint32_t base_ppsn = 0;   // lowest PPSN still tracked (== CumAck seen)

@@ -112,6 +112,25 @@ std::uint16_t endpoint::impl::new_port(endpoint& e, const connection& c, std::ui
     }
 }
 
+nanos endpoint::impl::fire_at(endpoint& e, nanos t, bool deadline) {
+    if (!has(e.cfg_, variant::timer_tick)) return t;
+    const std::int64_t k = k_timer_tick.count(), n = t.count();
+    const std::int64_t down = n - ((n % k) + k) % k;
+    if (deadline) return std::max(e.s_.now(), nanos{down});
+    return nanos{down == n ? n : down + k};
+}
+
+void endpoint::impl::move_port(endpoint& e, const connection& c, path_tx& t) {
+    const std::uint16_t before = t.port;
+    // Variant port-reuse: back to the port before last, when no other path
+    // holds it (MR-PATH-1 asks only that it differ from the previous one and
+    // from every other active path's; a failed path's counts as held).
+    bool back = has(e.cfg_, variant::port_reuse) && t.prev_port != 0 && t.prev_port != before;
+    for (const auto& o : c.tx) back &= &o == &t || o.port != t.prev_port;
+    t.port = back ? t.prev_port : new_port(e, c, before);
+    t.prev_port = before;
+}
+
 // §2: CTRL not tied to a packet leaves from the lowest-numbered path in service.
 std::uint16_t endpoint::impl::ctrl_port(const connection& c) {
     for (const auto& t : c.tx)
@@ -177,12 +196,12 @@ void endpoint::impl::try_close(endpoint& e, connection& c, bool on_ack) {
     connection* self = &c;
     if (has(e.cfg_, variant::close_late) && !c.close_waited) {  // D153: housekeeping before the first CLOSE
         c.close_waited = true;
-        c.ctrl_timer->arm_in(k_close_late, [&e, self] { try_close(e, *self); });
+        impl::arm_in(e, *c.ctrl_timer, k_close_late, [&e, self] { try_close(e, *self); });
         return;
     }
     if (c.ctrl_tries++ >= e.cfg_.retry_limit) return fail_connection(e, c);
     send_ctrl(e, c, ctrl_type::close, {}, c.remote_id, ctrl_port(c));
-    c.ctrl_timer->arm_in(ctrl_interval(e, c), [&e, self] { try_close(e, *self); });
+    impl::arm_in(e, *c.ctrl_timer, ctrl_interval(e, c), [&e, self] { try_close(e, *self); });
 }
 
 std::uint32_t endpoint::register_mr(std::size_t len) {
@@ -368,7 +387,7 @@ core::status endpoint::move_port(std::uint32_t conn, unsigned path) {
     auto& c = *it->second;
     if (path >= c.tx.size()) return core::error{"move_port: no path " + std::to_string(path)};
     auto& t = c.tx[path];
-    t.port = impl::new_port(*this, c, t.port);
+    impl::move_port(*this, c, t);
     t.epoch = static_cast<std::uint8_t>((t.epoch + 1) & 0xF);
     t.st.moves++;
     return core::ok_status();
@@ -497,7 +516,7 @@ void endpoint::impl::send_connect(endpoint& e, connection& c) {
                tlv::mtu(static_cast<std::uint16_t>(c.mtu)), tlv::initial_ppsn(c.my_initial_ppsn)},
               k_listener_qp, ctrl_port(c));
     connection* cp = &c;
-    c.ctrl_timer->arm_in(ctrl_interval(e, c), [&e, cp] { send_connect(e, *cp); });
+    impl::arm_in(e, *c.ctrl_timer, ctrl_interval(e, c), [&e, cp] { send_connect(e, *cp); });
 }
 
 void endpoint::impl::fail_connection(endpoint& e, connection& c) {

@@ -14,7 +14,18 @@ struct endpoint::impl {
     static void send_pause(endpoint& e);  // bug pause-frames
     static void transmit(endpoint& e);    // the frame in e.scratch_, to the wire
     static std::uint16_t new_port(endpoint& e, const connection& c, std::uint16_t avoid);
+    // Moves path t off its port (MR-PATH-1/4); PathEpoch is the caller's.
+    static void move_port(endpoint& e, const connection& c, path_tx& t);
     static std::uint16_t ctrl_port(const connection& c);
+    // When a timer due at `t` fires: at `t`, or with variant timer-tick at
+    // the first tick of k_timer_tick's grid at or after it; a `deadline` (an
+    // upper bound: the ACK interval) at the last tick at or before it, not
+    // before now.
+    static nanos fire_at(endpoint& e, nanos t, bool deadline = false);
+    // Arms a not-before timer `d` from now (at fire_at's time).
+    static void arm_in(endpoint& e, sim::timer& t, nanos d, sim::callback cb) {
+        t.arm_at(fire_at(e, e.s_.now() + d), std::move(cb));
+    }
     static std::uint32_t new_conn_id(endpoint& e);
     static core::rng& rng(endpoint& e) { return e.rng_; }
     // control (endpoint.cpp)

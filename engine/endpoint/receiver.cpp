@@ -155,6 +155,7 @@ void send_rnr(endpoint& e, connection& c, std::uint16_t stream, std::uint32_t se
     auto s = impl::base(e, c, opcode::rnr, rj.sport);
     s.rnrh = wire::rnrh{1, static_cast<std::uint8_t>(rj.epoch & 0xF), static_cast<std::uint8_t>(e.cfg().rnr_timer_code & 0x1F),
                         0, rj.path, rj.attempt, 0, ppsn32::of(rj.ppsn), stream, rj.tag, seq, rj.rnr_seq, 0};
+    if (has(e.cfg(), variant::nak_psn)) s.bth.psn = rj.ppsn;  // D25: 0 in the reference
     impl::send(e, s);
     ++e.stats_mut().rnrs_sent;
 }
@@ -212,6 +213,7 @@ void endpoint::impl::send_nak(endpoint& e, std::uint32_t dest_qp, const frame& f
     s.bth.dest_qp = dest_qp;
     s.nakh = wire::nakh{1, static_cast<std::uint8_t>(f.mrh.path_epoch & 0xF), code, f.mrh.path_id, 0,
                         ppsn32::of(f.bth.psn), f.mrh.stream_id, f.mrh.tag, f.mrh.stream_seq};
+    if (has(e.cfg(), variant::nak_psn)) s.bth.psn = f.bth.psn;  // D25: 0 in the reference
     send(e, s);
     ++e.c_.naks_sent;
 }
@@ -284,7 +286,9 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
             // stamp in real time; now in virtual time), as RTT samples and
             // RNR pauses do (D80): a frame that waited in the socket while a
             // userspace DUT worked elsewhere is not acknowledged later for it.
-            r.ack_timer->arm_at(std::max(e.sched().now(), e.arrival() + cfg.ack_delay), [&e, self, p] {
+            // Variant timer-tick: the last tick at or before the interval's end.
+            const nanos due = impl::fire_at(e, std::max(e.sched().now(), e.arrival() + cfg.ack_delay), true);
+            r.ack_timer->arm_at(due, [&e, self, p] {
                 // D53: the latest packet on the path is the trigger; no ECE.
                 // Variant trig-first: the run's first packet.
                 auto& rr = self->rx[p];

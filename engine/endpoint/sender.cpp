@@ -132,7 +132,7 @@ void arm_rto(endpoint& e, connection& c, unsigned p) {
     }
     auto& t = c.tx[p];
     t.rto = current_rto(t, cfg);
-    t.rto_timer->arm_in(t.rto, [&e, cp, p] { on_rto(e, *cp, p); });
+    impl::arm_in(e, *t.rto_timer, t.rto, [&e, cp, p] { on_rto(e, *cp, p); });
 }
 
 bool any_inflight(const connection& c) {
@@ -213,7 +213,7 @@ void carry_out_expiry(endpoint& e, connection& c, unsigned p, bool move) {
     t.st.rto_expiries++;
     e.stats_mut().rto_retransmits++;
     if (!move) return;
-    t.port = impl::new_port(e, c, t.port);
+    impl::move_port(e, c, t);
     if (!has(e.cfg(), bug::no_epoch_bump)) t.epoch = (t.epoch + 1) & 0xF;
     t.st.moves++;
 }
@@ -252,7 +252,8 @@ resent resend_oldest(endpoint& e, connection& c, unsigned p, bool restart, bool 
 // Advances the pacer by the frame just sent (MR-GR-2): rates count IP bytes,
 // IP header through ICRC, at the latest grant.
 void charge_pacer(endpoint& e, connection& c, nanos now) {
-    const double rate = c.grant * static_cast<double>(k_grant_unit_bps);
+    const double share = has(e.cfg(), variant::pace_under) ? k_pace_under : 1.0;
+    const double rate = c.grant * static_cast<double>(k_grant_unit_bps) * share;
     const double bytes = static_cast<double>(e.last_frame_size() - k_eth_len);
     c.next_pace = std::max(now, c.next_pace) + nanos{static_cast<std::int64_t>(std::ceil(bytes * 8e9 / rate))};
 }
@@ -336,7 +337,7 @@ void send_path_reset(endpoint& e, connection& c, unsigned p) {
                     {tlv::path_id(static_cast<std::uint8_t>(p)), tlv::initial_ppsn({t.reset_ppsn})}, c.remote_id,
                     impl::ctrl_port(c));
     connection* cp = &c;
-    t.reset_timer->arm_in(impl::ctrl_interval(e, c), [&e, cp, p] { send_path_reset(e, *cp, p); });
+    impl::arm_in(e, *t.reset_timer, impl::ctrl_interval(e, c), [&e, cp, p] { send_path_reset(e, *cp, p); });
 }
 
 void send_probe(endpoint& e, connection& c, unsigned p) {
@@ -348,7 +349,7 @@ void send_probe(endpoint& e, connection& c, unsigned p) {
     impl::send_ctrl(e, c, ctrl_type::probe, {tlv::path_id(static_cast<std::uint8_t>(p)), tlv::nonce(nonce)}, c.remote_id,
                     t.port);
     connection* cp = &c;
-    t.probe_timer->arm_in(e.cfg().rto_max, [&e, cp, p] { send_probe(e, *cp, p); });
+    impl::arm_in(e, *t.probe_timer, e.cfg().rto_max, [&e, cp, p] { send_probe(e, *cp, p); });
 }
 }  // namespace
 
@@ -372,13 +373,16 @@ void fail_path(endpoint& e, connection& c, unsigned p) {
     t.inflight = 0;
     t.base_ppsn = t.next_ppsn;
     c.resend.insert(c.resend.begin(), again.begin(), again.end());
-    t.reset_ppsn = static_cast<std::uint32_t>((t.next_ppsn + 0x10000 + (e.sched().now().count() & 0xFFFF)) & 0xFFFFFF);
+    // D22: the restart PPSN is the sender's; variant reset-next continues the sequence.
+    t.reset_ppsn = has(e.cfg(), variant::reset_next)
+                       ? t.next_ppsn
+                       : static_cast<std::uint32_t>((t.next_ppsn + 0x10000 + (e.sched().now().count() & 0xFFFF)) & 0xFFFFFF);
     t.reset_acked = t.probe_ok = false;
     t.reset_tries = 0;
     t.probe_nonces.clear();
     send_path_reset(e, c, p);
     connection* cp = &c;
-    t.probe_timer->arm_in(e.cfg().rto_max, [&e, cp, p] { send_probe(e, *cp, p); });
+    impl::arm_in(e, *t.probe_timer, e.cfg().rto_max, [&e, cp, p] { send_probe(e, *cp, p); });
     impl::pump(e, c);
 }
 
@@ -824,7 +828,8 @@ void endpoint::impl::on_rnr(endpoint& e, connection& c, const frame& f) {
     }
     if (paused && !c.hw) {
         // MR-RNR-2: pause only this tag, until the latest-ending timer on it.
-        const nanos until = e.arrival() + rnr_timer_duration(r.timer_code);  // from its arrival (D80)
+        // From its arrival (D80); variant timer-tick: the tick at or after it.
+        const nanos until = impl::fire_at(e, e.arrival() + rnr_timer_duration(r.timer_code));
         const bool all = has(cfg, bug::rnr_pauses_all);
         nanos& slot = all ? c.all_paused_until : c.tag_paused_until[m->tag];
         slot = std::max(slot, until);
@@ -847,7 +852,7 @@ void endpoint::impl::send_rnr_query(endpoint& e, connection& c) {
     ++e.stats_mut().rnr_queries;
     send_ctrl(e, c, ctrl_type::rnr_query, {}, c.remote_id, ctrl_port(c));
     connection* cp = &c;
-    c.rnr_query_timer->arm_in(ctrl_interval(e, c), [&e, cp] { send_rnr_query(e, *cp); });
+    impl::arm_in(e, *c.rnr_query_timer, ctrl_interval(e, c), [&e, cp] { send_rnr_query(e, *cp); });
 }
 
 void endpoint::impl::on_rnr_sync(endpoint& e, connection& c, std::uint16_t count) {

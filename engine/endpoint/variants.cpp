@@ -36,6 +36,21 @@ const std::vector<variant_info>& variant_profiles() {
          "connection IDs among the top 256 below the listener's 0xFFFFFF"},
         {variant::ackreq_each, "ackreq-each", "MR-SACK-2",
          "the sender sets BTH AckReq on every data packet: the receiver answers each at once"},
+        {variant::reset_next, "reset-next", "MR-PATH-7, D22",
+         "a failed path's PATH_RESET restarts it at the path's next PPSN, continuing its sequence (the reference jumps "
+         "ahead by 65536 and more)"},
+        {variant::nak_psn, "nak-psn", "§2 BTH.PSN, D25",
+         "BTH.PSN of a NAK or RNR carries the PPSN it answers (the reference sends 0: the model defines BTH.PSN for "
+         "data and ACK only)"},
+        {variant::port_reuse, "port-reuse", "MR-PATH-1, MR-PATH-4",
+         "a path moved off its port goes back to the port it had before that one when no other path holds it (the "
+         "clause asks only that it differ from the previous port and the other paths')"},
+        {variant::timer_tick, "timer-tick", "MR-RTO-3, MR-RNR-2, §5 ACK interval",
+         "every timer on a 4.096 us grid, as hardware keeps them: the retransmission, RNR, CTRL and PROBE timers fire "
+         "at the first tick at or after their time, the ACK interval at the last tick at or before it"},
+        {variant::pace_under, "pace-under", "MR-GR-2",
+         "the sender paces at 90 % of the latest grant (a grant is a ceiling, the clause bounds the rate from above "
+         "only)"},
     };
     return k_variants;
 }

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <set>
 
+#include "core/serial.h"
 #include "harness.h"
+#include "wire/ctrl.h"
 
 using namespace mrct;
 using namespace mrct::test;
@@ -37,6 +39,18 @@ std::unique_ptr<pair_rig> write_run(const ep::config& ca, const ep::config& cb, 
     REQUIRE(r->a->post_write(r->conn_a, 0, pattern(bytes), r->b->mr_va(rk), rk, 1).ok());
     r->run_for(5ms);
     REQUIRE(r->a->poll().size() == 1);
+    return r;
+}
+
+// A's one-packet post to B (AckReq: its last packet) that B answers with
+// an RNR (`send`: a SEND to a tag with no receive) or a NAK 0x02 (a WRITE
+// past the region's end); run for 100 us.
+std::unique_ptr<pair_rig> answered_post(const ep::config& cb, bool send) {
+    auto r = std::make_unique<pair_rig>(fabric::fabric_config{}, with({}, 1), cb);
+    auto rk = r->b->register_mr(4096);
+    if (send) REQUIRE(r->a->post_send(r->conn_a, 0, 5, pattern(1000), 1).ok());
+    else REQUIRE(r->a->post_write(r->conn_a, 0, pattern(1000), r->b->mr_va(rk) + 4000, rk, 1).ok());
+    r->run_for(100us);
     return r;
 }
 
@@ -276,17 +290,11 @@ TEST_CASE("close-late: the first CLOSE waits after everything is acknowledged") 
 TEST_CASE("ack-first: the ACK a packet draws at once leaves before its RNR or NAK") {
     constexpr auto k_rnr = static_cast<std::uint8_t>(wire::opcode::rnr);
     constexpr auto k_nak = static_cast<std::uint8_t>(wire::opcode::nak);
-    // The opcodes of B's frames to A, in order, after A's one-packet post
-    // (AckReq: its last packet): a SEND to a tag with no receive (RNR), or a
-    // WRITE past the region's end (NAK 0x02).
+    // The opcodes of B's frames to A, in order, after answered_post's.
     auto order = [&](const ep::config& cb, bool send) {
-        pair_rig r({}, with({}, 1), cb);
-        auto rk = r.b->register_mr(4096);
-        if (send) REQUIRE(r.a->post_send(r.conn_a, 0, 5, pattern(1000), 1).ok());
-        else REQUIRE(r.a->post_write(r.conn_a, 0, pattern(1000), r.b->mr_va(rk) + 4000, rk, 1).ok());
-        r.run_for(100us);
+        auto r = answered_post(cb, send);
         std::vector<std::uint8_t> out;
-        for (const auto& t : r.tap)
+        for (const auto& t : r->tap)
             if (t.dir == direction::b_to_a) {
                 const auto op = t.f().bth.opcode;
                 if (op == k_ack || op == k_rnr || op == k_nak) out.push_back(op);
@@ -299,4 +307,169 @@ TEST_CASE("ack-first: the ACK a packet draws at once leaves before its RNR or NA
     CHECK(order(with({ep::variant::ack_first}, 1), true) == std::vector<std::uint8_t>{k_ack, k_rnr, k_rnr});
     CHECK(order(with({}, 1), false) == std::vector<std::uint8_t>{k_nak, k_ack});
     CHECK(order(with({ep::variant::ack_first}, 1), false) == std::vector<std::uint8_t>{k_ack, k_nak});
+}
+
+namespace {
+
+// A's 4 MiB WRITE to B while every route drops path 3's data after its first
+// 40 packets, whatever port it moves to (CTRL passes): path 3 expires four
+// times, moves twice and fails; run long enough for PROBE and PATH_RESET_ACK
+// to bring it back (RTO max, 100 ms).
+std::unique_ptr<pair_rig> path3_fails(const ep::config& ca) {
+    fabric::fabric_config fc;
+    fc.default_stages = {{"delay", {{"delay", "2us"}}},
+                         {"match_drop", {{"opcode", "WRITE"}, {"path_id", "3"}, {"count", "0"}}}};
+    fc.path_stages_ab[3] = {{"delay", {{"delay", "2us"}}},
+                            {"match_drop", {{"opcode", "WRITE"}, {"path_id", "3"}, {"skip", "40"}, {"count", "0"}}}};
+    auto r = std::make_unique<pair_rig>(fc, ca);
+    auto rk = r->b->register_mr(4 << 20);
+    REQUIRE(r->a->post_write(r->conn_a, 0, pattern(4 << 20), r->b->mr_va(rk), rk, 1).ok());
+    r->run_for(150ms);
+    const auto wc = r->a->poll();
+    REQUIRE(wc.size() == 1);
+    CHECK(wc[0].status == ep::wc_status::success);
+    const auto p3 = r->a->path_info(r->conn_a)[3];
+    CHECK(p3.moves == 2);
+    CHECK_FALSE(p3.failed);  // back in service
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("reset-next: a failed path's PATH_RESET continues its PPSN sequence") {
+    auto reset_ppsn = [](const ep::config& ca) {
+        auto r = path3_fails(ca);
+        std::optional<std::uint32_t> initial, next;
+        for (const auto& t : r->tap) {
+            if (t.dir != direction::a_to_b) continue;
+            const auto& f = t.f();
+            if (f.bth.opcode == k_write && f.mrh.path_id == 3 && !initial)
+                next = next && core::psn24::lt(f.bth.psn, *next) ? *next : core::psn24::add(f.bth.psn, 1);
+            if (f.bth.opcode == static_cast<std::uint8_t>(wire::opcode::ctrl) &&
+                f.ctrlh.type == static_cast<std::uint8_t>(wire::ctrl_type::path_reset) && !initial) {
+                const auto tlvs = wire::read_ctrl_tlvs(f.tlvs);
+                REQUIRE(tlvs.initial_ppsn);
+                initial = tlvs.initial_ppsn->front();
+            }
+        }
+        REQUIRE(initial);
+        REQUIRE(next);
+        return std::make_pair(*initial, *next);  // the reset's PPSN, and one past the highest sent before it
+    };
+    const auto [ref, ref_next] = reset_ppsn(with({}));
+    CHECK(ref != ref_next);
+    const auto [var, var_next] = reset_ppsn(with({ep::variant::reset_next}));
+    CHECK(var == var_next);
+}
+
+TEST_CASE("port-reuse: a path moved twice goes back to its first port") {
+    auto ports = [](const ep::config& ca) {
+        auto r = path3_fails(ca);
+        // Path 3's ports in order of use: its data, then its PROBEs (which
+        // leave from the port the failing expiry moved it to, §2).
+        std::vector<std::uint16_t> seen;
+        for (const auto& t : r->tap) {
+            if (t.dir != direction::a_to_b) continue;
+            const auto& f = t.f();
+            const bool probe = f.bth.opcode == static_cast<std::uint8_t>(wire::opcode::ctrl) &&
+                               f.ctrlh.type == static_cast<std::uint8_t>(wire::ctrl_type::probe) &&
+                               wire::read_ctrl_tlvs(f.tlvs).path_id == 3;
+            if ((probe || (f.bth.opcode == k_write && f.mrh.path_id == 3)) && (seen.empty() || seen.back() != f.udp.sport))
+                seen.push_back(f.udp.sport);
+        }
+        return seen;
+    };
+    const auto ref = ports(with({}));
+    REQUIRE(ref.size() >= 3);
+    CHECK(ref[2] != ref[0]);
+    const auto var = ports(with({ep::variant::port_reuse}));
+    REQUIRE(var.size() >= 3);
+    CHECK(var[1] != var[0]);
+    CHECK(var[2] == var[0]);  // back to the port before last: no other path holds it
+}
+
+TEST_CASE("nak-psn: a NAK's and an RNR's BTH.PSN carry the PPSN they answer") {
+    constexpr auto k_rnr = static_cast<std::uint8_t>(wire::opcode::rnr);
+    constexpr auto k_nak = static_cast<std::uint8_t>(wire::opcode::nak);
+    // answered_post's RNR (send) or NAK, against the packet it answers.
+    auto psns = [&](const ep::config& cb, bool send) {
+        auto r = answered_post(cb, send);
+        const auto data = r->frames(direction::a_to_b, send ? static_cast<std::uint8_t>(wire::opcode::send) : k_write);
+        const auto answers = r->frames(direction::b_to_a, send ? k_rnr : k_nak);
+        REQUIRE_FALSE(data.empty());
+        REQUIRE_FALSE(answers.empty());
+        const auto& a = answers.front().f();
+        CHECK((send ? a.rnrh.ppsn.raw : a.nakh.nak_ppsn.raw) == data.front().f().bth.psn);  // the answered packet
+        return std::make_pair(a.bth.psn, data.front().f().bth.psn);
+    };
+    for (bool send : {true, false}) {
+        CHECK(psns(with({}, 1), send).first == 0);
+        const auto [bth, ppsn] = psns(with({ep::variant::nak_psn}, 1), send);
+        CHECK(ppsn != 0);
+        CHECK(bth == ppsn);
+    }
+}
+
+TEST_CASE("timer-tick: not-before timers fire on the next tick, the ACK interval on the last") {
+    constexpr auto tick = ep::k_timer_tick.count();
+    // RTO: one path that drops every data packet; no ACK, so no pacing. The
+    // first expiry resends rto_initial after the first send, on the grid
+    // with the variant.
+    auto first_resend = [](const ep::config& ca) {
+        fabric::fabric_config fc;
+        fc.path_stages_ab[0] = {{"delay", {{"delay", "1234ns"}}}, {"blackhole", {{"fail_at", "0"}, {"restore_at", "never"}}}};
+        pair_rig r(fc, ca, with({}, 1));
+        r.run_for(37us);  // set-up off the grid
+        auto rk = r.b->register_mr(4096);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(4096), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(3ms);
+        const auto data = r.frames(direction::a_to_b, k_write);
+        REQUIRE(data.size() >= 2);
+        return std::make_pair(data[0].t, data[1].t);
+    };
+    const auto [ref0, ref1] = first_resend(with({}, 1));
+    CHECK(ref1 - ref0 == 1ms);
+    const auto [var0, var1] = first_resend(with({ep::variant::timer_tick}, 1));
+    CHECK(var1.count() % tick == 0);
+    CHECK(var1 - var0 >= 1ms);
+    CHECK(var1 - var0 < 1ms + ep::k_timer_tick);
+    CHECK(var0.count() % tick != 0);  // the send itself is not on the grid: the test is not vacuous
+
+    // ACK interval: three packets without AckReq; the interval's ACK leaves
+    // 20 us after the first arrives (reference), at the last tick before it
+    // (variant).
+    auto ack_after_first = [](const ep::config& cb) {
+        auto r = write_run(with({ep::variant::ackreq_none}, 1), cb, 3 * 4096);
+        const auto data = r->frames(direction::a_to_b, k_write);
+        const auto acks = r->frames(direction::b_to_a, k_ack);
+        REQUIRE(acks.size() == 1);
+        return std::make_pair(acks[0].t - (data[0].t + 2us), acks[0].t);  // from the first packet's arrival (2 us on)
+    };
+    CHECK(ack_after_first(with({}, 1)).first == 20us);
+    const auto [wait, at] = ack_after_first(with({ep::variant::timer_tick}, 1));
+    CHECK(at.count() % tick == 0);
+    CHECK(wait <= 20us);
+    CHECK(wait > 20us - ep::k_timer_tick);
+}
+
+TEST_CASE("pace-under: the sender paces at 90 % of its grant") {
+    // B grants 10 Gb/s; A's 2 MiB after the first ACK leave at 9 Gb/s.
+    auto rate = [](const ep::config& ca) {
+        auto cb = with({});
+        cb.inbound_rate_bps = 10e9;
+        auto r = write_run(ca, cb, 2 << 20);
+        const auto acks = r->frames(direction::b_to_a, k_ack);
+        REQUIRE_FALSE(acks.empty());
+        double bytes = 0;
+        core::nanos first{-1}, last{0};
+        for (const auto& t : r->frames(direction::a_to_b, k_write))
+            if (t.t > acks.front().t) {
+                if (first.count() < 0) first = t.t;
+                else bytes += static_cast<double>(t.bytes.size() - 14);  // IP bytes after the first
+                last = t.t;
+            }
+        return bytes * 8 / static_cast<double>((last - first).count());  // Gb/s
+    };
+    CHECK(rate(with({})) == Approx(10.0).epsilon(0.01));
+    CHECK(rate(with({ep::variant::pace_under})) == Approx(9.0).epsilon(0.01));
 }
