@@ -598,8 +598,18 @@ outcome naks(const context& c) {
         }
     const auto at_least = static_cast<std::size_t>(c.integer("at_least"));
     const std::string what = code < 0 ? std::string("NAKs") : "NAK " + std::string(nak_code_name(static_cast<std::uint8_t>(code)));
+    // Too few: how long the DUT had for its answer (D155: the case's settle
+    // after its work, in real time stretched by the holds seen in it; in
+    // virtual time until nothing was left to happen, timers included).
+    std::optional<nanos> last_in;
+    for (const auto& r : c.tr().frames)
+        if (r.reached_dut()) last_in = r.t;
+    std::string waited;
+    if (last_in && c.tr().end >= *last_in)
+        waited = (c.tr().timing.realtime ? " by the case's end, " : " by the case's end (nothing left to happen), ") +
+                 fmt_time(c.tr().end - *last_in) + " after the last frame the DUT received";
     if (hits.size() < at_least)
-        return fail("the DUT sent " + std::to_string(hits.size()) + " " + what, ">= " + std::to_string(at_least),
+        return fail("the DUT sent " + std::to_string(hits.size()) + " " + what + waited, ">= " + std::to_string(at_least),
                     std::to_string(hits.size()) + (other.empty() ? "" : " (other NAK codes: " + frames_list(other) + ")"), other);
     if (c.has("at_most") && hits.size() > static_cast<std::size_t>(c.integer("at_most")))
         return fail("the DUT sent " + std::to_string(hits.size()) + " " + what, "<= " + c.str("at_most"),

@@ -111,6 +111,7 @@ enum class variant : std::uint8_t {
     port_reuse,   // sender: a moved path goes back to its port before last when no other path holds it (MR-PATH-1/4)
     timer_tick,   // both: timers on a k_timer_tick grid, as hardware keeps them: not-before timers round up, the ACK interval down
     pace_under,   // sender: paces at k_pace_under of the latest grant (MR-GR-2 bounds the rate from above only)
+    answer_late,  // receiver: NAKs and RNRs leave k_answer_late after the packet, as from a firmware slow path
 };
 // How long variant close-late waits before its first CLOSE.
 inline constexpr core::nanos k_close_late = std::chrono::microseconds(200);
@@ -119,6 +120,8 @@ inline constexpr core::nanos k_close_late = std::chrono::microseconds(200);
 inline constexpr core::nanos k_timer_tick{4096};
 // Variant pace-under's share of the grant.
 inline constexpr double k_pace_under = 0.9;
+// How long variant answer-late's NAKs and RNRs wait.
+inline constexpr core::nanos k_answer_late = std::chrono::microseconds(50);
 struct variant_info {
     variant id;
     std::string_view name;

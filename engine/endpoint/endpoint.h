@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -250,6 +251,9 @@ private:
     std::optional<nanos> arrived_;  // while receive() runs: the frame's arrival
     std::vector<std::uint32_t> pump_after_batch_;  // connections whose sending waits for end_batch()
     std::function<bool()> tx_turn_;                // set_tx_turn
+    // Variant answer-late: NAKs and RNRs waiting for their time, oldest first.
+    std::deque<std::pair<nanos, wire::frame_spec>> late_answers_;
+    std::unique_ptr<sim::timer> late_answer_timer_;
     units_factory units_;                          // empty: the endpoint's own units
 };
 

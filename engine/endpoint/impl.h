@@ -60,6 +60,8 @@ struct endpoint::impl {
     // Installed units' event: the path's ACK timer is due.
     static void ack_timer_due(endpoint& e, connection& c, unsigned p);
     static void send_nak(endpoint& e, std::uint32_t dest_qp, const wire::frame& f, std::uint8_t code);
+    // A NAK or RNR to the wire: at once, or k_answer_late on (variant answer-late).
+    static void send_answer(endpoint& e, const wire::frame_spec& s);
 };
 
 }  // namespace mrct::endpoint

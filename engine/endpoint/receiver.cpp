@@ -156,7 +156,7 @@ void send_rnr(endpoint& e, connection& c, std::uint16_t stream, std::uint32_t se
     s.rnrh = wire::rnrh{1, static_cast<std::uint8_t>(rj.epoch & 0xF), static_cast<std::uint8_t>(e.cfg().rnr_timer_code & 0x1F),
                         0, rj.path, rj.attempt, 0, ppsn32::of(rj.ppsn), stream, rj.tag, seq, rj.rnr_seq, 0};
     if (has(e.cfg(), variant::nak_psn)) s.bth.psn = rj.ppsn;  // D25: 0 in the reference
-    impl::send(e, s);
+    impl::send_answer(e, s);
     ++e.stats_mut().rnrs_sent;
 }
 
@@ -214,8 +214,27 @@ void endpoint::impl::send_nak(endpoint& e, std::uint32_t dest_qp, const frame& f
     s.nakh = wire::nakh{1, static_cast<std::uint8_t>(f.mrh.path_epoch & 0xF), code, f.mrh.path_id, 0,
                         ppsn32::of(f.bth.psn), f.mrh.stream_id, f.mrh.tag, f.mrh.stream_seq};
     if (has(e.cfg(), variant::nak_psn)) s.bth.psn = f.bth.psn;  // D25: 0 in the reference
-    send(e, s);
+    send_answer(e, s);
     ++e.c_.naks_sent;
+}
+
+void endpoint::impl::send_answer(endpoint& e, const frame_spec& s) {
+    if (!has(e.cfg(), variant::answer_late)) return send(e, s);
+    e.late_answers_.emplace_back(e.s_.now() + k_answer_late, s);
+    if (!e.late_answer_timer_) e.late_answer_timer_ = std::make_unique<sim::timer>(e.s_);
+    if (e.late_answer_timer_->armed()) return;  // due times only grow: the front's timer serves
+    struct due {
+        static void next(endpoint& e) {
+            const nanos now = e.s_.now();
+            while (!e.late_answers_.empty() && e.late_answers_.front().first <= now) {
+                const auto s = std::move(e.late_answers_.front().second);
+                e.late_answers_.pop_front();
+                send(e, s);
+            }
+            if (!e.late_answers_.empty()) e.late_answer_timer_->arm_at(e.late_answers_.front().first, [&e] { next(e); });
+        }
+    };
+    e.late_answer_timer_->arm_at(e.late_answers_.front().first, [&e] { due::next(e); });
 }
 
 void endpoint::impl::ack_timer_due(endpoint& e, connection& c, unsigned p) {

@@ -51,6 +51,9 @@ const std::vector<variant_info>& variant_profiles() {
         {variant::pace_under, "pace-under", "MR-GR-2",
          "the sender paces at 90 % of the latest grant (a grant is a ceiling, the clause bounds the rate from above "
          "only)"},
+        {variant::answer_late, "answer-late", "MR-RNR-1, MR-HDR-5, MR-OOO-4, MR-SACK-5, MR-CONN-2/3/4",
+         "NAKs and RNRs leave 50 us after the packet that draws them, as from a firmware slow path (the model bounds "
+         "when an ACK must leave, not a NAK or an RNR); ACKs keep their time"},
     };
     return k_variants;
 }

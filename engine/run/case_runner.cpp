@@ -343,7 +343,12 @@ core::status case_exec::execute() {
             const bool done = s_.now() >= last_timed && all_done() && !ctrl_pending() && !steps_.pending();
             if (!done) quiet_since = k_not_quiet;
             else if (quiet_since == k_not_quiet) quiet_since = s_.now();
-            if (quiet_since != k_not_quiet && s_.now() >= quiet_since + settle) finished = true;
+            // Real time: the settle is time the host let the engine and the
+            // DUT run (D155): the holds seen since the work was done add to it,
+            // so a DUT held then still has the settle to answer.
+            if (quiet_since != k_not_quiet && s_.now() >= quiet_since + settle &&
+                (!rt_ || s_.now() >= quiet_since + settle + held_since(quiet_since)))
+                finished = true;
             if (!rt_ && s_.size() == 0 && s_.now() >= last_timed) finished = true;  // real time: the DUT may still send
             if (finished) break;
         }

@@ -34,8 +34,9 @@ const std::vector<key_decl>& limit_decls() {
          "time: never below 2s (a cap, not a wait)",
          "the case would end before it starts"},
         {"settle", kind::duration, "1ms", 0, k_ns_max, true, false,
-         "How long the wire must stay quiet after the last completion and step before the case ends (500us in the 1.2 "
-         "plan's defaults)"},
+         "How long a case runs on after its last completion and timed step: the DUT's time to answer them, a NAK or "
+         "an RNR included (500us in the 1.2 plan's defaults). Real time: the host's holds seen meanwhile add to it "
+         "(D155)"},
         {"max_frames", kind::count, "4000000", 1, 999'999'999'999, false, false,
          "The most frames the case records. A DUT that sends more (a flood) ends the case as `error`, \"the DUT flooded "
          "the wire\"; frames beyond the limit are not processed, so the engine keeps running its timers and the run "

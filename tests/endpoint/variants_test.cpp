@@ -473,3 +473,32 @@ TEST_CASE("pace-under: the sender paces at 90 % of its grant") {
     CHECK(rate(with({})) == Approx(10.0).epsilon(0.01));
     CHECK(rate(with({ep::variant::pace_under})) == Approx(9.0).epsilon(0.01));
 }
+
+TEST_CASE("answer-late: NAKs and RNRs leave 50 us after the packet, its ACK at once") {
+    constexpr auto k_rnr = static_cast<std::uint8_t>(wire::opcode::rnr);
+    constexpr auto k_nak = static_cast<std::uint8_t>(wire::opcode::nak);
+    // From the ACK of answered_post's packet (AckReq: at once) to its RNR or NAK.
+    auto lag = [&](const ep::config& cb, bool send) {
+        auto r = answered_post(cb, send);
+        const auto acks = r->frames(direction::b_to_a, k_ack);
+        const auto answers = r->frames(direction::b_to_a, send ? k_rnr : k_nak);
+        REQUIRE_FALSE(acks.empty());
+        REQUIRE_FALSE(answers.empty());
+        return answers.front().t - acks.front().t;
+    };
+    for (bool send : {true, false}) {
+        CHECK(lag(with({}, 1), send) == 0ns);  // the same instant, the answer first (ack-first's test)
+        CHECK(lag(with({ep::variant::answer_late}, 1), send) == ep::k_answer_late);
+    }
+    // The rejected SEND's ACK names a rejection A has not seen: A holds the
+    // SEND and asks (RNR_QUERY); the RNR, when it comes, pauses the tag and the
+    // message completes after its resend.
+    pair_rig r({}, with({}, 1), with({ep::variant::answer_late}, 1));
+    REQUIRE(r.a->post_send(r.conn_a, 0, 5, pattern(1000), 1).ok());
+    r.run_for(5ms);
+    REQUIRE(r.b->post_recv(r.conn_b, 5, r.b->register_mr(4096), 0, 4096, 9).ok());
+    r.run_for(500ms);
+    const auto wc = r.a->poll();
+    REQUIRE(wc.size() == 1);
+    CHECK(wc[0].status == ep::wc_status::success);
+}
