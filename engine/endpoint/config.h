@@ -112,6 +112,7 @@ enum class variant : std::uint8_t {
     timer_tick,   // both: timers on a k_timer_tick grid, as hardware keeps them: not-before timers round up, the ACK interval down
     pace_under,   // sender: paces at k_pace_under of the latest grant (MR-GR-2 bounds the rate from above only)
     answer_late,  // receiver: NAKs and RNRs leave k_answer_late after the packet, as from a firmware slow path
+    fixed_point,  // sender: RTT samples in k_rtt_unit, alpha in 1/1024, cwnd cut to 1/256 packet, as hardware keeps them
 };
 // How long variant close-late waits before its first CLOSE.
 inline constexpr core::nanos k_close_late = std::chrono::microseconds(200);
@@ -122,6 +123,10 @@ inline constexpr core::nanos k_timer_tick{4096};
 inline constexpr double k_pace_under = 0.9;
 // How long variant answer-late's NAKs and RNRs wait.
 inline constexpr core::nanos k_answer_late = std::chrono::microseconds(50);
+// Variant fixed-point: an RTT sample's unit (truncated), alpha's and cwnd's
+// fractions (alpha to the nearest, a cut window down).
+inline constexpr core::nanos k_rtt_unit{1024};
+inline constexpr double k_alpha_unit = 1024, k_cwnd_unit = 256;
 struct variant_info {
     variant id;
     std::string_view name;

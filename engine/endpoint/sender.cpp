@@ -644,7 +644,8 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
             // transmission: the ambiguity Karn's rule exists to avoid.
             // From the ACK's arrival (D80): a real-time host's read lag is not the path's RTT.
             const nanos sent = pkt.retransmitted ? pkt.first_sent : pkt.last_sent;
-            const nanos r = std::max(e.arrival(), sent) - sent;
+            nanos r = std::max(e.arrival(), sent) - sent;
+            if (has(cfg, variant::fixed_point)) r -= r % k_rtt_unit;
             if (!est.has_rtt) {
                 est.srtt = r;
                 est.rttvar = r / 2;
@@ -702,11 +703,15 @@ void endpoint::impl::on_ack(endpoint& e, connection& c, const frame& f) {
             double F = std::min(1.0, static_cast<double>(ce) / t.acked_in_window);
             if (has(cfg, bug::ignore_ecn)) F = 0;
             t.alpha = (1 - cfg.aimd_g) * t.alpha + cfg.aimd_g * F;
+            const bool fixed = has(cfg, variant::fixed_point);
+            if (fixed) t.alpha = std::round(t.alpha * k_alpha_unit) / k_alpha_unit;
             if (F > 0) {
                 for (unsigned q = 0; q < c.num_paths; ++q) {
                     if (q != p && !has(cfg, bug::shared_cwnd)) continue;  // MR-CC-3
                     auto& w = c.tx[q];
-                    w.cwnd = std::max<double>(cfg.cwnd_min, w.cwnd * (1 - t.alpha / 2));
+                    double cut = w.cwnd * (1 - t.alpha / 2);
+                    if (fixed) cut = std::floor(cut * k_cwnd_unit) / k_cwnd_unit;
+                    w.cwnd = std::max<double>(cfg.cwnd_min, cut);
                 }
             } else {
                 t.cwnd = std::min<double>(t.cwnd + 1, cfg.max_inflight);

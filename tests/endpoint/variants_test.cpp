@@ -502,3 +502,33 @@ TEST_CASE("answer-late: NAKs and RNRs leave 50 us after the packet, its ACK at o
     REQUIRE(wc.size() == 1);
     CHECK(wc[0].status == ep::wc_status::success);
 }
+
+TEST_CASE("fixed-point: RTT samples in 1.024 us, alpha in 1/1024, a cut window in 1/256 packet") {
+    // One packet: its ACK's sample alone makes the SRTT.
+    auto srtt = [](const ep::config& ca) {
+        auto r = write_run(ca, with({}, 1), 4096);
+        return r->a->path_info(r->conn_a)[0].srtt;
+    };
+    CHECK(srtt(with({}, 1)).count() % ep::k_rtt_unit.count() != 0);  // the test is not vacuous
+    CHECK(srtt(with({ep::variant::fixed_point}, 1)).count() % ep::k_rtt_unit.count() == 0);
+    // One path with a fifth of its packets CE-marked: windows cut and grow.
+    auto state = [](const ep::config& ca) {
+        fabric::fabric_config fc;
+        fc.path_stages_ab[0] = {{"delay", {{"delay", "2us"}}}, {"ecn_mark", {{"p", "0.2"}}}};
+        pair_rig r(fc, ca, with({}, 1));
+        auto rk = r.b->register_mr(4 << 20);
+        REQUIRE(r.a->post_write(r.conn_a, 0, pattern(4 << 20), r.b->mr_va(rk), rk, 1).ok());
+        r.run_for(20ms);
+        REQUIRE(r.a->poll().size() == 1);
+        const auto info = r.a->path_info(r.conn_a)[0];
+        CHECK(info.ece_received > 0);
+        return std::make_pair(info.alpha, info.cwnd);
+    };
+    auto on_grid = [](double x, double unit) { return std::floor(x * unit) == x * unit; };
+    const auto [ref_alpha, ref_cwnd] = state(with({}, 1));
+    CHECK_FALSE(on_grid(ref_alpha, ep::k_alpha_unit));
+    CHECK_FALSE(on_grid(ref_cwnd, ep::k_cwnd_unit));
+    const auto [alpha, cwnd] = state(with({ep::variant::fixed_point}, 1));
+    CHECK(on_grid(alpha, ep::k_alpha_unit));
+    CHECK(on_grid(cwnd, ep::k_cwnd_unit));  // each cut on the grid, each growth a whole packet
+}

@@ -50,7 +50,8 @@ BUSY_SET = ["HDR-*", "CONN-00*", "OOO-00*", "SACK-00*"]
 # mrct-refnic with every conforming variant a wire carries (D153): the
 # other legal choices must pass as the reference's do, on a wire too.
 VARIANTS = ("ack-each+trig-first+ackreq-none+path-random+rtt-every+grant-under+ip-fields+stream-rr+close-late+ack-first"
-            "+wrap-soon+ackreq-each+reset-next+nak-psn+port-reuse+timer-tick+pace-under+answer-late")
+            "+wrap-soon+ackreq-each+reset-next+nak-psn+port-reuse+timer-tick+pace-under+answer-late"
+            "+fixed-point")
 VARIANT_SET = ["HDR-*", "CONN-00*", "OOO-00*", "SACK-00*", "RNR-00*", "STR-00*", "GR-00*", "CC-00*", "RTO-00*"]
 
 
