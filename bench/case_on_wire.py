@@ -56,6 +56,9 @@ def main():
     ap.add_argument("--pcap", choices=["fail", "all", "none"], default="fail",
                     help="which cases keep their capture in WORKDIR/i/pcap (mrct run --capture; default fail)")
     ap.add_argument("--bug", default=None, help="a bug profile of mrct-refnic (default: the reference)")
+    ap.add_argument("--reap-stamps", action="store_true",
+                    help="mrct-refnic --reap-stamps: completions stamped when a poll reaps them (time_err_ns), as an "
+                         "agent without the device's completion timestamps; a conforming DUT")
     ap.add_argument("--variant", default=None,
                     help="conforming variant(s) of mrct-refnic, NAME[+NAME...] (mrct docs variants); a conforming DUT: "
                          "expect the reference's verdicts (the counts printed show them)")
@@ -112,7 +115,7 @@ def main():
                    f"add rule inet mrct_loss pre udp dport 4791 numgen random mod 1000000 < {per_million} counter drop")
         for i in range(a.n):
             nic = Refnic(a, ns, a.bug, log=os.path.join(a.workdir, f"{i}.refnic.log"), packet_tx=a.tx == "packet",
-                         variant=a.variant)
+                         variant=a.variant, reap_stamps=a.reap_stamps)
             quota = CpuQuota(nic.p.pid, a.dut_cpu) if a.dut_cpu else None
             perf_file = os.path.join(a.workdir, f"{i}.perf")
             rec = start_perf(perf_file) if a.perf else None
@@ -150,6 +153,8 @@ def main():
     who = a.bug or "reference"
     if a.variant:
         who += f" (variant {a.variant})"
+    if a.reap_stamps:
+        who += " (reap stamps)"
     print(f"{who}, {a.case} x {a.n}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     return 0
 

@@ -221,7 +221,11 @@ public:
                 if (j.contains("imm")) wc.imm = j["imm"].get<std::uint32_t>();
                 const auto age = std::max<std::int64_t>(0, agent_now - j["time_ns"].get<std::int64_t>());
                 wc.time = std::max(core::nanos{0}, here - core::nanos{age});
-                wc.time_err = rtt;
+                // Late by up to the answer's flight, and by what the agent
+                // says of its own stamp (time_err_ns: it may have happened
+                // that much earlier, e.g. stamped when reaped).
+                const auto own = j.contains("time_err_ns") ? j["time_err_ns"].get<std::uint64_t>() : std::uint64_t{0};
+                wc.time_err = rtt + core::nanos{static_cast<std::int64_t>(std::min<std::uint64_t>(own, 1ull << 62))};
                 out.push_back(wc);
             }
         } catch (const std::exception& e) {

@@ -93,6 +93,7 @@ service::~service() = default;
 void service::reset(std::uint64_t seed) {
     ep_.reset();
     mr_bytes_ = 0;
+    last_poll_ = s_.now();
     cfg_ = endpoint::config{};
     cfg_.tx_burst = o_.tx_burst;
     cfg_.resident_regions = o_.resident_regions;
@@ -252,14 +253,20 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         if (ep_) {
             if (o_.clock) o_.clock();
             auto wcs = ep_->poll();
+            const core::nanos now = s_.now();
             for (const auto& wc : wcs) {
                 json j = {{"conn", wc.conn},     {"wr_id", wc.wr_id},   {"kind", std::string(endpoint::wc_kind_name(wc.kind))},
                           {"status", std::string(endpoint::wc_status_name(wc.status))},
                           {"stream", wc.stream}, {"tag", wc.tag},       {"stream_seq", wc.stream_seq},
                           {"length", wc.length}, {"time_ns", wc.time.count()}};
+                if (o_.reap_stamps) {  // stamped at the reap: it happened since the previous one
+                    j["time_ns"] = now.count();
+                    j["time_err_ns"] = (now - std::min(now, last_poll_)).count();
+                }
                 if (wc.imm) j["imm"] = *wc.imm;
                 list.push_back(std::move(j));
             }
+            last_poll_ = now;
         }
         return {{"now_ns", s_.now().count()}, {"completions", std::move(list)}};
     }

@@ -38,6 +38,10 @@ struct service_options {
     std::string peer_rule;  // how peer_allowed decides, for its error message
     unsigned tx_burst = 0;  // endpoint::config::tx_burst of every endpoint (a real-time host's)
     bool resident_regions = false;  // endpoint::config::resident_regions of every endpoint (a real-time host's)
+    // Stamp each completion when a poll reaps it, with `time_err_ns` the time
+    // since the previous poll: an agent without the device's completion
+    // timestamps (mrct-refnic --reap-stamps; docs/agent-protocol.md).
+    bool reap_stamps = false;
     std::function<bool()> tx_turn;  // endpoint::set_tx_turn of every endpoint
 };
 
@@ -79,6 +83,7 @@ private:
     std::uint64_t seed_ = 1;
     std::uint64_t mr_bytes_ = 0;  // registered since the last reset
     std::unique_ptr<endpoint::endpoint> ep_;
+    core::nanos last_poll_{0};  // reap_stamps: the previous poll (or reset)
 };
 
 }  // namespace mrct::agent

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     CLI::App app{"mrct-refnic: the MetaRoCE reference endpoint as a device under test.\n"
                  "Serves the agent protocol on TCP (docs/agent-protocol.md) and MetaRoCE on UDP 4791 at --addr."};
     std::string listen = "127.0.0.1:7700", addr, bug, variant, token, level = "info", eal, dpdk_port, raw_iface, packet_tx;
-    bool busy_poll = false;
+    bool busy_poll = false, reap_stamps = false;
     unsigned tx_burst = 8;
     std::string peers = "subnet";
     std::uint64_t max_mr = 1ull << 30, max_memory = 4ull << 30;
@@ -112,6 +112,10 @@ int main(int argc, char** argv) {
     app.add_flag("--busy-poll", busy_poll,
                  "Spin instead of sleeping between events: on the DPDK port (with --dpdk; else it is polled every "
                  "10 us) or on the UDP sockets (else it sleeps until a frame or a timer wakes it). Takes a CPU whole");
+    app.add_flag("--reap-stamps", reap_stamps,
+                 "Stamp each completion when a poll reaps it (time_ns: the poll's time; time_err_ns: the time since the\n"
+                 "previous poll), as an agent without the device's completion timestamps does, instead of when it\n"
+                 "happened (docs/agent-protocol.md)");
     app.add_option("--tx-burst", tx_burst,
                    "After this many SEND packets of a connection, send what is held and, if frames wait to be\n"
                    "read (an RNR among them?), read them before sending more: a NIC looks at a queue's state packet by\n"
@@ -233,6 +237,7 @@ int main(int argc, char** argv) {
     so.max_mr_bytes = max_mr;
     so.tx_burst = tx_burst;
     so.resident_regions = true;
+    so.reap_stamps = reap_stamps;
     // Frames waiting: the driver's turn ends (no later events join it) and
     // the next reads them before the endpoint goes on (D116).
     so.tx_turn = [&w, &drv] {

@@ -263,6 +263,8 @@ void case_exec::note_timing() {
     tm.agent_call_max = calls.max;
     tm.agent_call_median = calls.median;
     tm.poll_rtt_max = calls.poll_max;
+    // An agent's own uncertainty of its stamps (time_err_ns) is part of it.
+    for (const auto& wc : tr_->dut.completions) tm.poll_rtt_max = std::max(tm.poll_rtt_max, wc.t_err);
     tm.late = engine_spans();
     tm.counters_read_from = counters_from_;
     tm.counters_read_to = counters_to_;

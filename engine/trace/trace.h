@@ -144,7 +144,7 @@ struct timing_figures {
     nanos turn_max{0};
     std::uint64_t agent_calls = 0;
     nanos agent_call_max{0}, agent_call_median{0};  // agent round trips (all operations)
-    nanos poll_rtt_max{0};       // round trip of a completion poll: the uncertainty of completion times
+    nanos poll_rtt_max{0};       // the uncertainty of completion times: a poll's round trip, or an agent's own (time_err_ns)
     // The host probe (sim/host_probe.h), where the DUT shares the engine's
     // host: the longest a sleeping thread was held, and its wake-ups.
     std::uint64_t frames_lost = 0;  // the DUT's frames the engine's receive path dropped unread

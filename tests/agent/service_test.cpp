@@ -220,3 +220,38 @@ TEST_CASE("agent: a client cannot make it allocate without bound or send to any 
     CHECK_THAT(far["error"]["message"].get<std::string>(), Catch::Contains("not a wire peer this agent may send to (--peers 10.0.0.0/24)"));
     CHECK(code_of(r.A("connect", {{"peer", "10.0.0.2"}})) == "ok");
 }
+
+// An agent without the device's completion timestamps stamps each completion
+// when a poll reaps it, and says how much earlier it may have happened: the
+// time since its previous poll (time_err_ns; docs/agent-protocol.md).
+TEST_CASE("agent: reap stamps: time_ns is the poll's time, time_err_ns the time since the previous poll") {
+    auto poll_after_write = [](bool reap) {
+        rig r("", [reap](agent::service_options& o) { o.reap_stamps = reap; });
+        REQUIRE(r.A("hello", {{"version_major", 1}})["ok"] == true);
+        REQUIRE(r.B("hello", {{"version_major", 1}})["ok"] == true);
+        REQUIRE(r.A("reset")["ok"] == true);
+        REQUIRE(r.B("reset")["ok"] == true);
+        REQUIRE(r.A("listen")["ok"] == true);
+        REQUIRE(r.B("connect", {{"peer", "10.0.0.1"}})["ok"] == true);
+        r.drv.run_until(r.s.now() + std::chrono::milliseconds(1));
+        const auto aconn = r.A("accepted")["conns"][0].get<std::uint32_t>();
+        auto mr = r.B("register_mr", {{"length", 4096}});
+        REQUIRE(r.A("poll")["completions"].empty());  // the previous poll: 1 ms on
+        REQUIRE(r.A("post_write", {{"conn", aconn}, {"stream", 0}, {"data", agent::base64_encode(core::byte_buffer(100, 7))},
+                                   {"remote_va", mr["va"]}, {"rkey", mr["rkey"]}, {"wr_id", 1}})["ok"] == true);
+        r.drv.run_until(r.s.now() + std::chrono::milliseconds(3));
+        return r.A("poll");
+    };
+    const auto exact = poll_after_write(false);
+    REQUIRE(exact["completions"].size() == 1);
+    CHECK_FALSE(exact["completions"][0].contains("time_err_ns"));
+    CHECK(exact["completions"][0]["time_ns"].get<std::int64_t>() < exact["now_ns"].get<std::int64_t>() - 2'000'000);
+    const auto reaped = poll_after_write(true);
+    REQUIRE(reaped["completions"].size() == 1);
+    const auto& wc = reaped["completions"][0];
+    CHECK(wc["time_ns"] == reaped["now_ns"]);
+    CHECK(wc["time_err_ns"].get<std::int64_t>() == 3'000'000);  // since the poll before the post
+    // It happened within that span: the exact stamp is in it.
+    CHECK(wc["time_ns"].get<std::int64_t>() - wc["time_err_ns"].get<std::int64_t>() <=
+          exact["completions"][0]["time_ns"].get<std::int64_t>());
+}

@@ -586,6 +586,27 @@ TEST_CASE("stream_progress counts from the last post's return") {
     CHECK(b.check("stream_progress", {{"stream", "2"}, {"within", "150us"}}).v == verdict::fail);
 }
 
+// A completion happened in [t - t_err, t]: a stream late only within its
+// completions' uncertainty (a poll's flight, an agent's reap stamp) is
+// doubted, one late beyond it fails.
+TEST_CASE("stream_progress: late only within the completion times' uncertainty is inconclusive") {
+    auto run = [](nanos err) {
+        trace_builder b;
+        auto& o = b.tr.dut;
+        trace::posted_wr first{1, "write", 2, 0, 100, 0us};
+        first.done = 1ms;
+        o.posted = {first};
+        o.completions = {{1, "write", "success", 2, 0, 0, 100, 1500us, err}};  // stamped 200 us past the deadline
+        b.tr.timing.realtime = true;
+        return b.check("stream_progress", {{"stream", "2"}, {"within", "300us"}});
+    };
+    const auto doubted = run(250us);
+    CHECK(doubted.v == verdict::inconclusive);
+    CHECK_THAT(doubted.message, Catch::Contains("uncertainty (up to 250.000 us)"));
+    CHECK(run(150us).v == verdict::fail);
+    CHECK(run(0us).v == verdict::fail);
+}
+
 // Real time: a stream whose messages all completed, only late, may have been
 // held with the DUT beside the engine; only holds as long as the lateness,
 // within the span, excuse it. One never completed stands.

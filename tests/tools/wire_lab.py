@@ -141,7 +141,7 @@ class Bump:
 
 class Refnic:
     def __init__(self, args, ns, bug=None, token="s3cret", log=None, v6=False, dpdk=False, busy=False, raw=False,
-                 packet_tx=False, variant=None):
+                 packet_tx=False, variant=None, reap_stamps=False):
         addr = ns.d_ip6 if v6 else ns.d_ip
         listen = f"[{addr}]:7700" if v6 else f"{addr}:7700"
         cmd = ["ip", "netns", "exec", ns.d, args.refnic, "--addr", addr, "--listen", listen, "--token", token]
@@ -149,6 +149,8 @@ class Refnic:
             cmd += ["--bug", bug]
         if variant:  # conforming variants (D153): other legal choices than the reference's
             cmd += ["--variant", variant]
+        if reap_stamps:  # completions stamped when a poll reaps them, with their uncertainty
+            cmd += ["--reap-stamps"]
         if raw:  # frames its sockets cannot send (DF clear, PAUSE) leave through libpcap on its veth end
             cmd += ["--raw-iface", ns.vd]
         if packet_tx:  # sends through an AF_PACKET socket on its veth end (udp_options::packet_iface)
