@@ -224,7 +224,13 @@ public:
                 // Late by up to the answer's flight, and by what the agent
                 // says of its own stamp (time_err_ns: it may have happened
                 // that much earlier, e.g. stamped when reaped).
-                const auto own = j.contains("time_err_ns") ? j["time_err_ns"].get<std::uint64_t>() : std::uint64_t{0};
+                std::uint64_t own = 0;
+                if (j.contains("time_err_ns")) {
+                    if (!j["time_err_ns"].is_number_unsigned())
+                        throw std::runtime_error("a completion's time_err_ns is not an unsigned integer: " +
+                                                 j["time_err_ns"].dump().substr(0, 40));
+                    own = j["time_err_ns"].get<std::uint64_t>();
+                }
                 wc.time_err = rtt + core::nanos{static_cast<std::int64_t>(std::min<std::uint64_t>(own, 1ull << 62))};
                 out.push_back(wc);
             }

@@ -84,6 +84,7 @@ FAULTS = [
     ("poll", "longline", "exceeds the line limit of 33554432 bytes"),  # 32 MiB to read: timeout 5s (sanitizers)
     ("poll", "hang", "agent poll: no response within 500 ms"),
     ("register_mr", "exit", "agent register_mr: the agent closed the connection"),
+    ("poll", "bad-err", "agent poll: malformed response: a completion's time_err_ns is not an unsigned integer: -5"),
 ]
 nic = refnic()
 try:
@@ -157,4 +158,4 @@ for bad in (["--peers", "10.0.0.0/33"], ["--peers", "nowhere"], ["--max-mr", "2G
     if r.returncode != 2:
         fails.add(f"mrct-refnic {' '.join(bad)}: exit {r.returncode}, expected 2 ({r.stderr.strip()[-200:]})")
 
-fails.finish("misbehaving agents: 8 faults, a restart, an agent gone, the agent's bounds")
+fails.finish(f"misbehaving agents: {len(FAULTS)} faults, a restart, an agent gone, the agent's bounds")

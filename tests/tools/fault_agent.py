@@ -9,6 +9,8 @@ that passes requests and responses through until the request named by
   longline   answers with --limit+1 bytes and no newline
   hang       never answers
   exit       exits the whole process (an agent that dies)
+  bad-err    from then on, the first response with completions gets a
+             negative time_err_ns in its first completion
 Listens on --listen; the real agent at --upstream."""
 import argparse
 import json
@@ -21,11 +23,13 @@ ap.add_argument("--listen", default="127.0.0.1:7800")
 ap.add_argument("--upstream", default="127.0.0.1:7700")
 ap.add_argument("--op", required=True)
 ap.add_argument("--nth", type=int, default=1)
-ap.add_argument("--fault", required=True, choices=["close", "garbage", "wrong-id", "unasked", "longline", "hang", "exit"])
+ap.add_argument("--fault", required=True, choices=["close", "garbage", "wrong-id", "unasked", "longline", "hang", "exit",
+                                                       "bad-err"])
 ap.add_argument("--limit", type=int, default=32 << 20)
 args = ap.parse_args()
 seen = 0
 lock = threading.Lock()
+bad_err_armed = False  # bad-err: hit, and no completion edited yet
 
 
 def addr(s):
@@ -34,7 +38,7 @@ def addr(s):
 
 
 def serve(client):
-    global seen
+    global seen, bad_err_armed
     up = socket.create_connection(addr(args.upstream))
     cf, uf = client.makefile("rb"), up.makefile("rb")
     try:
@@ -67,6 +71,8 @@ def serve(client):
                     os._exit(9)
                 if f == "unasked":
                     client.sendall(json.dumps({"id": 999999, "ok": True}).encode() + b"\n")
+                if f == "bad-err":
+                    bad_err_armed = True
             up.sendall(line)
             n = req.get("data_bytes")
             if isinstance(n, int) and n > 0:  # the request's binary attachment follows its line
@@ -75,6 +81,12 @@ def serve(client):
             resp = uf.readline()
             if not resp:
                 return
+            if bad_err_armed:
+                r = json.loads(resp)
+                if r.get("completions"):
+                    r["completions"][0]["time_err_ns"] = -5
+                    resp = json.dumps(r).encode() + b"\n"
+                    bad_err_armed = False
             client.sendall(resp)
             n = json.loads(resp).get("data_bytes")
             if isinstance(n, int) and n > 0:
