@@ -329,6 +329,11 @@ TEST_CASE("silent_drop: an injected packet must get no answer, and be counted") 
     CHECK(b.check("silent_drop", {{"counter", "drop.bad_icrc"}}).v == verdict::pass);
     b.tr.dut.counters["drop.bad_icrc"] = 0;
     CHECK(b.check("silent_drop", {{"counter", "drop.bad_icrc"}}).v == verdict::fail);
+    // An agent that reports no such counter: not read as 0, nothing to judge.
+    b.tr.dut.counters.erase("drop.bad_icrc");
+    const auto absent = b.check("silent_drop", {{"counter", "drop.bad_icrc"}});
+    CHECK(absent.v == verdict::inconclusive);
+    CHECK_THAT(absent.message, Catch::Contains("reports no counter 'drop.bad_icrc'"));
     b.ack(1us, D::from_dut, 0, 100, {164}, 164);
     CHECK_THAT(b.check("silent_drop").message, Catch::Contains("answered an injected"));
 }
