@@ -701,12 +701,25 @@ outcome rejection_dropped(const context& c) {
         }
         if (again.empty()) continue;
         ++bound;
+        // The query's answer: the RNRs re-sent for it, each a copy of one
+        // sent before it (§4: "unchanged", the same RnrSeq), until the next
+        // query reaches the DUT. Where they fall against the answer's
+        // RNR_SYNC is not what makes them a re-send: a DUT whose RNRs leave
+        // by a slower path than its CTRL (answer-late, D155) still kept the
+        // rejection if it re-sends its RNR after the SYNC.
+        std::set<std::tuple<std::uint16_t, std::uint32_t, std::uint8_t, std::uint16_t>> before;
+        for (std::size_t j = 0; j < r.index; ++j)
+            if (fr[j].d == trace::dir::from_dut && fr[j].is(opcode::rnr)) {
+                const auto& h = fr[j].f().rnrh;
+                before.insert({h.stream_id, h.stream_seq, h.attempt, h.rnr_seq});
+            }
         for (std::size_t j = r.index + 1; j < fr.size(); ++j) {
             const auto& x = fr[j];
-            if (x.d != trace::dir::from_dut) continue;
-            if (x.is(opcode::ctrl) && x.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::rnr_sync)) break;
-            if (!x.is(opcode::rnr)) continue;
+            if (x.reached_dut() && x.is(opcode::ctrl) && x.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::rnr_query))
+                break;
+            if (x.d != trace::dir::from_dut || !x.is(opcode::rnr)) continue;
             const auto& h = x.f().rnrh;
+            if (!before.count({h.stream_id, h.stream_seq, h.attempt, h.rnr_seq})) continue;  // a new rejection
             auto it = again.find({h.stream_id, h.stream_seq});
             if (it == again.end()) continue;
             return fail("the RNR_QUERY drew the RNR (Attempt " + std::to_string(h.attempt) + ") of stream " +

@@ -227,6 +227,7 @@ int main(int argc, char** argv) {
     run->add_option("--dut", ra.dut,
                     "DUT: sim (reference, in-process, virtual time), sim:bug=NAME (a bug profile, see `mrct docs bugs`),\n"
                     "sim:variant=NAME[+NAME...] (the reference making other legal choices, see `mrct docs variants`),\n"
+                    "sim:bug=NAME,variant=NAME[+NAME...] (both),\n"
                     "so:PATH.so[,isolate=process|none][,call_limit=60s][,KEY=VALUE...] (a DUT library behind the C ABI of\n"
                     "dut_adapters/abi/mrct_dut.h, virtual time, a child process per case unless isolate=none; other options\n"
                     "go to the library, e.g. bug=NAME; docs/dut-abi.md), rtl[:bug=NAME][,waveform=F.fst] (the RTL DUT: the\n"

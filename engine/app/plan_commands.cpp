@@ -392,6 +392,13 @@ int run_explain(const std::string& path, const std::string& id) {
     return k_exit_usage;
 }
 
+// Whether a case's clauses name any of `broken` (a profile's clauses).
+static bool cites_any(const std::vector<std::string>& clauses, const std::vector<std::string>& broken) {
+    for (const auto& cl : clauses)
+        if (std::find(broken.begin(), broken.end(), cl) != broken.end()) return true;
+    return false;
+}
+
 int run_selftest(const std::string& path, unsigned jobs, const std::string& out, unsigned time_scale, const std::string& given) {
     const std::string dut = dut::expand_rtl(given);  // rtl: the RTL DUT's library and its planted defines
     auto s = load_valid(path);
@@ -519,9 +526,7 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
         bool cited = false;
         for (const auto& r : res) {
             if (r.v != assertions::verdict::fail) continue;
-            bool cites = false;
-            for (const auto& cl : r.clauses)
-                for (const auto& bc : broken) cites = cites || cl == bc;
+            const bool cites = cites_any(r.clauses, broken);
             cited = cited || cites;
             killers.push_back(r.id + (cites ? "*" : ""));
         }
@@ -536,6 +541,33 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
         std::printf("  %-18s %-22s %-8s %s\n", std::string(b.name).c_str(), std::string(b.clauses).c_str(),
                     caught ? "caught" : time_scale > 1 ? "-" : (killers.empty() ? "MISSED" : "NOT-CITED"), list.c_str());
         matrix[std::string(b.name)] = {{"clauses", broken}, {"caught", caught}, {"failing_cases", killers}};
+    }
+    // 2b. Every bug profile planted in the reference making every open
+    // choice otherwise (all variants but those that undo the bug, D157): a
+    // broken DUT of another implementation is caught as the reference's is.
+    if (dut == "sim" && time_scale == 1) {
+        std::printf("\nkill matrix with every conforming variant (each profile must still be caught)\n");
+        const std::uint32_t all = (1u << endpoint::variant_profiles().size()) - 1;
+        unsigned caught_all = 0, ran = 0;
+        for (const auto& b : endpoint::bug_profiles()) {
+            if (g_stop) break;
+            const auto vs = all & ~endpoint::variants_undoing(b.id);
+            auto make = run::parse_dut("sim:bug=" + std::string(b.name) + ",variant=" + endpoint::variants_text(vs));
+            if (!make) return plan_error(make.err());
+            const auto res = run::run_suite(*s, *make, o);
+            const auto broken = core::split(b.clauses, ", ");
+            std::vector<std::string> killers;
+            for (const auto& r : res) {
+                if (r.v == assertions::verdict::fail && cites_any(r.clauses, broken)) killers.push_back(r.id);
+            }
+            ++ran;
+            caught_all += killers.empty() ? 0 : 1;
+            ok = ok && !killers.empty();
+            if (killers.empty())
+                std::printf("  %-18s %-22s MISSED with %s\n", std::string(b.name).c_str(), std::string(b.clauses).c_str(),
+                            endpoint::variants_text(vs).c_str());
+        }
+        std::printf("  %u of %u profiles caught by a case citing their clause\n", caught_all, ran);
     }
     if (!out.empty()) {
         std::filesystem::create_directories(out);

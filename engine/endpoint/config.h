@@ -139,6 +139,11 @@ constexpr std::uint32_t variant_bit(variant v) { return 1u << static_cast<unsign
 // "NAME[+NAME...]" as a set (variant_bit each); "none" is the empty set.
 core::result<std::uint32_t> variants_by_name(std::string_view names);
 std::string variants_text(std::uint32_t set);
+// The variants that undo a bug profile where both are set (its wire then
+// conforms): ip-fields puts ECT(0) back on ecn-not-ect's frames, ack-each
+// answers every packet lazy-ack would leave. Left out when the selftest
+// plants every bug with every variant (D157).
+std::uint32_t variants_undoing(bug b);
 
 struct config {
     std::uint32_t mtu = 4096;  // payload bytes per packet

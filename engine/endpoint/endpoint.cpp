@@ -499,12 +499,13 @@ nanos endpoint::impl::ctrl_interval(const endpoint& e, const connection& c) {
 }
 
 void endpoint::impl::send_ctrl(endpoint& e, connection& c, ctrl_type t, std::vector<tlv_spec> tlvs,
-                               std::uint32_t dest_qp, std::uint16_t sport) {
+                               std::uint32_t dest_qp, std::uint16_t sport, bool answer) {
     auto s = base(e, c, opcode::ctrl, sport);
     s.bth.dest_qp = dest_qp;
     s.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(t), 0};
     s.tlvs = std::move(tlvs);
-    send(e, s);
+    if (answer) send_answer(e, s);
+    else send(e, s);
 }
 
 void endpoint::impl::send_connect(endpoint& e, connection& c) {

@@ -30,8 +30,10 @@ struct endpoint::impl {
     static core::rng& rng(endpoint& e) { return e.rng_; }
     // control (endpoint.cpp)
     static void on_ctrl(endpoint& e, const wire::frame& f);
+    // `answer`: it closes an answer of NAKs and RNRs (RNR_SYNC after the
+    // re-sent RNRs, §4), and leaves as they do (send_answer).
     static void send_ctrl(endpoint& e, connection& c, wire::ctrl_type t, std::vector<wire::tlv_spec> tlvs,
-                          std::uint32_t dest_qp, std::uint16_t sport);
+                          std::uint32_t dest_qp, std::uint16_t sport, bool answer = false);
     static void send_connect(endpoint& e, connection& c);
     static void setup_paths(endpoint& e, connection& c);
     static void fail_connection(endpoint& e, connection& c);

@@ -456,7 +456,7 @@ void endpoint::impl::on_rnr_query(endpoint& e, connection& c) {
     // Re-send, unchanged, the RNR of every kept rejection, then RNR_SYNC.
     for (const auto& [key, kept] : c.rejections)
         for (const auto& rj : kept) send_rnr(e, c, key.first, key.second, rj);
-    send_ctrl(e, c, ctrl_type::rnr_sync, {tlv::rnr_count(c.rnr_count)}, c.remote_id, ctrl_port(c));
+    send_ctrl(e, c, ctrl_type::rnr_sync, {tlv::rnr_count(c.rnr_count)}, c.remote_id, ctrl_port(c), true);
 }
 
 }  // namespace mrct::endpoint

@@ -53,7 +53,8 @@ const std::vector<variant_info>& variant_profiles() {
          "only)"},
         {variant::answer_late, "answer-late", "MR-RNR-1, MR-HDR-5, MR-OOO-4, MR-SACK-5, MR-CONN-2/3/4",
          "NAKs and RNRs leave 50 us after the packet that draws them, as from a firmware slow path (the model bounds "
-         "when an ACK must leave, not a NAK or an RNR); ACKs keep their time"},
+         "when an ACK must leave, not a NAK or an RNR), and an RNR_QUERY's RNR_SYNC after its RNRs; ACKs keep their "
+         "time"},
         {variant::fixed_point, "fixed-point", "MR-RTO-3, MR-CC-2",
          "the sender's estimators in fixed point, as hardware keeps them: RTT samples truncated to 1.024 us, alpha "
          "rounded to 1/1024, a cut window rounded down to 1/256 packet (the model gives the formulas over the reals)"},
@@ -85,6 +86,14 @@ core::result<std::uint32_t> variants_by_name(std::string_view names) {
         if (names.empty()) return core::error{"variant: a trailing '+'"};
     }
     return set;
+}
+
+std::uint32_t variants_undoing(bug b) {
+    switch (b) {
+    case bug::ecn_not_ect: return variant_bit(variant::ip_fields);
+    case bug::lazy_ack: return variant_bit(variant::ack_each);
+    default: return 0;
+    }
 }
 
 std::string variants_text(std::uint32_t set) {

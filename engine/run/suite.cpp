@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/rng.h"
+#include "core/text.h"
 #include "run/runner.h"
 #include "sim/drivers.h"
 
@@ -44,14 +45,29 @@ core::result<dut_factory> parse_dut(const std::string& given, std::string* bug_o
     std::string bug;
     std::uint32_t variants = 0;
     if (spec == "sim") {
-    } else if (spec.rfind("sim:bug=", 0) == 0) {
-        bug = spec.substr(8);
-        endpoint::config tmp;
-        if (auto st = endpoint::config_set(tmp, "bug", bug); !st) return st.err();
-    } else if (spec.rfind("sim:variant=", 0) == 0) {
-        auto v = endpoint::variants_by_name(spec.substr(12));
-        if (!v) return v.err();
-        variants = *v;
+    } else if (spec.rfind("sim:", 0) == 0) {
+        // sim:bug=NAME, sim:variant=NAME[+NAME...], or both, comma-separated:
+        // a bug profile making the model's open choices otherwise too.
+        const auto parts = core::split(spec.substr(4), ",");
+        if (parts.empty()) return core::error{"sim: nothing after 'sim:' (sim, or sim:bug=NAME, sim:variant=NAME)"};
+        bool has_bug = false, has_variant = false;
+        for (const auto& kv : parts) {
+            const auto eq = kv.find('=');
+            const std::string key = kv.substr(0, eq), value = eq == std::string::npos ? "" : kv.substr(eq + 1);
+            if (key == "bug" && eq != std::string::npos && !has_bug) {
+                has_bug = true;
+                bug = value;
+                endpoint::config tmp;
+                if (auto st = endpoint::config_set(tmp, "bug", bug); !st) return st.err();
+            } else if (key == "variant" && eq != std::string::npos && !has_variant) {
+                has_variant = true;
+                auto v = endpoint::variants_by_name(value);
+                if (!v) return v.err();
+                variants = *v;
+            } else {
+                return core::error{"sim: '" + kv + "' is not bug=NAME or variant=NAME[+NAME...] (each at most once)"};
+            }
+        }
     } else if (spec.rfind("agent+", 0) == 0) {
         const auto colon = spec.find(':');
         const auto wire = spec.substr(6, colon == std::string::npos ? std::string::npos : colon - 6);
@@ -70,7 +86,7 @@ core::result<dut_factory> parse_dut(const std::string& given, std::string* bug_o
         return dut_factory([o = *o]() { return dut::make_so(o); });
     } else {
         return core::error{"unknown DUT '" + spec +
-                           "' (sim, sim:bug=NAME, sim:variant=NAME[+NAME...], rtl, rtl:bug=NAME, so:PATH.so[,KEY=VALUE...], agent+udp:OPTIONS, agent+pcap:OPTIONS, "
+                           "' (sim, sim:bug=NAME, sim:variant=NAME[+NAME...], sim:bug=NAME,variant=NAME[+NAME...], rtl, rtl:bug=NAME, so:PATH.so[,KEY=VALUE...], agent+udp:OPTIONS, agent+pcap:OPTIONS, "
                            "agent+dpdk:OPTIONS; docs/adapters.md)"};
     }
     if (bug_out) *bug_out = bug;

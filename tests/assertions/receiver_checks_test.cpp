@@ -1173,6 +1173,20 @@ TEST_CASE("rejection_dropped: an RNR_QUERY draws no RNR for a message that arriv
         CHECK(o.v == verdict::fail);
         CHECK_THAT(o.message, Catch::Contains("arrived again in full under Attempt 1"));
     }
+    SECTION("the dropped rejection's RNR re-sent after the answer's RNR_SYNC (RNRs on a slower path) still fails") {
+        auto b = base(false);
+        b.ctrl(1310us, D::from_dut, wire::ctrl_type::rnr_sync);
+        b.rnr(1360us, D::from_dut, 8, 1, 1, 0, 14);  // the copy of the 10 us RNR, 50 us after the SYNC
+        auto o = b.check("rejection_dropped");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("arrived again in full under Attempt 1"));
+    }
+    SECTION("an RNR after the query that copies none sent before it is no re-send") {
+        auto b = base(false);
+        b.ctrl(1310us, D::from_dut, wire::ctrl_type::rnr_sync);
+        b.rnr(1360us, D::from_dut, 8, 1, 1, 0, 14, 100, 7);  // RnrSeq 7: a new rejection, not the kept one
+        CHECK(b.check("rejection_dropped").v == verdict::pass);
+    }
     SECTION("the re-send was rejected too (its receive came late): the rule did not bind") {
         auto b = base(true);
         b.rnr(1310us, D::from_dut, 8, 1, 1, 1, 14, 102, 2);

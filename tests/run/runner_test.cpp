@@ -139,11 +139,20 @@ TEST_CASE("a DUT that cannot be made gives an error verdict, and the run goes on
 
 TEST_CASE("unknown DUT specs and bug names are usage errors") {
     CHECK_FALSE(run::parse_dut("agent+udp").ok());
-    CHECK_THAT(run::parse_dut("sim:foo=bar").err().message, Catch::Contains("agent+dpdk:OPTIONS"));  // every kind named
+    CHECK_THAT(run::parse_dut("simx").err().message, Catch::Contains("agent+dpdk:OPTIONS"));  // every kind named
+    CHECK_THAT(run::parse_dut("sim:foo=bar").err().message,
+               Catch::Contains("'foo=bar' is not bug=NAME or variant=NAME[+NAME...]"));
     CHECK_THAT(run::parse_dut("sim:bug=nope").err().message, Catch::Contains("unknown bug profile 'nope'"));
     CHECK_THAT(run::parse_dut("sim:variant=nope").err().message, Catch::Contains("unknown conforming variant 'nope'"));
     CHECK_FALSE(run::parse_dut("sim:variant=").ok());
+    CHECK_FALSE(run::parse_dut("sim:").ok());
     CHECK(run::parse_dut("sim:variant=ack-each+stream-rr").ok());
+    // A bug profile making other legal choices too (D157); each key once.
+    CHECK(run::parse_dut("sim:bug=frozen-rnr,variant=ack-each+stream-rr").ok());
+    CHECK(run::parse_dut("sim:variant=ack-each,bug=frozen-rnr").ok());
+    CHECK_THAT(run::parse_dut("sim:bug=frozen-rnr,bug=shared-rto").err().message, Catch::Contains("each at most once"));
+    CHECK_THAT(run::parse_dut("sim:bug=frozen-rnr,variant=nope").err().message,
+               Catch::Contains("unknown conforming variant 'nope'"));
 }
 
 TEST_CASE("sim:variant= runs the reference making other legal choices, and hello says which (D153)") {
