@@ -300,7 +300,7 @@ int main(int argc, char** argv) {
 
     std::string st_plan = "testplans/metaroce-1.2/plan.yaml", st_out;
     unsigned st_jobs = 2;
-    auto* selftest = app.add_subcommand("selftest", "Run the plan against the reference DUT (must all pass), its conforming variants (each must all pass) and every bug profile (each must be caught by a case citing its clause); print the kill matrix");
+    auto* selftest = app.add_subcommand("selftest", "Run the plan against the reference DUT (must all pass), its conforming variants (each must all pass) and every bug profile (each must be caught by a case citing its clause, in the reference and planted with every variant); print the kill matrix");
     selftest->add_option("--plan", st_plan, "Test plan (YAML file, or its folder)")->transform(k_plan_path);
     add_plan_limit(selftest);
     selftest->add_option("--jobs,-j", st_jobs, "Cases run in parallel")->check(CLI::Range(1u, 256u));
