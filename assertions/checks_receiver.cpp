@@ -598,19 +598,20 @@ outcome naks(const context& c) {
         }
     const auto at_least = static_cast<std::size_t>(c.integer("at_least"));
     const std::string what = code < 0 ? std::string("NAKs") : "NAK " + std::string(nak_code_name(static_cast<std::uint8_t>(code)));
-    // Too few: how long the DUT had for its answer (D155: the case's settle
-    // after its work, in real time stretched by the holds seen in it; in
-    // virtual time until nothing was left to happen, timers included).
-    std::optional<nanos> last_in;
-    for (const auto& r : c.tr().frames)
-        if (r.reached_dut()) last_in = r.t;
-    std::string waited;
-    if (last_in && c.tr().end >= *last_in)
-        waited = (c.tr().timing.realtime ? " by the case's end, " : " by the case's end (nothing left to happen), ") +
-                 fmt_time(c.tr().end - *last_in) + " after the last frame the DUT received";
-    if (hits.size() < at_least)
+    if (hits.size() < at_least) {
+        // How long the DUT had for its answer (D155: the case's settle after
+        // its work, in real time stretched by the holds seen in it; in
+        // virtual time until nothing was left to happen, timers included).
+        std::optional<nanos> last_in;
+        for (const auto& r : c.tr().frames)
+            if (r.reached_dut()) last_in = r.t;
+        std::string waited;
+        if (last_in && c.tr().end >= *last_in)
+            waited = (c.tr().timing.realtime ? " by the case's end, " : " by the case's end (nothing left to happen), ") +
+                     fmt_time(c.tr().end - *last_in) + " after the last frame the DUT received";
         return fail("the DUT sent " + std::to_string(hits.size()) + " " + what + waited, ">= " + std::to_string(at_least),
                     std::to_string(hits.size()) + (other.empty() ? "" : " (other NAK codes: " + frames_list(other) + ")"), other);
+    }
     if (c.has("at_most") && hits.size() > static_cast<std::size_t>(c.integer("at_most")))
         return fail("the DUT sent " + std::to_string(hits.size()) + " " + what, "<= " + c.str("at_most"),
                     std::to_string(hits.size()), hits);
@@ -679,8 +680,16 @@ outcome rejection_dropped(const context& c) {
         std::uint32_t total = 0;
     };
     std::map<std::tuple<std::uint16_t, std::uint32_t, std::uint8_t>, arrival> got;
+    // The DUT's RNRs so far (stream, StreamSeq, Attempt, RnrSeq): a query's
+    // re-sends are copies of these.
+    std::set<std::tuple<std::uint16_t, std::uint32_t, std::uint8_t, std::uint16_t>> sent;
     std::size_t queries = 0, bound = 0;
     for (const auto& r : fr) {
+        if (r.d == trace::dir::from_dut && r.is(opcode::rnr)) {
+            const auto& h = r.f().rnrh;
+            sent.insert({h.stream_id, h.stream_seq, h.attempt, h.rnr_seq});
+            continue;
+        }
         if (r.reached_dut() && r.data() && is_send_opcode(r.f().bth.opcode)) {
             const auto& f = r.f();
             auto& a = got[{f.mrh.stream_id, f.mrh.stream_seq, f.mrh.attempt}];
@@ -707,19 +716,13 @@ outcome rejection_dropped(const context& c) {
         // RNR_SYNC is not what makes them a re-send: a DUT whose RNRs leave
         // by a slower path than its CTRL (answer-late, D155) still kept the
         // rejection if it re-sends its RNR after the SYNC.
-        std::set<std::tuple<std::uint16_t, std::uint32_t, std::uint8_t, std::uint16_t>> before;
-        for (std::size_t j = 0; j < r.index; ++j)
-            if (fr[j].d == trace::dir::from_dut && fr[j].is(opcode::rnr)) {
-                const auto& h = fr[j].f().rnrh;
-                before.insert({h.stream_id, h.stream_seq, h.attempt, h.rnr_seq});
-            }
         for (std::size_t j = r.index + 1; j < fr.size(); ++j) {
             const auto& x = fr[j];
             if (x.reached_dut() && x.is(opcode::ctrl) && x.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::rnr_query))
                 break;
             if (x.d != trace::dir::from_dut || !x.is(opcode::rnr)) continue;
             const auto& h = x.f().rnrh;
-            if (!before.count({h.stream_id, h.stream_seq, h.attempt, h.rnr_seq})) continue;  // a new rejection
+            if (!sent.count({h.stream_id, h.stream_seq, h.attempt, h.rnr_seq})) continue;  // a new rejection
             auto it = again.find({h.stream_id, h.stream_seq});
             if (it == again.end()) continue;
             return fail("the RNR_QUERY drew the RNR (Attempt " + std::to_string(h.attempt) + ") of stream " +

@@ -556,14 +556,13 @@ int run_selftest(const std::string& path, unsigned jobs, const std::string& out,
             if (!make) return plan_error(make.err());
             const auto res = run::run_suite(*s, *make, o);
             const auto broken = core::split(b.clauses, ", ");
-            std::vector<std::string> killers;
-            for (const auto& r : res) {
-                if (r.v == assertions::verdict::fail && cites_any(r.clauses, broken)) killers.push_back(r.id);
-            }
+            const bool caught = std::any_of(res.begin(), res.end(), [&](const auto& r) {
+                return r.v == assertions::verdict::fail && cites_any(r.clauses, broken);
+            });
             ++ran;
-            caught_all += killers.empty() ? 0 : 1;
-            ok = ok && !killers.empty();
-            if (killers.empty())
+            caught_all += caught ? 1 : 0;
+            ok = ok && caught;
+            if (!caught)
                 std::printf("  %-18s %-22s MISSED with %s\n", std::string(b.name).c_str(), std::string(b.clauses).c_str(),
                             endpoint::variants_text(vs).c_str());
         }

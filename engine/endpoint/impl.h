@@ -64,6 +64,8 @@ struct endpoint::impl {
     static void send_nak(endpoint& e, std::uint32_t dest_qp, const wire::frame& f, std::uint8_t code);
     // A NAK or RNR to the wire: at once, or k_answer_late on (variant answer-late).
     static void send_answer(endpoint& e, const wire::frame_spec& s);
+    // Sends the answers whose time has come, and arms the timer for the next.
+    static void send_late_answers(endpoint& e);
 };
 
 }  // namespace mrct::endpoint

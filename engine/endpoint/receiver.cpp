@@ -222,19 +222,17 @@ void endpoint::impl::send_answer(endpoint& e, const frame_spec& s) {
     if (!has(e.cfg(), variant::answer_late)) return send(e, s);
     e.late_answers_.emplace_back(e.s_.now() + k_answer_late, s);
     if (!e.late_answer_timer_) e.late_answer_timer_ = std::make_unique<sim::timer>(e.s_);
-    if (e.late_answer_timer_->armed()) return;  // due times only grow: the front's timer serves
-    struct due {
-        static void next(endpoint& e) {
-            const nanos now = e.s_.now();
-            while (!e.late_answers_.empty() && e.late_answers_.front().first <= now) {
-                const auto s = std::move(e.late_answers_.front().second);
-                e.late_answers_.pop_front();
-                send(e, s);
-            }
-            if (!e.late_answers_.empty()) e.late_answer_timer_->arm_at(e.late_answers_.front().first, [&e] { next(e); });
-        }
-    };
-    e.late_answer_timer_->arm_at(e.late_answers_.front().first, [&e] { due::next(e); });
+    if (!e.late_answer_timer_->armed()) send_late_answers(e);  // else: due times only grow, the front's timer serves
+}
+
+void endpoint::impl::send_late_answers(endpoint& e) {
+    const nanos now = e.s_.now();
+    while (!e.late_answers_.empty() && e.late_answers_.front().first <= now) {
+        const auto s = std::move(e.late_answers_.front().second);
+        e.late_answers_.pop_front();
+        send(e, s);
+    }
+    if (!e.late_answers_.empty()) e.late_answer_timer_->arm_at(e.late_answers_.front().first, [&e] { send_late_answers(e); });
 }
 
 void endpoint::impl::ack_timer_due(endpoint& e, connection& c, unsigned p) {
