@@ -95,7 +95,13 @@ core::status client::connect(const std::string& host, std::uint16_t port, std::c
         return core::error{m_->broken};
     }
     if (result) {
-        m_->broken = "cannot reach the agent at " + where + ": " + result.message();
+        // A reset as the connect completes: the agent's listening socket took
+        // the handshake and its process dropped it (a dying or restarting
+        // agent), so the agent was reached; the caller's first request is
+        // always hello.
+        const bool dropped = result == asio::error::connection_reset || result == asio::error::connection_aborted;
+        m_->broken = dropped ? "the agent at " + where + " took the connection and dropped it before hello's answer: " + result.message()
+                             : "cannot reach the agent at " + where + ": " + result.message();
         return core::error{m_->broken};
     }
     m_->sock->set_option(tcp::no_delay(true), ec);
