@@ -74,6 +74,11 @@ struct outcome {
     // where the premise was missing, it says nothing of the DUT either
     // (counts_need_premise).
     bool count_short = false;
+    // A failure that rests on the order of two of the DUT's frames sent from
+    // different UDP source ports (query_answer's RNR after its RNR_SYNC): in
+    // real time a fabric spraying by port may have swapped them. It stands
+    // unless the run's lab shows that it reorders (run::judge_order, D158).
+    bool cross_port_order = false;
 };
 
 class sender_view;    // sender_view.h

@@ -48,6 +48,7 @@ outcome naks(const context& c);
 outcome silent_drop(const context& c);
 outcome rnr_sent(const context& c);
 outcome rejection_dropped(const context& c);
+outcome query_answer(const context& c);
 outcome completion_after_placement(const context& c);
 
 // Observations: completions, memory, counters (checks_obs.cpp)

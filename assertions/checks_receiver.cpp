@@ -743,6 +743,131 @@ outcome rejection_dropped(const context& c) {
     return pass(std::to_string(bound) + " RNR_QUERY answers left out every message that had arrived again in full");
 }
 
+// MR-RNR-6 (§4): "The receiver answers by re-sending, unchanged, the RNR of
+// every rejection it keeps, then RNR_SYNC with its RnrCount." Per RNR_QUERY
+// that reached the DUT and drew an RNR_SYNC (the DUT's first after it, before
+// the next query reached it), the rejections the DUT surely kept (D158):
+// made before the query (an RNR of it before the query, or an ACK before the
+// query whose RnrCount covers its RnrSeq: the count comes first, MR-RNR-6),
+// with no later Attempt of its message reaching the DUT before the SYNC, in
+// part or in full, and no NAK of the DUT's before the SYNC (a rejection also
+// ends when its message fails by NAK, which names no message: unjudged). A
+// rejection is its RNRs' (stream, StreamSeq, Attempt, RnrSeq). The answer
+// must hold an RNR of each before the SYNC: the re-send, and also the first
+// RNR where that left only after the query (a slow path: answer-late), or
+// one RNR for both (a DUT may send a rejection whose RNR had not left when
+// the query came only once). An RNR of it missing before the SYNC but sent
+// after it, before the next query, is the order broken as the trace shows
+// it: a fabric spraying by source port may swap an RNR (its rejected
+// packet's port) and the SYNC (the CTRL port), so in real time that failure
+// says so (cross_port_order: the run's lab is asked, D158).
+outcome query_answer(const context& c) {
+    const auto& fr = c.tr().frames;
+    using rejection = std::tuple<std::uint16_t, std::uint32_t, std::uint8_t, std::uint16_t>;  // stream, seq, Attempt, RnrSeq
+    auto type_is = [](const trace::record& x, ctrl_type t) {
+        return x.is(opcode::ctrl) && x.f().ctrlh.type == static_cast<std::uint8_t>(t);
+    };
+    std::size_t queries = 0, answered = 0, bound = 0, resent = 0;
+    for (const auto& q : fr) {
+        if (!q.reached_dut() || !type_is(q, ctrl_type::rnr_query)) continue;
+        ++queries;
+        const auto far = far_end(q);
+        auto dut_to_far = [&](const trace::record& x) { return x.d == trace::dir::from_dut && far_end(x) == far; };
+        // The answer's RNR_SYNC, and the end of what answers this query.
+        std::size_t sync = fr.size(), end = fr.size();
+        for (std::size_t j = q.index + 1; j < fr.size(); ++j) {
+            const auto& x = fr[j];
+            if (x.reached_dut() && type_is(x, ctrl_type::rnr_query) && far_end(x) == far) {
+                end = j;
+                break;
+            }
+            if (sync == fr.size() && dut_to_far(x) && type_is(x, ctrl_type::rnr_sync)) sync = j;
+        }
+        if (sync == fr.size()) continue;  // unanswered (lost, or too late): ctrl_repeat and frame_count judge that
+        ++answered;
+        // What the DUT kept when the query came, as far as the trace shows.
+        std::map<rejection, std::size_t> rejections;  // -> its first RNR (before the next query)
+        std::optional<std::uint16_t> counted;          // the highest RnrCount its ACKs carried before the query
+        std::map<std::pair<std::uint16_t, std::uint32_t>, int> latest_attempt;  // the newest Attempt that reached the DUT
+        bool naked = false;
+        for (std::size_t j = 0; j < end; ++j) {
+            const auto& x = fr[j];
+            if (dut_to_far(x) && x.is(opcode::rnr)) {
+                const auto& h = x.f().rnrh;
+                rejections.emplace(rejection{h.stream_id, h.stream_seq, h.attempt, h.rnr_seq}, j);
+            }
+            if (j >= sync) continue;
+            if (dut_to_far(x) && x.is(opcode::nak)) naked = true;
+            if (j < q.index && dut_to_far(x) && x.is(opcode::ack) &&
+                (!counted || core::seq16::lt(*counted, x.f().ackh.rnr_count)))
+                counted = x.f().ackh.rnr_count;
+            if (x.reached_dut() && x.data() && is_send_opcode(x.f().bth.opcode) && far_end(x) == far) {
+                auto& a = latest_attempt.try_emplace({x.f().mrh.stream_id, x.f().mrh.stream_seq}, -1).first->second;
+                a = std::max<int>(a, x.f().mrh.attempt);
+            }
+        }
+        if (naked) continue;
+        std::erase_if(rejections, [&](const auto& kv) {
+            const auto& [stream, seq, attempt, rnr_seq] = kv.first;
+            const bool before = kv.second < q.index || (counted && !core::seq16::lt(*counted, rnr_seq));
+            auto it = latest_attempt.find({stream, seq});
+            const bool let_go = it != latest_attempt.end() && it->second > attempt;  // re-sent since: the DUT may have let it go
+            return !before || let_go;
+        });
+        if (rejections.empty()) continue;
+        ++bound;
+        for (const auto& [k, first] : rejections) {
+            const auto& [stream, seq, attempt, rnr_seq] = k;
+            // Its RNRs after the query: before the SYNC, and after it.
+            std::vector<std::size_t> in, late;
+            for (std::size_t j = q.index + 1; j < end; ++j) {
+                const auto& x = fr[j];
+                if (!dut_to_far(x) || !x.is(opcode::rnr)) continue;
+                const auto& h = x.f().rnrh;
+                if (rejection{h.stream_id, h.stream_seq, h.attempt, h.rnr_seq} == k) (j < sync ? in : late).push_back(j);
+            }
+            const bool first_after = first > q.index;  // its RNR had not left when the query came
+            const std::size_t needed = first_after ? 2 : 1;
+            const std::string which = "the RNR of rejection RnrSeq " + std::to_string(rnr_seq) + " (stream " +
+                                      std::to_string(stream) + " seq " + std::to_string(seq) + ", Attempt " +
+                                      std::to_string(attempt) + ", first sent as frame #" + std::to_string(first) + ")";
+            if (in.size() >= needed || (first_after && in.size() == 1 && late.empty())) {
+                ++resent;
+                continue;
+            }
+            if (!late.empty()) {
+                const std::size_t copy = late.front();
+                auto o = fail("the answer to the RNR_QUERY of frame #" + std::to_string(q.index) + " sent RNR_SYNC (frame #" +
+                                  std::to_string(sync) + ") before re-sending " + which + " (frame #" + std::to_string(copy) +
+                                  (fr[copy].t > fr[sync].t ? ", " + fmt_time(fr[copy].t - fr[sync].t) + " later)"
+                                                           : ", at the same instant)"),
+                              "the kept rejections' RNRs, then RNR_SYNC", "RNR_SYNC first", {q.index, sync, copy});
+                o.timing_free = true;
+                o.cross_port_order = c.tr().timing.realtime;
+                return o;
+            }
+            auto o = fail("the answer to the RNR_QUERY of frame #" + std::to_string(q.index) + " (RNR_SYNC, frame #" +
+                              std::to_string(sync) + ") did not re-send " + which +
+                              ", a rejection the DUT kept: made before the query, and no later Attempt of its message had "
+                              "reached it",
+                          "the RNR of every kept rejection re-sent, then RNR_SYNC", "RNR_SYNC without it", {first, q.index, sync});
+            o.timing_free = true;
+            return o;
+        }
+    }
+    if (!queries) return inconclusive("no RNR_QUERY reached the DUT");
+    if (!answered) return inconclusive(std::to_string(queries) + " RNR_QUERY reached the DUT and none drew an RNR_SYNC before the next");
+    if (!bound) {
+        auto o = inconclusive(std::to_string(answered) +
+                              " RNR_QUERY answered, none while the DUT surely kept a rejection (each rejected message "
+                              "had been re-sent since, or the DUT had sent a NAK): the rule did not bind");
+        o.premise_missing = true;
+        return o;
+    }
+    return pass(std::to_string(bound) + " RNR_QUERY answers re-sent the RNR of each of " + std::to_string(resent) +
+                " kept rejections before their RNR_SYNC");
+}
+
 // MR-RNR-1 / MR-RNR-6: rejected SENDs get an RNR and their PPSNs are
 // acknowledged with a RnrCount that includes the rejection.
 outcome rnr_sent(const context& c) {

@@ -255,6 +255,10 @@ const std::vector<assertion_def>& builtin() {
          "An RNR_QUERY draws no RNR for a message that arrived again in full under an Attempt the DUT took (§4: a "
          "rejection is kept only until then).",
          {}, k::rejection_dropped},
+        {"query_answer", {"MR-RNR-6"},
+         "An RNR_QUERY's answer re-sends, unchanged, the RNR of every rejection the DUT kept (no later Attempt of its "
+         "message had reached it), then RNR_SYNC (§4).",
+         {}, k::query_answer},
         {"completion_after_placement", {"MR-OOO-3"},
          "A receive completes only after every byte of its message reached the DUT.", {}, k::completion_after_placement, {},
          true},

@@ -58,6 +58,8 @@ const std::vector<bug_info>& bug_profiles() {
         {bug::fails_last_path, "fails-last-path", "MR-PATH-6", "fails its last path in service too, after its 4th consecutive expiry like any other: the connection is left with no path, its data waiting on probes, where the retry limit should end it"},
         {bug::early_give_up, "early-give-up", "MR-SACK-6", "fails a message, and its connection, once a packet has gone out 3 times unacknowledged, where the retry limit says 7"},
         {bug::rnr_count_late, "rnr-count-late", "MR-RNR-6", "acknowledges a rejected packet at once, before counting its rejection: that ACK's RnrCount leaves it out (the RNR after it carries the new RnrSeq)"},
+        {bug::sync_first, "sync-first", "MR-RNR-6", "answers RNR_QUERY with RNR_SYNC first, then re-sends the RNRs of the rejections it keeps (§4: the RNRs, then RNR_SYNC): a sender that reads the SYNC before the RNRs it answers for queries again"},
+        {bug::sync_only, "sync-only", "MR-RNR-6", "answers RNR_QUERY with RNR_SYNC alone: the RNRs of the rejections it keeps are not sent again, so a sender that lost one holds its SENDs until the query's retry limit"},
     };
     return k_bugs;
 }

@@ -74,6 +74,8 @@ enum class bug : std::uint8_t {
     fails_last_path,    // MR-PATH-6: fails its last path in service too (§5: the retry limit ends that one)
     early_give_up,      // MR-SACK-6: fails a message after a packet's 3rd transmission, not its retry limit's
     rnr_count_late,     // MR-RNR-6: acknowledges a rejected packet at once, before counting the rejection in RnrCount
+    sync_first,         // MR-RNR-6 (§4): answers RNR_QUERY with RNR_SYNC first, then the kept rejections' RNRs
+    sync_only,          // MR-RNR-6 (§4): answers RNR_QUERY with RNR_SYNC alone, re-sending no kept rejection's RNR
 };
 
 struct bug_info {

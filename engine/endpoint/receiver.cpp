@@ -452,9 +452,13 @@ void endpoint::impl::on_data(endpoint& e, connection* cp, const frame& f) {
 
 void endpoint::impl::on_rnr_query(endpoint& e, connection& c) {
     // Re-send, unchanged, the RNR of every kept rejection, then RNR_SYNC.
-    for (const auto& [key, kept] : c.rejections)
-        for (const auto& rj : kept) send_rnr(e, c, key.first, key.second, rj);
-    send_ctrl(e, c, ctrl_type::rnr_sync, {tlv::rnr_count(c.rnr_count)}, c.remote_id, ctrl_port(c), true);
+    const auto& cfg = e.cfg();
+    auto sync = [&] { send_ctrl(e, c, ctrl_type::rnr_sync, {tlv::rnr_count(c.rnr_count)}, c.remote_id, ctrl_port(c), true); };
+    if (has(cfg, bug::sync_first)) sync();
+    if (!has(cfg, bug::sync_only))
+        for (const auto& [key, kept] : c.rejections)
+            for (const auto& rj : kept) send_rnr(e, c, key.first, key.second, rj);
+    if (!has(cfg, bug::sync_first)) sync();
 }
 
 }  // namespace mrct::endpoint

@@ -702,6 +702,28 @@ void lab_seen::note(const case_result& r) {
     const auto& tm = r.tr->timing;
     if (lost_in.empty() && (tm.lab_lost_to_dut || tm.lab_lost_from_dut || tm.lab_netted_from_dut)) lost_in = r.id;
     if (copied_in.empty() && (tm.lab_dup_to_dut || tm.lab_dup_from_dut || tm.lab_netted_from_dut)) copied_in = r.id;
+    if (reordered_in.empty() && (tm.reordered_from_dut || tm.reordered_to_dut)) reordered_in = r.id;
+}
+
+bool may_reorder(const case_result& r) {
+    if (!r.tr || !r.tr->timing.realtime || r.v != verdict::fail) return false;
+    return std::any_of(r.asserts.begin(), r.asserts.end(),
+                       [](const auto& a) { return a.o.v == verdict::fail && a.o.cross_port_order; });
+}
+
+bool judge_order(case_result& r, const lab_seen& lab) {
+    if (lab.reordered_in.empty() || !may_reorder(r)) return false;
+    const std::string why = "this run's lab reordered frames within a flow (first shown by " + lab.reordered_in +
+                            ", D150), so it may swap two of the DUT's frames from different source ports too: the "
+                            "order this failure rests on may be the lab's (D158)";
+    bool changed = false;
+    for (auto& a : r.asserts)
+        if (a.o.v == verdict::fail && a.o.cross_port_order) {
+            on_incomplete_record(a, why);
+            changed = true;
+        }
+    if (changed) detail::settle_verdict(r);
+    return changed;
 }
 
 bool may_net_out(const case_result& r) {

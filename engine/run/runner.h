@@ -81,6 +81,7 @@ bool judge_wire(case_result& r, core::nanos run_quickest);
 // (D148, D151) and the first that showed a copy (D149, D151); empty: none yet.
 struct lab_seen {
     std::string lost_in, copied_in;
+    std::string reordered_in;  // D158: the first case that showed the lab reordering a flow (D150)
     bool both() const { return !lost_in.empty() && !copied_in.empty(); }
     // Notes what `r` showed of the lab (real time, the DUT's counters).
     void note(const case_result& r);
@@ -93,6 +94,14 @@ bool may_net_out(const case_result& r);
 // case is inconclusive, naming the copies, the counts and the cases that
 // showed the lab; the case's verdict follows. Whether any changed.
 bool judge_netting(case_result& r, const lab_seen& lab);
+// D158: a real-time case that failed on the order of two of the DUT's frames
+// from different source ports (outcome::cross_port_order), which a fabric
+// spraying by port may swap. It waits like D152's (run_suite) for the run's
+// lab to show reordering within a flow (D150), in any case; if it does, each
+// such failure is inconclusive, naming the case that showed it. Whether any
+// changed.
+bool may_reorder(const case_result& r);
+bool judge_order(case_result& r, const lab_seen& lab);
 // Wire probes a run makes at most (a DUT's answers to the first are its
 // slowest; a fabric that stays slow needs no third).
 inline constexpr unsigned k_wire_probes = 2;

@@ -205,6 +205,7 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
     // A case's result made final and handed on (the lock held).
     auto publish = [&](std::size_t i) {
         judge_netting(*results[i], lab);
+        judge_order(*results[i], lab);
         ++done;
         if (o.progress) o.progress(*results[i], done, jobs.size());  // sees the trace (pcaps)
         if (!o.keep_traces) results[i]->tr.reset();
@@ -247,22 +248,38 @@ std::vector<case_result> run_suite(const plan::suite& s, const dut_factory& make
             results[i] = std::move(r);
             // D152: a failure a copy of the DUT's may explain waits, trace
             // and all, until the run's lab has shown both a loss and a copy
-            // (it is then judged again) or the run ends (it stands).
-            const bool had_both = lab.both();
+            // (it is then judged again) or the run ends (it stands). D158: so
+            // does one resting on the order of frames from two source ports,
+            // until the lab has shown reordering.
+            const bool had_both = lab.both(), had_reorder = !lab.reordered_in.empty();
             lab.note(*results[i]);
-            if (!lab.both() && may_net_out(*results[i])) {
+            auto waits = [&](const case_result& r) {
+                return (!lab.both() && may_net_out(r)) || (lab.reordered_in.empty() && may_reorder(r));
+            };
+            if (waits(*results[i])) {
                 held.push_back(i);
                 if (held.size() > o.netting_hold) {
-                    spdlog::info("{}: {} failures with copies of the DUT's frames wait and the lab has shown no loss and copy: "
-                                 "handed on as it stands (D152)",
+                    spdlog::info("{}: {} failures wait for the run's lab to show a loss and a copy (D152) or reordering "
+                                 "(D158), and it has not: handed on as it stands",
                                  results[held.front()]->id, held.size());
                     publish(held.front());
                     held.erase(held.begin());
                 }
                 continue;
             }
-            if (!had_both && lab.both())
-                for (auto h : std::exchange(held, {})) publish(h);
+            if ((!had_both && lab.both()) || (!had_reorder && !lab.reordered_in.empty())) {
+                // The lab showed more: what still has nothing to wait for is judged and handed on.
+                std::vector<std::size_t> still;
+                for (auto h : std::exchange(held, {})) {
+                    judge_netting(*results[h], lab);
+                    judge_order(*results[h], lab);
+                    if (waits(*results[h]))
+                        still.push_back(h);
+                    else
+                        publish(h);
+                }
+                held = std::move(still);
+            }
             publish(i);
         }
     };

@@ -1232,3 +1232,156 @@ TEST_CASE("rejection_dropped: an RNR_QUERY draws no RNR for a message that arriv
         CHECK(b.check("rejection_dropped").v == verdict::inconclusive);
     }
 }
+
+namespace {
+// The peer's SEND on stream 1 seq 1 (tag 8, one packet), from the address
+// the peer's queries come from (src_host 2), as a peer's data does.
+void peer_send(trace_builder& b) {
+    b.data(0us, D::to_dut, {.ppsn = 100, .opcode = 0xC2, .tag = 8, .stream = 1, .seq = 1, .len = 4096, .msg_len = 4096,
+                            .src_host = 2});
+}
+}  // namespace
+
+TEST_CASE("query_answer: an RNR_QUERY's answer re-sends every kept rejection's RNR, then RNR_SYNC (MR-RNR-6, §4)") {
+    // Stream 1 seq 1 (tag 8) is rejected as Attempt 0 (RnrSeq 1); the RNR is
+    // lost on its way, so the peer queries. The data comes from the query's
+    // address (src_host 2), as a peer's does.
+    auto base = [] {
+        trace_builder b;
+        peer_send(b);
+        b.rnr(10us, D::from_dut, 8, 1, 1, 0, 14);
+        b.ctrl(500us, D::to_dut, wire::ctrl_type::rnr_query);
+        return b;
+    };
+    SECTION("the RNR again, unchanged, then RNR_SYNC") {
+        auto b = base();
+        b.rnr(505us, D::from_dut, 8, 1, 1, 0, 14);
+        b.ctrl(506us, D::from_dut, wire::ctrl_type::rnr_sync);
+        auto o = b.check("query_answer");
+        CHECK(o.v == verdict::pass);
+        CHECK_THAT(o.message, Catch::Contains("1 RNR_QUERY answers re-sent the RNR of each of 1 kept rejections"));
+    }
+    SECTION("RNR_SYNC alone (sync-only)") {
+        auto b = base();
+        b.ctrl(506us, D::from_dut, wire::ctrl_type::rnr_sync);
+        auto o = b.check("query_answer");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("did not re-send the RNR of rejection RnrSeq 1 (stream 1 seq 1, Attempt 0"));
+        CHECK(o.timing_free);
+        CHECK_FALSE(o.cross_port_order);
+    }
+    SECTION("a copy that differs in RnrSeq is not the kept rejection's RNR") {
+        auto b = base();
+        b.rnr(505us, D::from_dut, 8, 1, 1, 0, 14, 100, 2);
+        b.ctrl(506us, D::from_dut, wire::ctrl_type::rnr_sync);
+        CHECK(b.check("query_answer").v == verdict::fail);
+    }
+    SECTION("RNR_SYNC first, then the RNR (sync-first): the order broken, which only a lab may excuse in real time") {
+        auto b = base();
+        b.ctrl(505us, D::from_dut, wire::ctrl_type::rnr_sync);
+        b.rnr(505us, D::from_dut, 8, 1, 1, 0, 14);
+        auto o = b.check("query_answer");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("sent RNR_SYNC (frame #3) before re-sending the RNR of rejection RnrSeq 1") &&
+                                  Catch::Contains("at the same instant"));
+        CHECK_FALSE(o.cross_port_order);  // virtual time: the trace's order is the DUT's
+        b.tr.timing.realtime = true;
+        o = b.check("query_answer");
+        CHECK(o.v == verdict::fail);
+        CHECK(o.cross_port_order);
+    }
+    SECTION("the RNR only after the next query: the first answer lacked it") {
+        auto b = base();
+        b.ctrl(506us, D::from_dut, wire::ctrl_type::rnr_sync);
+        b.ctrl(900us, D::to_dut, wire::ctrl_type::rnr_query);
+        b.rnr(905us, D::from_dut, 8, 1, 1, 0, 14);
+        b.ctrl(906us, D::from_dut, wire::ctrl_type::rnr_sync);
+        auto o = b.check("query_answer");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("the RNR_QUERY of frame #2 (RNR_SYNC, frame #3) did not re-send"));
+    }
+    SECTION("two queries before the answers: the second's window holds both, in order") {
+        auto b = base();
+        b.ctrl(501us, D::to_dut, wire::ctrl_type::rnr_query);
+        b.rnr(505us, D::from_dut, 8, 1, 1, 0, 14);
+        b.ctrl(506us, D::from_dut, wire::ctrl_type::rnr_sync);
+        b.rnr(507us, D::from_dut, 8, 1, 1, 0, 14);
+        b.ctrl(508us, D::from_dut, wire::ctrl_type::rnr_sync);
+        CHECK(b.check("query_answer").v == verdict::pass);
+    }
+    SECTION("the message re-sent under a later Attempt before the SYNC: the DUT may have let the rejection go") {
+        auto b = base();
+        b.data(502us, D::to_dut, {.ppsn = 101, .rnr_resend = true, .opcode = 0xC2, .tag = 8, .stream = 1, .seq = 1,
+                                  .len = 4096, .msg_len = 4096, .attempt = 1, .src_host = 2});
+        b.ctrl(506us, D::from_dut, wire::ctrl_type::rnr_sync);
+        auto o = b.check("query_answer");
+        CHECK(o.v == verdict::inconclusive);
+        CHECK(o.premise_missing);
+        CHECK_THAT(o.message, Catch::Contains("the rule did not bind"));
+    }
+    SECTION("a NAK of the DUT's before the SYNC: a message may have failed, the answer is not judged") {
+        auto b = base();
+        b.nak(300us, D::from_dut, 0x02, 0, 100);
+        b.ctrl(506us, D::from_dut, wire::ctrl_type::rnr_sync);
+        CHECK(b.check("query_answer").v == verdict::inconclusive);
+    }
+    SECTION("a rejection made after the query (its RNR after it, no ACK counting it before) is not the answer's") {
+        trace_builder b;
+        b.ctrl(500us, D::to_dut, wire::ctrl_type::rnr_query);
+        b.rnr(505us, D::from_dut, 8, 1, 1, 0, 14);
+        b.ctrl(506us, D::from_dut, wire::ctrl_type::rnr_sync);
+        CHECK(b.check("query_answer").v == verdict::inconclusive);
+    }
+    SECTION("no answer before the next query, or no query") {
+        auto b = base();
+        CHECK_THAT(b.check("query_answer").message, Catch::Contains("none drew an RNR_SYNC"));
+        trace_builder none;
+        none.rnr(10us, D::from_dut, 8, 1, 1, 0, 14);
+        CHECK_THAT(none.check("query_answer").message, Catch::Contains("no RNR_QUERY reached the DUT"));
+        CHECK(none.check("query_answer").v == verdict::inconclusive);
+    }
+}
+
+TEST_CASE("query_answer: a rejection whose RNR had not left when the query came (answer-late, D158)") {
+    // The DUT counted the rejection in the ACK of 20 us (RnrCount 1) and sent
+    // its RNR only after the query of 30 us: the answer holds the RNR twice
+    // (the first, then the re-send) or once for both, before the SYNC.
+    auto base = [] {
+        trace_builder b;
+        peer_send(b);
+        b.ack(20us, D::from_dut, 0, 100, {}, 100, false, 0xFFFF, 1);
+        b.ctrl(30us, D::to_dut, wire::ctrl_type::rnr_query);
+        b.rnr(50us, D::from_dut, 8, 1, 1, 0, 14);  // its first RNR, 50 us late
+        return b;
+    };
+    SECTION("the first RNR and the re-send, then the SYNC (answer-late)") {
+        auto b = base();
+        b.rnr(80us, D::from_dut, 8, 1, 1, 0, 14);
+        b.ctrl(80us, D::from_dut, wire::ctrl_type::rnr_sync);
+        CHECK(b.check("query_answer").v == verdict::pass);
+    }
+    SECTION("one RNR for both, then the SYNC") {
+        auto b = base();
+        b.ctrl(80us, D::from_dut, wire::ctrl_type::rnr_sync);
+        CHECK(b.check("query_answer").v == verdict::pass);
+    }
+    SECTION("the first RNR, the SYNC, then the re-send (sync-first with answer-late)") {
+        auto b = base();
+        b.ctrl(80us, D::from_dut, wire::ctrl_type::rnr_sync);
+        b.rnr(80us, D::from_dut, 8, 1, 1, 0, 14);
+        auto o = b.check("query_answer");
+        CHECK(o.v == verdict::fail);
+        CHECK_THAT(o.message, Catch::Contains("sent RNR_SYNC (frame #4) before re-sending"));
+    }
+    SECTION("the ACK's count is what says the rejection was made before the query") {
+        trace_builder b;
+        peer_send(b);
+        b.ack(20us, D::from_dut, 0, 100, {}, 100, false, 0xFFFF, 1);
+        b.ctrl(30us, D::to_dut, wire::ctrl_type::rnr_query);
+        b.ctrl(40us, D::from_dut, wire::ctrl_type::rnr_sync);  // nothing before it
+        b.rnr(50us, D::from_dut, 8, 1, 1, 0, 14);
+        auto o = b.check("query_answer");
+        CHECK(o.v == verdict::fail);  // one RNR, after the SYNC: the order broken
+        CHECK_THAT(o.message, Catch::Contains("before re-sending"));
+    }
+}

@@ -725,7 +725,7 @@ TEST_CASE("pause-frames: every ECE draws an 802.3x PAUSE frame (MR-CC-5)") {
     CHECK(pauses(ep::bug::pause_frames) >= 1);
 }
 
-// accept-own-minor, rnr-kept and the receiver profiles of the ten below
+// accept-own-minor, rnr-kept, sync-first, sync-only and the receiver profiles of the ten below
 // (write-arrival-order, send-arrival-order, oob-write-silent,
 // unknown-conn-silent, no-sack, grant-zero-first, path-by-port,
 // nak-bad-version, grant-not-shared) are tested in receiver_test.cpp, which writes the frames
@@ -738,7 +738,7 @@ TEST_CASE("every bug profile has a name, a clause and a test above") {
         CHECK(b.clauses.starts_with("MR-"));
         CHECK(ep::bug_by_name(b.name).ok());
     }
-    CHECK(names.size() == 54);
+    CHECK(names.size() == 56);
     CHECK_FALSE(ep::bug_by_name("nonsense").ok());
     CHECK(ep::bug_by_name("none").ok());
     CHECK_FALSE(ep::bug_by_name("").ok());  // an unset variable, not the reference

@@ -69,6 +69,17 @@ struct raw_rig {
         f.payload.assign(len, 0x5A);
         return f;
     }
+    // A one-packet SEND of 100 bytes (StreamSeq 0 of stream 4) to tag 7, which
+    // has no receive unless a test posts one.
+    frame_spec tag7_send(std::uint32_t ppsn = 1000) const {
+        auto f = base(opcode::send);
+        f.bth.dest_qp = conn;
+        f.bth.psn = ppsn;
+        f.mrh = mrh{1, 0, k_flag_som | k_flag_eom, 0, 0, 0, 4, 7, 0, 0};
+        f.seth = seth{0, 100};
+        f.payload.assign(100, 1);
+        return f;
+    }
     void inject(const frame_spec& f) {
         b->receive(build(f));
         d.run_until(s.now() + 1us);
@@ -483,6 +494,35 @@ TEST_CASE("a rejection is kept until its message arrives again in full, even if 
     }
 }
 
+TEST_CASE("an RNR_QUERY is answered with the kept rejections' RNRs, then RNR_SYNC; sync-first and sync-only break that (§4)") {
+    // The answer's frames in the order they left: 'R' an RNR (RnrSeq), 'S' RNR_SYNC.
+    auto answer = [](ep::bug bug) {
+        ep::config cfg;
+        cfg.bug_profile = bug;
+        raw_rig r(cfg);
+        r.inject(r.tag7_send());  // no receive on tag 7: rejected, RnrSeq 1
+        REQUIRE(r.take(opcode::rnr).size() == 1);
+        auto q = r.base(opcode::ctrl);
+        q.bth.dest_qp = r.conn;
+        q.ctrlh = ctrlh{1, 0, static_cast<std::uint8_t>(ctrl_type::rnr_query), 0};
+        r.inject(q);
+        std::string seen;
+        for (auto& bytes : r.out) {
+            auto dr = decode_ethernet(bytes);
+            REQUIRE(dr.ok());
+            if (dr.f.bth.opcode == static_cast<std::uint8_t>(opcode::rnr)) seen += "R" + std::to_string(dr.f.rnrh.rnr_seq);
+            if (dr.f.bth.opcode == static_cast<std::uint8_t>(opcode::ctrl) &&
+                dr.f.ctrlh.type == static_cast<std::uint8_t>(ctrl_type::rnr_sync))
+                seen += "S" + std::to_string(*read_ctrl_tlvs(dr.f.tlvs).rnr_count);
+        }
+        r.out.clear();
+        return seen;
+    };
+    CHECK(answer(ep::bug::none) == "R1S1");
+    CHECK(answer(ep::bug::sync_first) == "S1R1");
+    CHECK(answer(ep::bug::sync_only) == "S1");
+}
+
 TEST_CASE("CTRL naming an unknown connection is ignored and counted; PROBE is answered from its port") {
     raw_rig r;
     auto p = r.base(opcode::ctrl);
@@ -751,13 +791,7 @@ TEST_CASE("rnr-count-late: a rejected packet acknowledged before its rejection i
     auto answers = [](ep::bug b) {
         raw_rig r(bugged(b));
         r.take_all();
-        auto send = r.base(opcode::send);
-        send.bth.dest_qp = r.conn;
-        send.bth.psn = 1000;
-        send.mrh = mrh{1, 0, k_flag_som | k_flag_eom, 0, 0, 0, 4, 7, 0, 0};
-        send.seth = seth{0, 100};
-        send.payload.assign(100, 1);
-        r.inject(send);
+        r.inject(r.tag7_send());
         r.d.run_until(r.s.now() + 100us);
         std::vector<std::pair<std::string, unsigned>> out;  // RNR: its RnrSeq; ACK: its RnrCount
         for (const auto& bytes : r.out) {  // in the order sent

@@ -1862,22 +1862,31 @@ TEST_CASE("a run whose lab has shown both a loss and a copy voids failures a cop
 namespace {
 // A real-time DUT behind a lab that reorders within a flow (D150): its 5th
 // frame reaches the engine after its 12th.
+// Or (data_only) its `hold`th data packet after its `release`th, a sim DUT
+// with bug profile `bug` behind it.
 class reordered_dut final : public forwarding_dut {
 public:
+    reordered_dut() = default;
+    reordered_dut(const std::string& bug, unsigned hold, unsigned release) : hold_(hold), release_(release), data_only_(true) {
+        in_ = mrct::dut::make_sim(bug);
+    }
     bool realtime() const override { return true; }
     core::status start(sim::scheduler& s, endpoint::address self, std::uint64_t seed, frame_tx tx) override {
         return forwarding_dut::start(s, self, seed, [this, tx](core::bytes_view f, core::nanos age) {
-            ++sent_;
-            if (sent_ == 5) {
+            const auto d = wire::decode_ethernet(f, {.verify_icrc = false});
+            const unsigned n = !data_only_ || (d.ok() && wire::is_data_opcode(d.f.bth.opcode)) ? ++sent_ : 0;
+            if (n == hold_) {
                 held_.assign(f.begin(), f.end());
                 return;
             }
             tx(f, age);
-            if (sent_ == 12) tx(held_, age);
+            if (n == release_) tx(held_, age);
         });
     }
 
 private:
+    unsigned hold_ = 5, release_ = 12;
+    bool data_only_ = false;
     unsigned sent_ = 0;
     core::byte_buffer held_;
 };
@@ -1898,6 +1907,72 @@ TEST_CASE("a lab that reorders the DUT's frames within a flow voids a real-time 
                                              "path and source port") &&
                              Catch::Contains("(D150)"));
     CHECK(reports::case_json(r, 0)["timing"]["reordered_from_dut"] == r.tr->timing.reordered_from_dut);
+}
+
+namespace {
+const char* k_query_case = R"(
+  - id: Q-1
+    title: an RNR_QUERY after a lost RNR
+    clauses: [MR-RNR-6]
+    role: sender
+    setup:
+      - drop: {dir: from_dut, match: {opcode: RNR}, count: 1}
+      - post_send: {side: peer, stream: 1, tag: 8, size: 8192, count: 1}
+    steps:
+      - at: 2ms
+        do:
+          - post_recv: {side: dut, tag: 8, size: 8192, count: 1}
+    expect:
+      - query_answer: {}
+)";
+}  // namespace
+
+TEST_CASE("a failure on the order of the DUT's frames from two source ports waits for the run's lab to show reordering (D158)") {
+    auto run = [](const std::string& cases, std::vector<std::string>* order = nullptr) {
+        auto s = load("lab-order-run.yaml", ("suite: {name: T}\ncases:\n" + cases).c_str());
+        run::run_options o;
+        o.timing_retries = 0;
+        o.seed = 3;
+        if (order) o.progress = [order](const run::case_result& r, std::size_t, std::size_t) { order->push_back(r.id); };
+        // A DUT that answers RNR_QUERY with RNR_SYNC first (sync-first),
+        // behind a lab that delivers its 2nd data packet after its 6th: a
+        // case where it sends no data shows no reordering.
+        return run::run_suite(s, [] {
+            return core::result<std::unique_ptr<dut::dut>>(std::unique_ptr<dut::dut>(std::make_unique<reordered_dut>("sync-first", 2, 6)));
+        }, o);
+    };
+    // k_one_write's W-1, whose DUT sends data: the lab's reordering shows.
+    const std::string write_case = std::string(k_one_write).substr(std::string(k_one_write).find("  - id: W-1"));
+    auto find = [](const std::vector<run::case_result>& rs, const std::string& id) -> const run::case_result& {
+        for (const auto& r : rs)
+            if (r.id == id) return r;
+        FAIL("no result " << id);
+        return rs.front();
+    };
+    SECTION("alone, RNR_SYNC before the RNR it answers for fails query_answer") {
+        auto rs = run(k_query_case);
+        REQUIRE(rs.size() == 1);
+        CHECK(rs[0].v == verdict::fail);
+        CHECK_THAT(rs[0].reason, Catch::Contains("query_answer") && Catch::Contains("sent RNR_SYNC (frame #"));
+    }
+    SECTION("after a case whose lab reordered a flow, it is inconclusive") {
+        auto rs = run(write_case + k_query_case);
+        REQUIRE(rs.size() == 2);
+        CHECK_THAT(find(rs, "W-1").reason, Catch::Contains("(D150)"));
+        const auto& q = find(rs, "Q-1");
+        CHECK(q.v == verdict::inconclusive);
+        CHECK_THAT(q.reason, Catch::Contains("this run's lab reordered frames within a flow (first shown by W-1, D150)") &&
+                                 Catch::Contains("(D158)") && Catch::Contains("it would have said fail") &&
+                                 Catch::Contains("sent RNR_SYNC (frame #"));
+    }
+    SECTION("before it, the failure waits for the run's lab, then is judged and handed on") {
+        std::vector<std::string> order;
+        auto rs = run(std::string(k_query_case) + write_case, &order);
+        REQUIRE(rs.size() == 2);
+        CHECK(find(rs, "Q-1").v == verdict::inconclusive);
+        CHECK_THAT(find(rs, "Q-1").reason, Catch::Contains("first shown by W-1"));
+        CHECK(order == std::vector<std::string>{"Q-1", "W-1"});  // released by W-1's result, ahead of it (as D152's)
+    }
 }
 
 TEST_CASE("timing retries: a retry inconclusive for its own run's reason names what doubted the attempt before") {
