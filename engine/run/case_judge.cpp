@@ -130,9 +130,13 @@ void count_lab_loss(trace::trace& tr, nanos cutoff) {
     // as a first transmission (RETX clear) at least once, or only resent.
     using packet = std::tuple<std::uint16_t, std::uint32_t, std::uint32_t, unsigned>;  // stream, seq, offset, Attempt
     std::map<packet, bool> first_seen;
+    // The DUT's frames recorded before frames_out was read the second time:
+    // each left the DUT before that read, so it counted them all.
+    std::uint64_t recorded_before_end_read = 0;
     for (const auto& r : tr.frames) {
         if (r.d == trace::dir::from_dut) {
             ++tm.recorded_from_dut;
+            recorded_before_end_read += tm.frames_in_read_at < nanos{0} || r.t < tm.frames_in_read_at;
             const std::string_view b(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size());
             distinct.insert(b);
             if (r.data()) {
@@ -160,12 +164,15 @@ void count_lab_loss(trace::trace& tr, nanos cutoff) {
         const std::uint64_t seen = tm.recorded_from_dut + tm.frames_lost + tm.if_rx_dropped;
         if (*tm.dut_frames_out > seen) tm.lab_lost_from_dut = *tm.dut_frames_out - seen;
     }
-    // More recorded by the second read than the DUT counted sending by then,
-    // and as many frames the same bytes as another: the lab's copies (D149).
-    // Only copies count, so frames of an earlier case still on their way
-    // (not counted by this case's DUT) are not taken for copies.
-    if (tm.dut_frames_out_end && tm.recorded_from_dut > *tm.dut_frames_out_end)
-        tm.lab_dup_from_dut = std::min(tm.recorded_from_dut - *tm.dut_frames_out_end, tm.copies_from_dut);
+    // More recorded before the second read than the DUT counted sending by
+    // then, and as many frames the same bytes as another: the lab's copies
+    // (D149). Only copies count, so frames of an earlier case still on their
+    // way (not counted by this case's DUT) are not taken for copies; nor do
+    // frames recorded after the read was asked for (a DUT still sending, such
+    // as one answering a query every CTRL interval, may have sent them after
+    // it counted).
+    if (tm.dut_frames_out_end && recorded_before_end_read > *tm.dut_frames_out_end)
+        tm.lab_dup_from_dut = std::min(recorded_before_end_read - *tm.dut_frames_out_end, tm.copies_from_dut);
     // A loss and a copy of the DUT's frames net out in frames_out (D149's
     // limit). Each leaves its trace in the DUT's data (D151): a first
     // transmission recorded twice, byte for byte (a DUT's resend sets RETX,

@@ -167,7 +167,8 @@ struct timing_figures {
     // the DUT untouched (not injected, not dropped by a step, decodable)
     // early enough to have been counted by that second read;
     // `recorded_from_dut`: the DUT's frames the trace holds, including those
-    // that arrived while the engine waited after the read. lab_lost_*: the
+    // that arrived while the engine waited after the read (D149's surplus
+    // counts only those recorded before frames_in_read_at). lab_lost_*: the
     // shortfalls, each a lower bound of what the lab lost that way.
     // `received_for_sure`: the engine's frames the DUT's own frames show it
     // received (assertions::received_for_sure); `dut_frames_in_contradicted`:

@@ -1673,6 +1673,14 @@ TEST_CASE("frames a lab copied void a real-time case's verdicts; the DUT's own r
         tr.timing.dut_frames_out_end = *tr.timing.dut_frames_out_end - 1;
         run::detail::count_lab_loss(tr, tr.timing.counters_read_from - tr.crossing);
         CHECK(tr.timing.lab_dup_from_dut == 1);
+        // Unless it was recorded after the second read was asked for: the DUT
+        // may have sent it after it counted (sync-only's SYNCs on the wire).
+        REQUIRE(tr.timing.frames_in_read_at > core::nanos{0});
+        const auto stamped = tr.frames[fifth + 1].t;
+        tr.frames[fifth + 1].t = tr.timing.frames_in_read_at + std::chrono::microseconds(1);
+        run::detail::count_lab_loss(tr, tr.timing.counters_read_from - tr.crossing);
+        CHECK(tr.timing.lab_dup_from_dut == 0);
+        tr.frames[fifth + 1].t = stamped;
         // A surplus with no copy in the trace (a frame of an earlier case) is not the lab's copy.
         tr.frames.erase(tr.frames.begin() + static_cast<std::ptrdiff_t>(fifth) + 1);
         tr.timing.dut_frames_out_end = *tr.timing.dut_frames_out_end - 1;
