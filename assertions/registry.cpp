@@ -245,7 +245,7 @@ const std::vector<assertion_def>& builtin() {
          k::naks},
         {"silent_drop", {"MR-HDR-2", "MR-HDR-3"},
          "Injected broken packets get no ACK or NAK and are counted.",
-         {{"window", T::duration, "200us", "how long after the injection to watch"},
+         {{"window", T::duration, "200us", "how long after the injection to watch (virtual time; in real time, to the case's end)"},
           {"counter", T::string, "", "DUT counter that must count them, e.g. drop.bad_icrc", true}},
          k::silent_drop},
         {"rnr_sent", {"MR-RNR-1", "MR-RNR-6"},

@@ -59,6 +59,9 @@ def main():
     ap.add_argument("--reap-stamps", action="store_true",
                     help="mrct-refnic --reap-stamps: completions stamped when a poll reaps them (time_err_ns), as an "
                          "agent without the device's completion timestamps; a conforming DUT")
+    ap.add_argument("--agent-as", action="append", default=[], choices=["1.0", "no-counters", "no-frame-counts"],
+                    help="mrct-refnic --agent-as (repeatable): its agent as another implementation's conforming one may "
+                         "be (protocol 1.0, no counters, no frame counts; D159)")
     ap.add_argument("--variant", default=None,
                     help="conforming variant(s) of mrct-refnic, NAME[+NAME...] (mrct docs variants); a conforming DUT: "
                          "expect the reference's verdicts (the counts printed show them)")
@@ -115,7 +118,7 @@ def main():
                    f"add rule inet mrct_loss pre udp dport 4791 numgen random mod 1000000 < {per_million} counter drop")
         for i in range(a.n):
             nic = Refnic(a, ns, a.bug, log=os.path.join(a.workdir, f"{i}.refnic.log"), packet_tx=a.tx == "packet",
-                         variant=a.variant, reap_stamps=a.reap_stamps)
+                         variant=a.variant, reap_stamps=a.reap_stamps, agent_as=a.agent_as)
             quota = CpuQuota(nic.p.pid, a.dut_cpu) if a.dut_cpu else None
             perf_file = os.path.join(a.workdir, f"{i}.perf")
             rec = start_perf(perf_file) if a.perf else None
@@ -155,6 +158,8 @@ def main():
         who += f" (variant {a.variant})"
     if a.reap_stamps:
         who += " (reap stamps)"
+    if a.agent_as:
+        who += " (agent as " + ", ".join(a.agent_as) + ")"
     print(f"{who}, {a.case} x {a.n}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     return 0
 

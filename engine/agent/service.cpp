@@ -152,7 +152,7 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
         sess.authed = true;
         return {{"name", o_.name},
                 {"version_major", k_version_major},
-                {"version_minor", k_version_minor},
+                {"version_minor", o_.version_minor},
                 {"spec", "metaroce-1.2-model"},
                 {"capabilities", o_.capabilities},
                 {"bug", o_.bug.empty() ? "none" : o_.bug},
@@ -289,7 +289,11 @@ json service::dispatch(const std::string& op, const json& r, session& sess) {
     }
     if (op == "counters") {
         json c = json::object();
-        if (ep_) c = endpoint::counter_map(ep_->stats());
+        if (ep_ && o_.report_counters) c = endpoint::counter_map(ep_->stats());
+        if (!o_.report_frame_counts) {
+            c.erase("frames_in");
+            c.erase("frames_out");
+        }
         return {{"counters", std::move(c)}};
     }
     if (op == "close") {

@@ -42,6 +42,12 @@ struct service_options {
     // since the previous poll: an agent without the device's completion
     // timestamps (mrct-refnic --reap-stamps; docs/agent-protocol.md).
     bool reap_stamps = false;
+    // The agent an implementation other than mrct's may be (mrct-refnic
+    // --agent-as): a 1.0 agent (hello's version_minor; main leaves out
+    // binary_data), one that reports no counters, or none of frames_in and
+    // frames_out (docs/agent-protocol.md: absent names are never read as 0).
+    unsigned version_minor = k_version_minor;
+    bool report_counters = true, report_frame_counts = true;
     std::function<bool()> tx_turn;  // endpoint::set_tx_turn of every endpoint
 };
 

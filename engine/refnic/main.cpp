@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
                  "Serves the agent protocol on TCP (docs/agent-protocol.md) and MetaRoCE on UDP 4791 at --addr."};
     std::string listen = "127.0.0.1:7700", addr, bug, variant, token, level = "info", eal, dpdk_port, raw_iface, packet_tx;
     bool busy_poll = false, reap_stamps = false;
+    std::vector<std::string> agent_as;
     unsigned tx_burst = 8;
     std::string peers = "subnet";
     std::uint64_t max_mr = 1ull << 30, max_memory = 4ull << 30;
@@ -116,6 +117,11 @@ int main(int argc, char** argv) {
                  "Stamp each completion when a poll reaps it (time_ns: the poll's time; time_err_ns: the time since the\n"
                  "previous poll), as an agent without the device's completion timestamps does, instead of when it\n"
                  "happened (docs/agent-protocol.md)");
+    app.add_option("--agent-as", agent_as,
+                   "Serve the agent protocol as another implementation's agent may, a conforming one (D159): 1.0 (protocol\n"
+                   "1.0: no binary attachments), no-counters (counters answered empty), no-frame-counts (no frames_in or\n"
+                   "frames_out). Repeatable")
+        ->check(CLI::IsMember({"1.0", "no-counters", "no-frame-counts"}));
     app.add_option("--tx-burst", tx_burst,
                    "After this many SEND packets of a connection, send what is held and, if frames wait to be\n"
                    "read (an RNR among them?), read them before sending more: a NIC looks at a queue's state packet by\n"
@@ -238,6 +244,18 @@ int main(int argc, char** argv) {
     so.tx_burst = tx_burst;
     so.resident_regions = true;
     so.reap_stamps = reap_stamps;
+    if (reap_stamps && std::find(agent_as.begin(), agent_as.end(), "1.0") != agent_as.end()) {
+        std::cerr << "mrct-refnic: --reap-stamps with --agent-as 1.0: a 1.0 agent has no time_err_ns to say how late its stamps are\n";
+        return 2;
+    }
+    for (const auto& a : agent_as) {
+        if (a == "1.0") {
+            so.version_minor = 0;
+            std::erase(so.capabilities, std::string(agent::k_binary_data));
+        }
+        if (a == "no-counters") so.report_counters = false;
+        if (a == "no-frame-counts") so.report_frame_counts = false;
+    }
     // Frames waiting: the driver's turn ends (no later events join it) and
     // the next reads them before the endpoint goes on (D116).
     so.tx_turn = [&w, &drv] {

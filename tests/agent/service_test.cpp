@@ -255,3 +255,27 @@ TEST_CASE("agent: reap stamps: time_ns is the poll's time, time_err_ns the time 
     CHECK(wc["time_ns"].get<std::int64_t>() - wc["time_err_ns"].get<std::int64_t>() <=
           exact["completions"][0]["time_ns"].get<std::int64_t>());
 }
+
+TEST_CASE("agent: another implementation's agent (mrct-refnic --agent-as, D159): 1.0, no counters, no frame counts") {
+    auto hello_and_counters = [](std::function<void(agent::service_options&)> as) {
+        rig r("", std::move(as));
+        auto h = r.A("hello", {{"version_major", 1}, {"version_minor", 1}});
+        REQUIRE(h["ok"] == true);
+        REQUIRE(r.A("reset")["ok"] == true);
+        REQUIRE(r.A("listen")["ok"] == true);  // the endpoint, and its counters
+        return std::make_pair(h, r.A("counters")["counters"]);
+    };
+    const auto [h, k] = hello_and_counters({});
+    CHECK(h["version_minor"] == agent::k_version_minor);
+    CHECK(k.contains("frames_in"));
+    CHECK(k.contains("drop.bad_icrc"));
+    const auto [h10, k10] = hello_and_counters([](agent::service_options& o) { o.version_minor = 0; });
+    CHECK(h10["version_minor"] == 0);
+    const auto [hn, none] = hello_and_counters([](agent::service_options& o) { o.report_counters = false; });
+    CHECK(none.is_object());
+    CHECK(none.empty());
+    const auto [hf, no_frames] = hello_and_counters([](agent::service_options& o) { o.report_frame_counts = false; });
+    CHECK_FALSE(no_frames.contains("frames_in"));
+    CHECK_FALSE(no_frames.contains("frames_out"));
+    CHECK(no_frames.contains("drop.bad_icrc"));
+}

@@ -338,6 +338,24 @@ TEST_CASE("silent_drop: an injected packet must get no answer, and be counted") 
     CHECK_THAT(b.check("silent_drop").message, Catch::Contains("answered an injected"));
 }
 
+TEST_CASE("silent_drop: in real time an answer after the window still answers the injected packet (D159)") {
+    auto late_answer = [](bool realtime, bool real_packet_first) {
+        trace_builder b;
+        b.tr.timing.realtime = realtime;
+        auto& inj = b.data(0us, D::to_dut, {.ppsn = 164});
+        inj.injected = true;
+        inj.action = "injected by step 0";
+        if (real_packet_first) b.data(300us, D::to_dut, {.ppsn = 164});  // the engine's own packet 164
+        b.ack(460us, D::from_dut, 0, 100, {164}, 164);  // mrct-refnic's answer on a loaded host
+        return b.check("silent_drop");
+    };
+    CHECK(late_answer(false, false).v == verdict::pass);  // virtual time: past the 200 us window
+    auto o = late_answer(true, false);
+    CHECK(o.v == verdict::fail);
+    CHECK_THAT(o.message, Catch::Contains("answered an injected broken packet"));
+    CHECK(late_answer(true, true).v == verdict::pass);  // after the real packet 164, the answer is its own
+}
+
 TEST_CASE("rnr_sent: an RNR, and the rejected PPSN acknowledged with RnrCount covering it") {
     trace_builder b;
     b.data(0us, D::to_dut, {.ppsn = 100, .opcode = 0xC2, .tag = 3});

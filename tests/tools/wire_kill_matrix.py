@@ -85,6 +85,9 @@ def main():
     ap.add_argument("--tx", choices=("udp", "packet"), default="udp",
                     help="how both ends send over agent+udp: UDP sockets, or packet sockets (agent+udp tx=packet, "
                          "mrct-refnic --packet-tx; D134); agent+pcap is unchanged")
+    ap.add_argument("--agent-as", action="append", default=[], choices=["1.0", "no-counters", "no-frame-counts"],
+                    help="mrct-refnic --agent-as (repeatable): each broken DUT behind an agent as another "
+                         "implementation's conforming one may be (protocol 1.0, no counters, no frame counts; D159)")
     ap.add_argument("--bump", default=None, metavar="FABRIC.yaml",
                     help="mrct emulate between the engine and the DUT with these stages (a lossy, duplicating or "
                          "reordering lab); reported as with --dut-cpu (on demand, not in CI)")
@@ -102,7 +105,8 @@ def main():
         def run(bug, clauses, name):
             wire = transport(clauses)
             packet = wire == "udp" and args.tx == "packet"
-            nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"), raw=wire == "pcap", packet_tx=packet)
+            nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"), raw=wire == "pcap", packet_tx=packet,
+                         agent_as=args.agent_as)
             quota = CpuQuota(nic.p.pid, args.dut_cpu) if args.dut_cpu else None
             try:
                 extra = [x for c in clauses for x in ("--clause", c)]
@@ -145,7 +149,7 @@ def main():
 
     print("wire kill matrix (agent+udp, or agent+pcap where marked; bug profile -> failing cases citing its clauses)")
     problems = []
-    slow = args.dut_cpu is not None or args.engine_cpu is not None or args.bump is not None
+    slow = args.dut_cpu is not None or args.engine_cpu is not None or args.bump is not None or bool(args.agent_as)
     for bug, r in rows.items():
         # A DUT too slow for its wire (--dut-cpu): a profile left inconclusive
         # is an honest "cannot tell", not an escape (D111).
@@ -163,7 +167,8 @@ def main():
     print(f"wire kill matrix: {caught} of {len(rows)} profiles caught" +
           ("".join([f" with mrct-refnic held to {args.dut_cpu:g} % of a CPU" if args.dut_cpu is not None else "",
                     f" with the engine held to {args.engine_cpu:g} % of a CPU" if args.engine_cpu is not None else "",
-                    f" through mrct emulate ({os.path.basename(args.bump)})" if args.bump else ""]) +
+                    f" through mrct emulate ({os.path.basename(args.bump)})" if args.bump else "",
+                    f" behind an agent as {', '.join(args.agent_as)}" if args.agent_as else ""]) +
            f"; {sum(1 for r in rows.values() if not r['caught'] and r['inconclusive'])} inconclusive" if slow else ""))
     for p in problems:
         print("PROBLEM:", p)

@@ -141,7 +141,7 @@ class Bump:
 
 class Refnic:
     def __init__(self, args, ns, bug=None, token="s3cret", log=None, v6=False, dpdk=False, busy=False, raw=False,
-                 packet_tx=False, variant=None, reap_stamps=False):
+                 packet_tx=False, variant=None, reap_stamps=False, agent_as=()):
         addr = ns.d_ip6 if v6 else ns.d_ip
         listen = f"[{addr}]:7700" if v6 else f"{addr}:7700"
         cmd = ["ip", "netns", "exec", ns.d, args.refnic, "--addr", addr, "--listen", listen, "--token", token]
@@ -151,6 +151,8 @@ class Refnic:
             cmd += ["--variant", variant]
         if reap_stamps:  # completions stamped when a poll reaps them, with their uncertainty
             cmd += ["--reap-stamps"]
+        for x in agent_as:  # another implementation's conforming agent (D159): 1.0, no-counters, no-frame-counts
+            cmd += ["--agent-as", x]
         if raw:  # frames its sockets cannot send (DF clear, PAUSE) leave through libpcap on its veth end
             cmd += ["--raw-iface", ns.vd]
         if packet_tx:  # sends through an AF_PACKET socket on its veth end (udp_options::packet_iface)
