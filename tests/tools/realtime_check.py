@@ -52,6 +52,9 @@ BUSY_SET = ["HDR-*", "CONN-00*", "OOO-00*", "SACK-00*"]
 VARIANTS = ("ack-each+trig-first+ackreq-none+path-random+rtt-every+grant-under+ip-fields+stream-rr+close-late+ack-first"
             "+wrap-soon+ackreq-each+reset-next+nak-psn+port-reuse+timer-tick+pace-under+answer-late"
             "+fixed-point")
+# Behind the agent another implementation may bring (D159): protocol 1.0 and
+# no counters; no case whose check needs a counter.
+MINIMAL_AGENT_SET = ["CONN-00*", "OOO-00*", "RNR-01*", "STR-00*"]
 VARIANT_SET = ["HDR-*", "CONN-00*", "OOO-00*", "SACK-00*", "RNR-00*", "STR-00*", "GR-00*", "CC-00*", "RTO-00*"]
 
 
@@ -177,7 +180,7 @@ def main():
         sim[bug] = verdicts(res)
 
     with Netns() as ns:
-        def wire_run(name, spec, simv, bug=None, v6=False, extra=(), packet_tx=False, busy=False, variant=None):
+        def wire_run(name, spec, simv, bug=None, v6=False, extra=(), packet_tx=False, busy=False, variant=None, agent_as=()):
             """mrct-refnic up, the plan (or `extra` filters) against it, refnic down by SIGTERM.
 
             Real time on a shared 2-core host is noisy: a case whose verdict
@@ -185,7 +188,7 @@ def main():
             the first run that agrees replaces it. Every retry is printed; a
             case that never agrees stays as it was and is reported."""
             nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"), v6=v6, packet_tx=packet_tx,
-                         busy=busy, variant=variant)
+                         busy=busy, variant=variant, agent_as=agent_as)
             try:
                 t0 = time.time()
                 rc, res, out = run_mrct(args, os.path.join(work, name), with_pid(spec, nic.p.pid), ns, extra)
@@ -348,6 +351,13 @@ def main():
                            extra=("--time-scale", "1", *[x for p in VARIANT_SET for x in ("--filter", p)]))
         if res is not None:
             check_reference("udp-variants", rc, *compare("udp-variants", res, sim[None])[:3], all_areas=False)
+
+        # --- behind a 1.0 agent that reports no counters (D159): the verdicts
+        # the reference gets ---------------------------------------------------
+        rc, res = wire_run("udp-minimal-agent", dut_spec("udp", ns), sim[None], agent_as=("1.0", "no-counters"),
+                           extra=("--time-scale", "1", *[x for p in MINIMAL_AGENT_SET for x in ("--filter", p)]))
+        if res is not None:
+            check_reference("udp-minimal-agent", rc, *compare("udp-minimal-agent", res, sim[None])[:3], all_areas=False)
 
         # --- agent+dpdk over net_af_packet on the veth: DPDK_SET ----------------
         if args.dpdk:
