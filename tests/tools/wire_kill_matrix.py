@@ -88,6 +88,9 @@ def main():
     ap.add_argument("--agent-as", action="append", default=[], choices=["1.0", "no-counters", "no-frame-counts"],
                     help="mrct-refnic --agent-as (repeatable): each broken DUT behind an agent as another "
                          "implementation's conforming one may be (protocol 1.0, no counters, no frame counts; D159)")
+    ap.add_argument("--reap-stamps", action="store_true",
+                    help="mrct-refnic --reap-stamps: each broken DUT behind an agent without the device's completion "
+                         "timestamps (time_err_ns, D156)")
     ap.add_argument("--bump", default=None, metavar="FABRIC.yaml",
                     help="mrct emulate between the engine and the DUT with these stages (a lossy, duplicating or "
                          "reordering lab); reported as with --dut-cpu (on demand, not in CI)")
@@ -106,7 +109,7 @@ def main():
             wire = transport(clauses)
             packet = wire == "udp" and args.tx == "packet"
             nic = Refnic(args, ns, bug, log=os.path.join(work, f"{name}.refnic.log"), raw=wire == "pcap", packet_tx=packet,
-                         agent_as=args.agent_as)
+                         agent_as=args.agent_as, reap_stamps=args.reap_stamps)
             quota = CpuQuota(nic.p.pid, args.dut_cpu) if args.dut_cpu else None
             try:
                 extra = [x for c in clauses for x in ("--clause", c)]
@@ -149,7 +152,7 @@ def main():
 
     print("wire kill matrix (agent+udp, or agent+pcap where marked; bug profile -> failing cases citing its clauses)")
     problems = []
-    slow = args.dut_cpu is not None or args.engine_cpu is not None or args.bump is not None or bool(args.agent_as)
+    slow = args.dut_cpu is not None or args.engine_cpu is not None or args.bump is not None or bool(args.agent_as) or args.reap_stamps
     for bug, r in rows.items():
         # A DUT too slow for its wire (--dut-cpu): a profile left inconclusive
         # is an honest "cannot tell", not an escape (D111).
@@ -168,7 +171,9 @@ def main():
           ("".join([f" with mrct-refnic held to {args.dut_cpu:g} % of a CPU" if args.dut_cpu is not None else "",
                     f" with the engine held to {args.engine_cpu:g} % of a CPU" if args.engine_cpu is not None else "",
                     f" through mrct emulate ({os.path.basename(args.bump)})" if args.bump else "",
-                    f" behind an agent as {', '.join(args.agent_as)}" if args.agent_as else ""]) +
+                    " behind an agent " + ", ".join(([f"as {', '.join(args.agent_as)}"] if args.agent_as else []) +
+                                                    (["stamping completions when reaped"] if args.reap_stamps else []))
+                    if args.agent_as or args.reap_stamps else ""]) +
            f"; {sum(1 for r in rows.values() if not r['caught'] and r['inconclusive'])} inconclusive" if slow else ""))
     for p in problems:
         print("PROBLEM:", p)
