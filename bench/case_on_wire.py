@@ -123,7 +123,7 @@ def main():
             perf_file = os.path.join(a.workdir, f"{i}.perf")
             rec = start_perf(perf_file) if a.perf else None
             try:
-                spec = dut_spec("udp", ns, tx_packet=a.tx == "packet")
+                spec = dut_spec("udp", ns, tx_packet=a.tx == "packet", direct=not a.bump)
                 if a.wire_rtt:
                     spec += f",wire_rtt={a.wire_rtt}"
                 rc, res, out = run_mrct(a, os.path.join(a.workdir, str(i)), with_pid(spec, nic.p.pid), ns,

@@ -333,6 +333,7 @@ public:
     bool shares_host() const override { return o_.shares_host; }
     int host_pid() const override { return o_.shares_host ? o_.pid : 0; }
     core::nanos declared_wire_rtt() const override { return o_.wire_rtt; }
+    bool declared_in_order() const override { return o_.in_order; }
     core::nanos quickest_answer(core::nanos in_case) override { return note_quickest(*o_.quickest_answer, in_case); }
     std::uint64_t frames_lost() const override { return port_ ? port_->stats().lost_in : 0; }
     netio::if_drops interface_drops() const override { return port_ ? port_->interface_drops() : netio::if_drops{}; }
@@ -445,6 +446,10 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             auto d = core::parse_duration_ns(v);
             if (!d || *d < 0 || *d > 1'000'000'000) return core::error{"wire_rtt=" + v + ": a duration from 0 to 1s"};
             o.wire_rtt = core::nanos{*d};
+        } else if (k == "fabric") {
+            if (v != "none" && v != "unknown")
+                return core::error{"fabric=" + v + ": none (nothing between reorders frames of different source ports) or unknown"};
+            o.in_order = v == "none";
         } else if (k == "dut_mac") {
             wire::mac_addr m{};
             unsigned b[6];
@@ -454,7 +459,7 @@ core::result<agent_options> parse_agent_options(const std::string& wire, const s
             for (int i = 0; i < 6; ++i) m[i] = static_cast<std::uint8_t>(b[i]);
             o.dut_mac = m;
         } else {
-            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, reconnect, iface, dut_mac, tx, port, poll, host, pid, wire_rtt, eal)"};
+            return core::error{"unknown agent option '" + k + "' (agent, dut, local, token, timeout, reconnect, iface, dut_mac, tx, port, poll, host, pid, wire_rtt, fabric, eal)"};
         }
         if (end == text.size()) break;
     }

@@ -154,6 +154,11 @@ public:
     // (a lab's switch or impairment box), as the lab declared it (agent spec
     // wire_rtt=, D146); it widens the crossing window. 0: a direct wire.
     virtual core::nanos declared_wire_rtt() const { return core::nanos{0}; }
+    // Real time: the lab declared that nothing between the engine's port and
+    // the DUT's reorders frames of different UDP source ports (agent spec
+    // fabric=none: a cable, one switch queue; D158). Unknown by default: a
+    // fabric spraying by port may swap them.
+    virtual bool declared_in_order() const { return false; }
     // Real time: notes the DUT's quickest answer on the wire in a case (a
     // request of the engine's to the DUT's reply; 0: none in the case) and
     // returns the quickest of the run so far, this case's included (0: none
@@ -189,12 +194,13 @@ struct agent_options {
     bool shares_host = true;                  // host=shared|separate: the DUT runs on the engine's host
     int pid = 0;                              // pid=PID: the DUT's process on this host (its CPU waits are read)
     core::nanos wire_rtt{0};                  // wire_rtt=DUR: a fabric's round trip between engine and DUT (D146)
+    bool in_order = false;                    // fabric=none|unknown: none keeps frames of all ports in order (D158)
     // The DUT's quickest answer on the wire in the run so far, in ns (0: none
     // yet): shared by the DUTs a run makes from these options, one per case.
     std::shared_ptr<std::atomic<std::int64_t>> quickest_answer = std::make_shared<std::atomic<std::int64_t>>(0);
 };
 // Parses "agent=HOST:PORT,dut=IP,local=IP[+IP...][,token=T][,timeout=DUR][,reconnect=DUR][,iface=IF][,dut_mac=MAC]
-// [,tx=udp|packet][,port=P][,host=shared|separate][,pid=PID][,wire_rtt=DUR][,eal=EAL ARGS...]" (eal= takes the rest of the text,
+// [,tx=udp|packet][,port=P][,host=shared|separate][,pid=PID][,wire_rtt=DUR][,fabric=none|unknown][,eal=EAL ARGS...]" (eal= takes the rest of the text,
 // commas included).
 core::result<agent_options> parse_agent_options(const std::string& wire, const std::string& text);
 // Keeps in `quickest` (ns, 0: none yet) the least of it and `sample` (0: no

@@ -254,6 +254,7 @@ void case_exec::note_timing() {
     tm.if_tx_dropped = drops.tx;
     tm.if_names = drops.ifaces;
     tm.wire_rtt_declared = dut_->declared_wire_rtt();
+    tm.wire_in_order = dut_->declared_in_order();
     tm.answer_min = assertions::quickest_answer(*tr_).value_or(nanos{0});
     tm.reordered_from_dut = assertions::reordered_from_dut(*tr_);
     tm.reordered_to_dut = assertions::reordered_to_dut(*tr_);

@@ -157,6 +157,9 @@ struct timing_figures {
     // quickest answer on the wire to a request of the engine's, in this case
     // and in the run so far (assertions::quickest_answer; 0: none).
     nanos wire_rtt_declared{0}, answer_min{0}, answer_min_run{0};
+    // The lab declared that nothing between reorders frames of different
+    // source ports (agent spec fabric=none, D158).
+    bool wire_in_order = false;
     // A lab that loses frames where no interface of the engine's counts them
     // (a switch's drops, an impairment box, a qdisc, D148): the DUT's own
     // frame counts (agent counters `frames_in`, `frames_out`; unset where the

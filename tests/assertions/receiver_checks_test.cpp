@@ -1303,7 +1303,12 @@ TEST_CASE("query_answer: an RNR_QUERY's answer re-sends every kept rejection's R
         CHECK_THAT(o.message, Catch::Contains("sent RNR_SYNC (frame #3) before re-sending the RNR of rejection RnrSeq 1") &&
                                   Catch::Contains("at the same instant"));
         CHECK_FALSE(o.cross_port_order);  // virtual time: the trace's order is the DUT's
-        b.tr.timing.realtime = true;
+        b.tr.timing.realtime = true;  // a wire whose fabric may swap frames of two source ports
+        o = b.check("query_answer");
+        CHECK(o.v == verdict::inconclusive);
+        CHECK_THAT(o.message, Catch::Contains("not declared to keep them in order (agent spec fabric=none)") &&
+                                  Catch::Contains("(D158)"));
+        b.tr.timing.wire_in_order = true;  // fabric=none: the failure stands, for the run's lab to confirm
         o = b.check("query_answer");
         CHECK(o.v == verdict::fail);
         CHECK(o.cross_port_order);

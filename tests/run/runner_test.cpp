@@ -958,6 +958,12 @@ TEST_CASE("agent DUT specs: options are checked") {
     for (const char* bad : {"wire_rtt=2s", "wire_rtt=soon", "wire_rtt="})
         CHECK_THAT(dut::parse_agent_options("udp", std::string("dut=10.0.0.1,local=10.0.0.2,") + bad).err().message,
                    Catch::Contains("a duration from 0 to 1s"));
+    // fabric=: whether frames of different source ports keep their order on the way (D158).
+    CHECK_FALSE(dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2")->in_order);
+    CHECK(dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2,fabric=none")->in_order);
+    CHECK_FALSE(dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2,fabric=unknown")->in_order);
+    CHECK_THAT(dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2,fabric=cable").err().message,
+               Catch::Contains("fabric=cable: none"));
     // The run's quickest answer: shared by every DUT the run makes from one
     // parse (one per case), the least sample kept, none (0) ignored.
     auto shared = dut::parse_agent_options("udp", "dut=10.0.0.1,local=10.0.0.2");
@@ -1879,6 +1885,10 @@ public:
         in_ = mrct::dut::make_sim(bug);
     }
     bool realtime() const override { return true; }
+    // The lab says it keeps frames of all source ports in order (fabric=none)
+    // where a bug is planted: D158's order failure then stands unless the run
+    // shows otherwise.
+    bool declared_in_order() const override { return data_only_; }
     core::status start(sim::scheduler& s, endpoint::address self, std::uint64_t seed, frame_tx tx) override {
         return forwarding_dut::start(s, self, seed, [this, tx](core::bytes_view f, core::nanos age) {
             const auto d = wire::decode_ethernet(f, {.verify_icrc = false});

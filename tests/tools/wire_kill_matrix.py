@@ -113,7 +113,7 @@ def main():
             quota = CpuQuota(nic.p.pid, args.dut_cpu) if args.dut_cpu else None
             try:
                 extra = [x for c in clauses for x in ("--clause", c)]
-                spec = dut_spec(wire, ns, tx_packet=packet)
+                spec = dut_spec(wire, ns, tx_packet=packet, direct=not args.bump)
                 return run_mrct(args, os.path.join(work, name), with_pid(spec, nic.p.pid) if args.pid else spec, ns, extra,
                                 engine_cpu=args.engine_cpu)
             finally:

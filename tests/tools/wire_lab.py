@@ -238,7 +238,7 @@ def dpdk_eal(iface, lcore=0, prefix=None):
             f"--vdev=net_af_packet0,iface={iface},blocksz=16384,framesz=16384,framecnt=512")
 
 
-def dut_spec(wire, ns, token="s3cret", timeout="2s", v6=False, busy=False, tx_packet=False):
+def dut_spec(wire, ns, token="s3cret", timeout="2s", v6=False, busy=False, tx_packet=False, direct=True):
     # The engine has an address for each further peer of a case
     # (local=IP+IP+...: GR-005 and GR-052 have four).
     local = "+".join([ns.e_ip6 if v6 else ns.e_ip] + (ns.e_more6 if v6 else ns.e_more))
@@ -246,6 +246,8 @@ def dut_spec(wire, ns, token="s3cret", timeout="2s", v6=False, busy=False, tx_pa
         spec = f"agent+{wire}:agent=[{ns.d_ip6}]:7700,dut={ns.d_ip6},local={local},token={token},timeout={timeout}"
     else:
         spec = f"agent+{wire}:agent={ns.d_ip}:7700,dut={ns.d_ip},local={local},token={token},timeout={timeout}"
+    if direct:  # the veth alone between the two: frames of every source port keep their order (D158)
+        spec += ",fabric=none"
     if wire == "udp" and tx_packet:  # frames leave by a packet socket on the engine's veth end (D134)
         spec += ",tx=packet"
     if wire == "pcap":
