@@ -42,7 +42,7 @@ std::uint32_t arrived_prefix(std::vector<std::pair<std::uint32_t, std::uint32_t>
 
 // The path a PATH_RESET that reached the DUT names, if `r` is one.
 std::optional<unsigned> path_reset_to_dut(const trace::record& r) {
-    if (!r.reached_dut() || !r.is(opcode::ctrl) || r.f().ctrlh.type != static_cast<std::uint8_t>(ctrl_type::path_reset))
+    if (!r.reached_dut() || !r.is(ctrl_type::path_reset))
         return std::nullopt;
     if (auto id = read_ctrl_tlvs(r.f().tlvs).path_id) return *id;
     return std::nullopt;
@@ -704,7 +704,7 @@ outcome rejection_dropped(const context& c) {
             a.parts.push_back({f.mrh.msg_offset, f.mrh.msg_offset + static_cast<std::uint32_t>(f.payload.size())});
             continue;
         }
-        if (!r.reached_dut() || !r.is(opcode::ctrl) || r.f().ctrlh.type != static_cast<std::uint8_t>(ctrl_type::rnr_query))
+        if (!r.reached_dut() || !r.is(ctrl_type::rnr_query))
             continue;
         ++queries;
         // Messages the DUT had rejected that arrived again in full, under an Attempt it took.
@@ -725,7 +725,7 @@ outcome rejection_dropped(const context& c) {
         // rejection if it re-sends its RNR after the SYNC.
         for (std::size_t j = r.index + 1; j < fr.size(); ++j) {
             const auto& x = fr[j];
-            if (x.reached_dut() && x.is(opcode::ctrl) && x.f().ctrlh.type == static_cast<std::uint8_t>(ctrl_type::rnr_query))
+            if (x.reached_dut() && x.is(ctrl_type::rnr_query))
                 break;
             if (x.d != trace::dir::from_dut || !x.is(opcode::rnr)) continue;
             const auto& h = x.f().rnrh;
@@ -771,13 +771,10 @@ outcome rejection_dropped(const context& c) {
 outcome query_answer(const context& c) {
     const auto& fr = c.tr().frames;
     using rejection = std::tuple<std::uint16_t, std::uint32_t, std::uint8_t, std::uint16_t>;  // stream, seq, Attempt, RnrSeq
-    auto type_is = [](const trace::record& x, ctrl_type t) {
-        return x.is(opcode::ctrl) && x.f().ctrlh.type == static_cast<std::uint8_t>(t);
-    };
     std::size_t queries = 0, answered = 0, bound = 0, resent = 0;
     std::optional<outcome> order_doubt;  // the first order a wire not declared in order leaves in doubt
     for (const auto& q : fr) {
-        if (!q.reached_dut() || !type_is(q, ctrl_type::rnr_query)) continue;
+        if (!q.reached_dut() || !q.is(ctrl_type::rnr_query)) continue;
         ++queries;
         const auto far = far_end(q);
         auto dut_to_far = [&](const trace::record& x) { return x.d == trace::dir::from_dut && far_end(x) == far; };
@@ -785,11 +782,11 @@ outcome query_answer(const context& c) {
         std::size_t sync = fr.size(), end = fr.size();
         for (std::size_t j = q.index + 1; j < fr.size(); ++j) {
             const auto& x = fr[j];
-            if (x.reached_dut() && type_is(x, ctrl_type::rnr_query) && far_end(x) == far) {
+            if (x.reached_dut() && x.is(ctrl_type::rnr_query) && far_end(x) == far) {
                 end = j;
                 break;
             }
-            if (sync == fr.size() && dut_to_far(x) && type_is(x, ctrl_type::rnr_sync)) sync = j;
+            if (sync == fr.size() && dut_to_far(x) && x.is(ctrl_type::rnr_sync)) sync = j;
         }
         if (sync == fr.size()) continue;  // unanswered (lost, or too late): ctrl_repeat and frame_count judge that
         ++answered;

@@ -28,7 +28,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "tools"))
-from wire_lab import Bump, CpuQuota, Netns, Refnic, as_root, dut_spec, run_mrct, sh, with_pid  # noqa: E402
+from wire_lab import Bump, CpuQuota, Netns, Refnic, agent_args, as_root, dut_spec, run_mrct, sh, with_pid  # noqa: E402
 
 
 def start_perf(path):
@@ -56,12 +56,7 @@ def main():
     ap.add_argument("--pcap", choices=["fail", "all", "none"], default="fail",
                     help="which cases keep their capture in WORKDIR/i/pcap (mrct run --capture; default fail)")
     ap.add_argument("--bug", default=None, help="a bug profile of mrct-refnic (default: the reference)")
-    ap.add_argument("--reap-stamps", action="store_true",
-                    help="mrct-refnic --reap-stamps: completions stamped when a poll reaps them (time_err_ns), as an "
-                         "agent without the device's completion timestamps; a conforming DUT")
-    ap.add_argument("--agent-as", action="append", default=[], choices=["1.0", "no-counters", "no-frame-counts"],
-                    help="mrct-refnic --agent-as (repeatable): its agent as another implementation's conforming one may "
-                         "be (protocol 1.0, no counters, no frame counts; D159)")
+    agent_args(ap)
     ap.add_argument("--variant", default=None,
                     help="conforming variant(s) of mrct-refnic, NAME[+NAME...] (mrct docs variants); a conforming DUT: "
                          "expect the reference's verdicts (the counts printed show them)")

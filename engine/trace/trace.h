@@ -43,6 +43,8 @@ struct record {
     bool ok() const { return dec.ok(); }
     bool data() const { return ok() && wire::is_data_opcode(dec.f.bth.opcode); }
     bool is(wire::opcode op) const { return ok() && dec.f.bth.opcode == static_cast<std::uint8_t>(op); }
+    // A CTRL frame of that type.
+    bool is(wire::ctrl_type t) const { return is(wire::opcode::ctrl) && dec.f.ctrlh.type == static_cast<std::uint8_t>(t); }
     // The PathID a MetaRoCE header carries, or -1 (CTRL, undecodable).
     int path_id() const;
 };

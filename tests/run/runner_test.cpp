@@ -1369,6 +1369,14 @@ private:
     std::uint64_t lost_;
 };
 
+// The result of case `id` in a run's results (a test failure if none).
+const run::case_result& find(const std::vector<run::case_result>& rs, const std::string& id) {
+    for (const auto& r : rs)
+        if (r.id == id) return r;
+    FAIL("no result " << id);
+    return rs.front();
+}
+
 const char* k_one_write = R"(suite: {name: T}
 cases:
   - id: W-1
@@ -1804,12 +1812,6 @@ TEST_CASE("a run whose lab has shown both a loss and a copy voids failures a cop
         CHECK(*made == kinds.size());
         return out;
     };
-    auto find = [](const std::vector<run::case_result>& rs, const std::string& id) -> const run::case_result& {
-        for (const auto& r : rs)
-            if (r.id == id) return r;
-        FAIL("no result " << id);
-        return rs.front();
-    };
     SECTION("alone, the DUT's repeat fails resend_identity") {
         run::lab_seen lab;
         auto rs = run("r");
@@ -1961,12 +1963,6 @@ TEST_CASE("a failure on the order of the DUT's frames from two source ports wait
     };
     // k_one_write's W-1, whose DUT sends data: the lab's reordering shows.
     const std::string write_case = std::string(k_one_write).substr(std::string(k_one_write).find("  - id: W-1"));
-    auto find = [](const std::vector<run::case_result>& rs, const std::string& id) -> const run::case_result& {
-        for (const auto& r : rs)
-            if (r.id == id) return r;
-        FAIL("no result " << id);
-        return rs.front();
-    };
     SECTION("alone, RNR_SYNC before the RNR it answers for fails query_answer") {
         auto rs = run(k_query_case);
         REQUIRE(rs.size() == 1);

@@ -39,7 +39,7 @@ import os
 import subprocess
 import sys
 
-from wire_lab import Bump, CpuQuota, Netns, Refnic, dut_spec, lab_args, lab_workdir, run_mrct, with_pid
+from wire_lab import Bump, CpuQuota, Netns, Refnic, agent_args, dut_spec, lab_args, lab_workdir, run_mrct, with_pid
 
 # Clauses only a raw port sees: their profiles run over agent+pcap.
 RAW_CLAUSES = {"MR-HDR-6", "MR-CC-5"}
@@ -85,12 +85,7 @@ def main():
     ap.add_argument("--tx", choices=("udp", "packet"), default="udp",
                     help="how both ends send over agent+udp: UDP sockets, or packet sockets (agent+udp tx=packet, "
                          "mrct-refnic --packet-tx; D134); agent+pcap is unchanged")
-    ap.add_argument("--agent-as", action="append", default=[], choices=["1.0", "no-counters", "no-frame-counts"],
-                    help="mrct-refnic --agent-as (repeatable): each broken DUT behind an agent as another "
-                         "implementation's conforming one may be (protocol 1.0, no counters, no frame counts; D159)")
-    ap.add_argument("--reap-stamps", action="store_true",
-                    help="mrct-refnic --reap-stamps: each broken DUT behind an agent without the device's completion "
-                         "timestamps (time_err_ns, D156)")
+    agent_args(ap)  # each broken DUT behind such an agent
     ap.add_argument("--bump", default=None, metavar="FABRIC.yaml",
                     help="mrct emulate between the engine and the DUT with these stages (a lossy, duplicating or "
                          "reordering lab); reported as with --dut-cpu (on demand, not in CI)")

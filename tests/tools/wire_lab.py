@@ -19,6 +19,17 @@ def lab_args(ap):
     ap.add_argument("--workdir", required=True)
 
 
+def agent_args(ap):
+    """mrct-refnic's agent as another implementation's conforming one may be:
+    --reap-stamps (D156) and --agent-as (D159), passed on to Refnic."""
+    ap.add_argument("--reap-stamps", action="store_true",
+                    help="mrct-refnic --reap-stamps: completions stamped when a poll reaps them (time_err_ns), as an "
+                         "agent without the device's completion timestamps; a conforming DUT")
+    ap.add_argument("--agent-as", action="append", default=[], choices=["1.0", "no-counters", "no-frame-counts"],
+                    help="mrct-refnic --agent-as (repeatable): its agent as another implementation's conforming one may "
+                         "be (protocol 1.0, no counters, no frame counts; D159)")
+
+
 def lab_workdir(args, name):
     """A fresh folder under --workdir, or None without root and iproute2
     (network namespaces need both: the caller exits 77, ctest's skipped)."""
